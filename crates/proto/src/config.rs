@@ -1,0 +1,182 @@
+//! Per-connection settings. Every default matches a common real stack and is
+//! documented where it is chosen.
+
+use crate::policy::{AckPolicyKind, SendPolicyKind};
+use crate::time::Duration;
+
+/// Which TCP options this side offers in its SYN (MSS is always sent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct OptionSet {
+    /// RFC 7323 section 2 window scale.
+    pub window_scale: bool,
+    /// RFC 7323 sections 3-5 timestamps (RTTM, PAWS).
+    pub timestamps: bool,
+    /// RFC 2018 SACK-permitted and SACK blocks.
+    pub sack: bool,
+    /// RFC 1106 section 3 Big Window.
+    pub big_window: bool,
+    /// RFC 1106 section 2 NAK.
+    pub nak: bool,
+}
+
+impl OptionSet {
+    /// Parses one option name as used in scenario files (`options = [...]`).
+    pub fn enable(&mut self, name: &str) -> Result<(), String> {
+        match name {
+            "mss" => {}
+            "wscale" | "window_scale" => self.window_scale = true,
+            "timestamps" | "ts" => self.timestamps = true,
+            "sack" => self.sack = true,
+            "bigwin" | "big_window" => self.big_window = true,
+            "nak" => self.nak = true,
+            other => {
+                return Err(format!(
+                    "unknown option {other:?} (expected mss, wscale, timestamps, sack, bigwin, nak)"
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How a loss repaired without a timeout affects cwnd (RFC 1106 section 4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LossIs {
+    /// Standard reaction: halve (RFC 5681).
+    #[default]
+    Congestion,
+    /// Loss repaired by NAK or fast retransmit does not shrink cwnd; RTO still does.
+    Noise,
+}
+
+/// Slow-start growth (RFC 1106 section 4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SlowStart {
+    /// One segment per ACK (RFC 5681 3.1).
+    #[default]
+    Standard,
+    /// Two segments per ACK (RFC 1106 4.2: "2*R log2(W)").
+    Double,
+}
+
+/// Everything that configures one connection.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// MSS option value we advertise: the largest payload we accept without
+    /// TCP options (RFC 9293 3.7.1, RFC 6691). 1460 = Ethernet MTU 1500 - 40.
+    pub mss: u16,
+    /// Receive buffer: the most we ever advertise. 64 KiB (the classic default).
+    pub rcv_buf: usize,
+    /// Send buffer: how much unacknowledged plus unsent data `write` accepts.
+    pub snd_buf: usize,
+    /// Lower bound on RTO; 200 ms as Linux and most BSDs (RFC 6298 2.4 says 1 s).
+    pub rto_min: Duration,
+    /// Upper bound on RTO (RFC 6298 2.5: at least 60 s).
+    pub rto_max: Duration,
+    /// RTO before any RTT sample (RFC 6298 2.1: 1 s).
+    pub rto_initial: Duration,
+    /// Data retransmissions of one segment before the connection is aborted
+    /// (Linux tcp_retries2 = 15).
+    pub max_retries: u32,
+    /// SYN / SYN-ACK retransmissions before giving up (Linux tcp_syn_retries = 6).
+    pub syn_retries: u32,
+    /// Maximum segment lifetime; TIME-WAIT lasts 2 x MSL (RFC 9293 3.4.2).
+    pub msl: Duration,
+    /// Initial congestion window in segments (RFC 6928: 10).
+    pub initial_window: u32,
+    /// Options offered in the SYN.
+    pub options: OptionSet,
+    /// When to send (see `policy::send`).
+    pub send_policy: SendPolicyKind,
+    /// When to acknowledge (see `policy::ack`).
+    pub ack_policy: AckPolicyKind,
+    /// Delayed-ACK timer (RFC 1122 4.2.3.2: at most 500 ms; BSD 200 ms).
+    pub delack: Duration,
+    /// ACK at once on every Nth data segment (RFC 1122 4.2.3.2, RFC 5681 4.2: 2).
+    pub delack_segments: u32,
+    /// Reaction to repaired losses (RFC 1106 4.2).
+    pub loss_is: LossIs,
+    /// Slow-start growth (RFC 1106 4.2).
+    pub slow_start: SlowStart,
+    /// Duplicate ACKs that trigger fast retransmit (RFC 5681 3.2: 3).
+    pub dupack_threshold: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mss: 1460,
+            rcv_buf: 64 * 1024,
+            snd_buf: 256 * 1024,
+            rto_min: Duration::from_millis(200),
+            rto_max: Duration::from_secs(60),
+            rto_initial: Duration::from_secs(1),
+            max_retries: 15,
+            syn_retries: 6,
+            msl: Duration::from_secs(30),
+            initial_window: 10,
+            options: OptionSet::default(),
+            send_policy: SendPolicyKind::default(),
+            ack_policy: AckPolicyKind::default(),
+            delack: Duration::from_millis(200),
+            delack_segments: 2,
+            loss_is: LossIs::Congestion,
+            slow_start: SlowStart::Standard,
+            dupack_threshold: 3,
+        }
+    }
+}
+
+/// A setting that cannot work, named.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {msg}")]
+pub struct ConfigError {
+    pub key: &'static str,
+    pub msg: String,
+}
+
+impl Config {
+    /// Checks ranges; drivers call this before opening a connection.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |key, msg: &str| {
+            Err(ConfigError {
+                key,
+                msg: msg.to_string(),
+            })
+        };
+        if self.mss < 64 {
+            return err("mss", "must be at least 64 bytes");
+        }
+        if self.rcv_buf < self.mss as usize {
+            return err("rcv_buf", "must hold at least one MSS");
+        }
+        if self.rcv_buf > (1 << 30) {
+            return err("rcv_buf", "must be at most 1 GiB (2^30, RFC 7323 2.3)");
+        }
+        if self.snd_buf == 0 {
+            return err("snd_buf", "must be positive");
+        }
+        if self.delack > Duration::from_millis(500) {
+            return err(
+                "delack",
+                "must be at most 500ms (RFC 1122 4.2.3.2: an ACK must not be delayed longer)",
+            );
+        }
+        if self.delack_segments == 0 {
+            return err("delack_segments", "must be at least 1");
+        }
+        if self.rto_min > self.rto_max {
+            return err("rto_min", "must not exceed rto_max");
+        }
+        if self.rto_min.is_zero() {
+            return err("rto_min", "must be positive");
+        }
+        if self.initial_window == 0 {
+            return err("initial_window", "must be at least 1 segment");
+        }
+        if self.dupack_threshold == 0 {
+            return err("dupack_threshold", "must be at least 1");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,66 @@
+//! Per-connection counters: the test oracle and the shared vocabulary of the
+//! simulator, `--explain`, `diagnose` and tests.
+
+/// What one connection did. Names are stable: tests and JSON output use them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Counters {
+    /// Segments sent (all kinds, retransmissions included).
+    pub segments_sent: u64,
+    /// Segments received and passed to processing (invalid ones excluded).
+    pub segments_received: u64,
+    /// Segments carrying payload that we sent (retransmissions included).
+    pub data_segments_sent: u64,
+    /// Data segments sent whose payload was under the effective MSS.
+    pub small_segments_sent: u64,
+    /// Payload bytes sent (retransmissions included).
+    pub bytes_sent: u64,
+    /// Payload bytes sent for the first time.
+    pub new_bytes_sent: u64,
+    /// Data segments received (duplicates included).
+    pub data_segments_received: u64,
+    /// Payload bytes received (duplicates included).
+    pub bytes_received: u64,
+    /// Bytes delivered in order to the receive buffer.
+    pub bytes_delivered: u64,
+    /// Pure ACKs sent: no payload, no SYN/FIN/RST.
+    pub pure_acks_sent: u64,
+    /// Pure ACKs received.
+    pub pure_acks_received: u64,
+    /// Data segments retransmitted (RTO, fast retransmit, NAK, SACK).
+    pub retransmits: u64,
+    /// Retransmission timer expirations.
+    pub timeouts: u64,
+    /// Fast retransmits entered after duplicate ACKs (RFC 5681 3.2).
+    pub fast_retransmits: u64,
+    /// Duplicate ACKs received (RFC 5681 2).
+    pub dup_acks_received: u64,
+    /// Zero-window probes sent (RFC 9293 3.8.6.1).
+    pub window_probes: u64,
+    /// SYN or SYN-ACK retransmissions.
+    pub syn_retransmits: u64,
+    /// Delayed-ACK timer expirations that sent an ACK.
+    pub delack_timer_fired: u64,
+    /// ACKs sent at once because N segments had arrived.
+    pub acks_every_nth: u64,
+    /// ACKs sent at once because of out-of-order data or a gap fill.
+    pub acks_out_of_order: u64,
+    /// Segments that failed the acceptability test (RFC 9293 3.10.7.4).
+    pub unacceptable_segments: u64,
+    /// Duplicate payload bytes received (already delivered or already queued).
+    pub duplicate_bytes_received: u64,
+    /// Segments received out of order (beyond rcv_nxt).
+    pub out_of_order_segments: u64,
+    /// RSTs sent.
+    pub rsts_sent: u64,
+    /// RSTs received and accepted.
+    pub rsts_received: u64,
+    /// NAKs sent (RFC 1106 2.1).
+    pub naks_sent: u64,
+    /// NAKs received.
+    pub naks_received: u64,
+    /// Times a send policy held data that window and cwnd allowed.
+    pub policy_holds: u64,
+    /// Window updates sent because the application read (RFC 1122 4.2.3.3).
+    pub window_updates_sent: u64,
+}

@@ -1,0 +1,22 @@
+//! tinygram-proto: a sans-IO TCP engine.
+//!
+//! Nothing here reads a clock, does I/O or draws random numbers: drivers (the
+//! simulator, the TUN driver, the drill runner) pass time and segments in and
+//! take segments and timer deadlines out. See [`Connection`] for the call order.
+
+pub mod config;
+pub mod conn;
+pub mod counters;
+pub mod policy;
+pub mod seq;
+pub mod state;
+pub mod time;
+pub mod wire;
+
+pub use config::{Config, ConfigError, LossIs, OptionSet, SlowStart};
+pub use conn::{ConnError, Connection, WriteError};
+pub use counters::Counters;
+pub use seq::SeqNumber;
+pub use state::State;
+pub use time::{Duration, Instant};
+pub use wire::{Flags, TcpOptions, TcpRepr};
