@@ -69,7 +69,8 @@ pub struct Config {
     pub rcv_buf: usize,
     /// Send buffer: how much unacknowledged plus unsent data `write` accepts.
     pub snd_buf: usize,
-    /// Lower bound on RTO; 200 ms as Linux and most BSDs (RFC 6298 2.4 says 1 s).
+    /// Floor of RTO's variance term, as Linux's tcp_rto_min (200 ms): RTO is at
+    /// least SRTT + rto_min (RFC 6298 2.4 floors the whole RTO at 1 s).
     pub rto_min: Duration,
     /// Upper bound on RTO (RFC 6298 2.5: at least 60 s).
     pub rto_max: Duration,

@@ -1,18 +1,44 @@
-//! PLACEHOLDER: the connection state machine is being written; signatures are final.
-#![allow(unused)]
+//! One TCP connection: the RFC 9293 state machine, sans-IO.
+//!
+//! # Call order
+//! A driver owns the clock and the wire. Each step, at time `now`:
+//! 1. feed inputs: [`Connection::handle_segment`] for each arriving segment, and
+//!    [`Connection::handle_timeout`] once `now >= poll_timeout()`;
+//! 2. make application calls: [`write`](Connection::write),
+//!    [`flush`](Connection::flush), [`read`](Connection::read),
+//!    [`close`](Connection::close), [`abort`](Connection::abort);
+//! 3. drain output: call [`Connection::poll_transmit`] until it returns `None`;
+//! 4. sleep until [`Connection::poll_timeout`].
+//!
+//! Time only moves forward between calls; the engine never reads a clock.
 
-use crate::{Config, Counters, Instant, SeqNumber, State, TcpRepr};
+use crate::cc::{CongestionControl, NewReno};
+use crate::config::{Config, LossIs};
+use crate::counters::Counters;
+use crate::policy::{AckCtx, AckDecision, AckPolicy, AckReason, SendCtx, SendDecision, SendPolicy};
+use crate::recv_buf::RecvBuffer;
+use crate::rtt::RttEstimator;
+use crate::send_buf::SendBuffer;
+use crate::seq::SeqNumber;
+use crate::state::State;
+use crate::time::{Duration, Instant};
+use crate::wire::{Flags, TcpOptions, TcpRepr};
 
+/// Why a connection ended abnormally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ConnError {
+    /// An acceptable RST arrived in a synchronized state.
     #[error("connection reset by peer")]
     Reset,
+    /// An RST answered our SYN.
     #[error("connection refused")]
     Refused,
+    /// Retransmissions exhausted (RFC 9293 3.8.3, RFC 1122 4.2.3.5).
     #[error("connection timed out")]
     TimedOut,
 }
 
+/// Why `write` refused data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum WriteError {
     #[error("connection is closing or closed for sending")]
@@ -21,25 +47,1355 @@ pub enum WriteError {
     Conn(#[from] ConnError),
 }
 
-pub struct Connection {}
+/// RFC 9293 3.7.1: the MSS assumed when the peer sends no MSS option.
+pub const DEFAULT_MSS: u16 = 536;
+/// RFC 7323 2.3: the largest window-scale shift.
+pub const MAX_WSCALE: u8 = 14;
+
+/// The engine's timers; `poll_timeout` is the earliest armed one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+enum Timer {
+    /// RFC 6298 retransmission timer (also SYN / SYN-ACK).
+    Retransmit,
+    /// RFC 1122 4.2.3.2 delayed ACK.
+    DelayedAck,
+    /// RFC 9293 3.8.6.1 persist timer; also RFC 1122 4.2.3.4's SWS override.
+    Persist,
+    /// RFC 9293 3.3.2 TIME-WAIT, 2 x MSL.
+    TimeWait,
+}
+const TIMERS: usize = 4;
+
+/// A TCP connection driven by the caller (see the module docs for the call order).
+pub struct Connection {
+    cfg: Config,
+    state: State,
+    local_port: u16,
+    remote_port: u16,
+    /// Opened by `listen` (a reset in SYN-RECEIVED returns to LISTEN, RFC 9293 3.10.7.4).
+    passive: bool,
+
+    // RFC 9293 3.3.1 send sequence variables.
+    iss: SeqNumber,
+    snd_una: SeqNumber,
+    snd_nxt: SeqNumber,
+    /// Highest sequence number sent (snd_nxt goes back on a timeout; this does not).
+    snd_max: SeqNumber,
+    /// Peer's window in bytes, scaling applied.
+    snd_wnd: usize,
+    snd_wl1: SeqNumber,
+    snd_wl2: SeqNumber,
+    /// Largest window the peer has offered (RFC 1122 4.2.3.4 "Max(SND.WND)").
+    max_snd_wnd: usize,
+
+    // Receive sequence variables; RCV.NXT is derived from the buffer.
+    irs: SeqNumber,
+    /// Right edge of the window we last advertised (RCV.NXT + RCV.WND).
+    rcv_adv: SeqNumber,
+
+    send_buf: SendBuffer,
+    recv_buf: RecvBuffer,
+    /// The application closed its sending side: FIN follows the queued data.
+    fin_queued: bool,
+    /// The peer's FIN has been received in order.
+    fin_rcvd: bool,
+    /// Sequence number of a FIN seen from the peer, perhaps ahead of a gap.
+    rcv_fin_seq: Option<SeqNumber>,
+
+    // Negotiated options.
+    /// Effective send MSS: min(peer's MSS option, ours) (RFC 9293 3.7.1).
+    snd_mss: usize,
+    snd_wscale: u8,
+    rcv_wscale: u8,
+
+    rtt: RttEstimator,
+    /// The segment being timed (end sequence, send time): one at a time, Karn's rule.
+    rtt_probe: Option<(SeqNumber, Instant)>,
+    cc: Box<dyn CongestionControl>,
+    dupacks: u32,
+    /// RFC 6582 "recover": highest sequence sent when recovery began.
+    recover: SeqNumber,
+    in_recovery: bool,
+    /// A single segment to retransmit at once (fast retransmit, partial ACK).
+    rexmit_one: Option<SeqNumber>,
+    /// Consecutive expiries of the retransmission timer.
+    retries: u32,
+    persist_backoff: u32,
+    /// The persist timer fired: send one segment even if the window says no.
+    force_one: bool,
+    /// End of the last partial segment of new data sent (Minshall).
+    last_partial_end: Option<SeqNumber>,
+
+    timers: [Option<Instant>; TIMERS],
+    /// An ACK should go now, and why.
+    ack_now: Option<AckReason>,
+    /// Further immediate ACKs owed: each out-of-order segment gets its own
+    /// (duplicate) ACK even when several arrive before the next poll (RFC 5681 4.2).
+    extra_acks: u32,
+    segs_since_ack: u32,
+    full_segs_since_ack: u32,
+    /// Send SYN (SYN-SENT) or SYN-ACK (SYN-RECEIVED) on the next poll.
+    need_syn: bool,
+    pending_rst: Option<TcpRepr>,
+
+    send_policy: Box<dyn SendPolicy>,
+    ack_policy: Box<dyn AckPolicy>,
+    counters: Counters,
+    error: Option<ConnError>,
+}
+
+impl core::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Connection")
+            .field("state", &self.state)
+            .field("snd_una", &self.snd_una)
+            .field("snd_nxt", &self.snd_nxt)
+            .field("snd_max", &self.snd_max)
+            .field("snd_wnd", &self.snd_wnd)
+            .field("rcv_nxt", &self.rcv_nxt())
+            .field("cwnd", &self.cc.cwnd())
+            .finish_non_exhaustive()
+    }
+}
 
 impl Connection {
-    pub fn connect(config: Config, local_port: u16, remote_port: u16, isn: SeqNumber, now: Instant) -> Connection { todo!() }
-    pub fn listen(config: Config, local_port: u16, isn: SeqNumber) -> Connection { todo!() }
-    pub fn handle_segment(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) { todo!() }
-    pub fn handle_timeout(&mut self, now: Instant) { todo!() }
-    pub fn poll_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> { todo!() }
-    pub fn poll_timeout(&self) -> Option<Instant> { todo!() }
-    pub fn write(&mut self, data: &[u8], more_follows: bool) -> Result<usize, WriteError> { todo!() }
-    pub fn flush(&mut self) { todo!() }
-    pub fn read(&mut self, buf: &mut [u8]) -> usize { todo!() }
-    pub fn close(&mut self) { todo!() }
-    pub fn abort(&mut self) { todo!() }
-    pub fn state(&self) -> State { todo!() }
-    pub fn counters(&self) -> &Counters { todo!() }
-    pub fn error(&self) -> Option<ConnError> { todo!() }
-    pub fn send_space(&self) -> usize { todo!() }
-    pub fn recv_available(&self) -> usize { todo!() }
-    pub fn read_closed(&self) -> bool { todo!() }
-    pub fn effective_mss(&self) -> usize { todo!() }
+    fn new(cfg: Config, local_port: u16, isn: SeqNumber) -> Connection {
+        let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
+        let mss = cfg.mss as usize;
+        let cc = Box::new(NewReno::new(
+            cfg.initial_window as usize * mss,
+            cfg.slow_start,
+            cfg.loss_is == LossIs::Congestion,
+        ));
+        Connection {
+            state: State::Closed,
+            local_port,
+            remote_port: 0,
+            passive: false,
+            iss: isn,
+            snd_una: isn,
+            snd_nxt: isn,
+            snd_max: isn,
+            snd_wnd: 0,
+            snd_wl1: SeqNumber(0),
+            snd_wl2: SeqNumber(0),
+            max_snd_wnd: 0,
+            irs: SeqNumber(0),
+            rcv_adv: SeqNumber(0),
+            send_buf: SendBuffer::new(cfg.snd_buf),
+            recv_buf: RecvBuffer::new(cfg.rcv_buf),
+            fin_queued: false,
+            fin_rcvd: false,
+            rcv_fin_seq: None,
+            snd_mss: mss,
+            snd_wscale: 0,
+            rcv_wscale: 0,
+            rtt,
+            rtt_probe: None,
+            cc,
+            dupacks: 0,
+            recover: isn,
+            in_recovery: false,
+            rexmit_one: None,
+            retries: 0,
+            persist_backoff: 0,
+            force_one: false,
+            last_partial_end: None,
+            timers: [None; TIMERS],
+            ack_now: None,
+            extra_acks: 0,
+            segs_since_ack: 0,
+            full_segs_since_ack: 0,
+            need_syn: false,
+            pending_rst: None,
+            send_policy: cfg.send_policy.build(),
+            ack_policy: cfg.ack_policy.build(),
+            counters: Counters::default(),
+            error: None,
+            cfg,
+        }
+    }
+
+    /// Active open (RFC 9293 3.10.1): the SYN leaves on the next `poll_transmit`.
+    /// `isn` comes from the driver's generator (seeded in the simulator).
+    pub fn connect(
+        config: Config,
+        local_port: u16,
+        remote_port: u16,
+        isn: SeqNumber,
+        _now: Instant,
+    ) -> Connection {
+        let mut c = Connection::new(config, local_port, isn);
+        c.remote_port = remote_port;
+        c.state = State::SynSent;
+        c.need_syn = true;
+        c
+    }
+
+    /// Passive open (RFC 9293 3.10.1): LISTEN on `local_port`; the first SYN is
+    /// answered with a SYN-ACK whose sequence number is `isn`.
+    pub fn listen(config: Config, local_port: u16, isn: SeqNumber) -> Connection {
+        let mut c = Connection::new(config, local_port, isn);
+        c.state = State::Listen;
+        c.passive = true;
+        c
+    }
+
+    // ----- accessors -------------------------------------------------------
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+    /// Why the connection failed, if it did.
+    pub fn error(&self) -> Option<ConnError> {
+        self.error
+    }
+    /// Bytes `write` would accept now.
+    pub fn send_space(&self) -> usize {
+        if self.can_write() {
+            self.send_buf.space()
+        } else {
+            0
+        }
+    }
+    /// Bytes written but not yet acknowledged (sent or not).
+    pub fn send_queued(&self) -> usize {
+        self.send_buf.len()
+    }
+    /// In-order bytes waiting for `read`.
+    pub fn recv_available(&self) -> usize {
+        self.recv_buf.readable()
+    }
+    /// The peer's FIN has arrived and every byte before it has been read (EOF).
+    pub fn read_closed(&self) -> bool {
+        self.fin_rcvd && self.recv_buf.readable() == 0
+    }
+    /// Effective send MSS (payload bytes per full segment).
+    pub fn effective_mss(&self) -> usize {
+        self.snd_mss
+    }
+    pub fn local_port(&self) -> u16 {
+        self.local_port
+    }
+    pub fn remote_port(&self) -> u16 {
+        self.remote_port
+    }
+    pub fn iss(&self) -> SeqNumber {
+        self.iss
+    }
+    pub fn irs(&self) -> SeqNumber {
+        self.irs
+    }
+    pub fn snd_una(&self) -> SeqNumber {
+        self.snd_una
+    }
+    pub fn snd_nxt(&self) -> SeqNumber {
+        self.snd_nxt
+    }
+    /// RCV.NXT: next sequence number expected from the peer.
+    pub fn rcv_nxt(&self) -> SeqNumber {
+        self.irs + 1 + self.recv_buf.nxt() as usize + self.fin_rcvd as usize
+    }
+    /// Peer's offered window in bytes (scaled).
+    pub fn snd_wnd(&self) -> usize {
+        self.snd_wnd
+    }
+    pub fn cwnd(&self) -> usize {
+        self.cc.cwnd()
+    }
+    pub fn ssthresh(&self) -> usize {
+        self.cc.ssthresh()
+    }
+    /// Current retransmission timeout, backoff included.
+    pub fn rto(&self) -> Duration {
+        self.rtt.rto()
+    }
+    pub fn srtt(&self) -> Option<Duration> {
+        self.rtt.srtt()
+    }
+    /// Bytes sent and not acknowledged (SYN/FIN count one each).
+    pub fn bytes_in_flight(&self) -> usize {
+        self.snd_nxt.distance_from(self.snd_una)
+    }
+
+    // ----- application side ------------------------------------------------
+
+    fn can_write(&self) -> bool {
+        !self.fin_queued
+            && matches!(
+                self.state,
+                State::SynSent | State::SynReceived | State::Established | State::CloseWait
+            )
+    }
+
+    /// Queues application data; returns how much fit in the send buffer. Unless
+    /// `more_follows` (MSG_MORE), the end of this write is an end of
+    /// application data (Doupnik 2.0): PSH is set there and policies may send.
+    pub fn write(&mut self, data: &[u8], more_follows: bool) -> Result<usize, WriteError> {
+        if let Some(e) = self.error {
+            return Err(WriteError::Conn(e));
+        }
+        if !self.can_write() {
+            return Err(WriteError::Closed);
+        }
+        Ok(self.send_buf.write(data, more_follows))
+    }
+
+    /// Ends the current data set: the last written byte becomes an end of
+    /// application data (like uncorking, or a write without MSG_MORE).
+    pub fn flush(&mut self) {
+        self.send_buf.mark_boundary();
+    }
+
+    /// Reads in-order data. Returns 0 when nothing is available (see
+    /// [`read_closed`](Self::read_closed) for end of stream).
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        let n = self.recv_buf.read(buf);
+        if n > 0 {
+            self.after_read();
+        }
+        n
+    }
+
+    /// Reads and discards up to `n` bytes, calling `check` on them first.
+    pub fn read_with(&mut self, n: usize, mut check: impl FnMut(&[u8])) -> usize {
+        let mut left = n.min(self.recv_buf.readable());
+        let take = left;
+        self.recv_buf.peek(|s| {
+            let k = s.len().min(left);
+            check(&s[..k]);
+            left -= k;
+        });
+        self.recv_buf.consume(take);
+        if take > 0 {
+            self.after_read();
+        }
+        take
+    }
+
+    /// RFC 1122 4.2.3.3: announce a window the read opened, once it moves the
+    /// right edge by min(half the buffer, 2 x MSS) (BSD's threshold).
+    fn after_read(&mut self) {
+        if !matches!(
+            self.state,
+            State::Established | State::FinWait1 | State::FinWait2
+        ) {
+            return;
+        }
+        let cur = self.rcv_adv.distance_from(self.rcv_nxt());
+        let free = self.recv_buf.free().min(self.max_rcv_wnd());
+        let step = (self.recv_buf.capacity() / 2).min(2 * self.snd_mss).max(1);
+        if free >= cur + step && self.ack_now.is_none() {
+            self.ack_now = Some(AckReason::WindowUpdate);
+            self.counters.window_updates_sent += 1;
+        }
+    }
+
+    /// Closes our sending side (RFC 9293 3.10.4): FIN goes after queued data.
+    pub fn close(&mut self) {
+        match self.state {
+            State::Listen | State::SynSent => self.enter_closed(None),
+            State::SynReceived => self.fin_queued = true,
+            State::Established => {
+                self.fin_queued = true;
+                self.state = State::FinWait1;
+            }
+            State::CloseWait => {
+                self.fin_queued = true;
+                self.state = State::LastAck;
+            }
+            _ => {}
+        }
+    }
+
+    /// Aborts (RFC 9293 3.10.5): RST to the peer if synchronized, then CLOSED.
+    pub fn abort(&mut self) {
+        if (self.state == State::SynReceived || self.state.synchronized())
+            && self.state != State::TimeWait
+        {
+            self.pending_rst = Some(self.rst_segment(self.snd_nxt, None));
+        }
+        self.enter_closed(None);
+    }
+
+    fn enter_closed(&mut self, err: Option<ConnError>) {
+        self.state = State::Closed;
+        if err.is_some() {
+            self.error = err;
+        }
+        self.timers = [None; TIMERS];
+        self.ack_now = None;
+        self.need_syn = false;
+        self.rexmit_one = None;
+    }
+
+    fn enter_time_wait(&mut self, now: Instant) {
+        self.state = State::TimeWait;
+        self.timers = [None; TIMERS];
+        self.timers[Timer::TimeWait as usize] = Some(now + self.cfg.msl * 2);
+    }
+
+    // ----- timers ----------------------------------------------------------
+
+    /// The earliest time `handle_timeout` must be called, if any timer is armed.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.iter().flatten().min().copied()
+    }
+
+    fn arm(&mut self, t: Timer, at: Instant) {
+        self.timers[t as usize] = Some(at);
+    }
+    fn disarm(&mut self, t: Timer) {
+        self.timers[t as usize] = None;
+    }
+    fn armed(&self, t: Timer) -> bool {
+        self.timers[t as usize].is_some()
+    }
+
+    /// Processes every timer that has expired by `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let due = |c: &Self, t: Timer| c.timers[t as usize].is_some_and(|at| at <= now);
+        if due(self, Timer::TimeWait) {
+            self.disarm(Timer::TimeWait);
+            self.enter_closed(None);
+            return;
+        }
+        if due(self, Timer::Retransmit) {
+            self.disarm(Timer::Retransmit);
+            self.on_retransmit_timeout(now);
+        }
+        if due(self, Timer::DelayedAck) {
+            self.disarm(Timer::DelayedAck);
+            if self.state.synchronized() || self.state == State::SynReceived {
+                self.ack_now.get_or_insert(AckReason::Timer);
+                self.counters.delack_timer_fired += 1;
+            }
+        }
+        if due(self, Timer::Persist) {
+            self.disarm(Timer::Persist);
+            self.on_persist_timeout(now);
+        }
+    }
+
+    /// RFC 6298 5.4-5.6: retransmit the earliest unacknowledged segment, back off.
+    fn on_retransmit_timeout(&mut self, now: Instant) {
+        match self.state {
+            State::SynSent | State::SynReceived => {
+                if self.retries >= self.cfg.syn_retries {
+                    self.enter_closed(Some(ConnError::TimedOut));
+                    return;
+                }
+                self.retries += 1;
+                self.counters.syn_retransmits += 1;
+                self.rtt.back_off();
+                self.rtt_probe = None;
+                self.need_syn = true;
+                self.snd_nxt = self.iss;
+            }
+            State::Closed | State::Listen | State::TimeWait => {}
+            _ => {
+                if self.snd_una == self.snd_max {
+                    return;
+                }
+                if self.retries >= self.cfg.max_retries {
+                    // RFC 1122 4.2.3.5: give up; tell the peer.
+                    self.pending_rst = Some(self.rst_segment(self.snd_nxt, None));
+                    self.enter_closed(Some(ConnError::TimedOut));
+                    return;
+                }
+                self.retries += 1;
+                self.counters.timeouts += 1;
+                let flight = self.snd_max.distance_from(self.snd_una);
+                self.cc.on_rto(flight, self.snd_mss);
+                self.rtt.back_off();
+                self.rtt_probe = None; // Karn
+                                       // RFC 6582 4.1: no fast retransmit for data sent before the timeout.
+                self.recover = self.snd_max;
+                self.in_recovery = false;
+                self.dupacks = 0;
+                self.rexmit_one = None;
+                // Go back N: resend from the oldest unacknowledged byte.
+                self.snd_nxt = self.snd_una;
+            }
+        }
+        let _ = now;
+    }
+
+    /// RFC 9293 3.8.6.1: probe a zero window; RFC 1122 4.2.3.4: or override SWS.
+    fn on_persist_timeout(&mut self, now: Instant) {
+        if !self.can_send_data_state() || self.unsent() == 0 {
+            self.persist_backoff = 0;
+            return;
+        }
+        if self.snd_wnd == 0 {
+            // Abandon an earlier probe byte and send it again.
+            self.snd_nxt = self.snd_una;
+            self.counters.window_probes += 1;
+            self.persist_backoff = self.persist_backoff.saturating_add(1);
+            let at = now + self.persist_interval();
+            self.arm(Timer::Persist, at);
+        }
+        self.force_one = true;
+    }
+
+    fn persist_interval(&self) -> Duration {
+        let mut d = self.rtt.rto();
+        for _ in 0..self.persist_backoff.min(32) {
+            d = (d * 2).min(self.cfg.rto_max);
+        }
+        d
+    }
+
+    // ----- sequence/offset helpers ----------------------------------------
+
+    /// Sequence number of the first data byte.
+    fn data_base(&self) -> SeqNumber {
+        self.iss + 1
+    }
+    fn seq_of(&self, off: u64) -> SeqNumber {
+        self.data_base() + off as usize
+    }
+    /// Stream offset of data sequence number `seq` (at or after snd_una's data).
+    fn off_of(&self, seq: SeqNumber) -> u64 {
+        let head_seq = self.seq_of(self.send_buf.head());
+        let d = seq.diff(head_seq).max(0) as u64;
+        (self.send_buf.head() + d).min(self.send_buf.end())
+    }
+    fn fin_seq(&self) -> SeqNumber {
+        self.seq_of(self.send_buf.end())
+    }
+    /// Our FIN has been sent (and not rolled back by go-back-N).
+    fn fin_sent(&self) -> bool {
+        self.fin_queued && self.snd_nxt > self.fin_seq()
+    }
+    fn fin_acked(&self) -> bool {
+        self.fin_queued && self.snd_una > self.fin_seq()
+    }
+    fn unsent(&self) -> usize {
+        (self.send_buf.end() - self.off_of(self.snd_nxt)) as usize
+    }
+    fn can_send_data_state(&self) -> bool {
+        matches!(
+            self.state,
+            State::Established
+                | State::CloseWait
+                | State::FinWait1
+                | State::Closing
+                | State::LastAck
+        )
+    }
+    /// Largest window we can express (RFC 7323 2.3).
+    fn max_rcv_wnd(&self) -> usize {
+        (u16::MAX as usize) << self.rcv_wscale
+    }
+
+    // ----- receiving -------------------------------------------------------
+
+    /// Processes one arriving segment (RFC 9293 3.10.7).
+    pub fn handle_segment(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
+        if seg.dst_port != self.local_port
+            || (self.state != State::Listen && seg.src_port != self.remote_port)
+        {
+            return;
+        }
+        self.counters.segments_received += 1;
+        if payload.is_empty() && seg.flags.0 & (Flags::SYN.0 | Flags::FIN.0 | Flags::RST.0) == 0 {
+            self.counters.pure_acks_received += 1;
+        }
+        if !payload.is_empty() {
+            self.counters.data_segments_received += 1;
+            self.counters.bytes_received += payload.len() as u64;
+        }
+        match self.state {
+            State::Closed => {
+                if let Some(r) = rst_reply(seg, payload.len()) {
+                    self.pending_rst = Some(r);
+                }
+            }
+            State::Listen => self.on_listen(now, seg),
+            State::SynSent => self.on_syn_sent(now, seg),
+            _ => self.on_synchronized(now, seg, payload),
+        }
+        self.after_input(now);
+    }
+
+    /// RFC 9293 3.10.7.2.
+    fn on_listen(&mut self, _now: Instant, seg: &TcpRepr) {
+        if seg.flags.rst() {
+            return;
+        }
+        if seg.flags.ack() {
+            self.pending_rst = Some(self.rst_segment(seg.ack, None));
+            return;
+        }
+        if !seg.flags.syn() {
+            return;
+        }
+        self.remote_port = seg.src_port;
+        self.accept_syn(seg);
+        self.state = State::SynReceived;
+        self.need_syn = true;
+    }
+
+    /// Takes the peer's ISN and SYN options (RFC 9293 3.7.1, RFC 7323 2.2).
+    fn accept_syn(&mut self, seg: &TcpRepr) {
+        self.irs = seg.seq;
+        self.recv_buf = RecvBuffer::new(self.cfg.rcv_buf);
+        let peer_mss = seg.options.mss.unwrap_or(DEFAULT_MSS);
+        self.snd_mss = (peer_mss.min(self.cfg.mss) as usize).max(1);
+        match (self.cfg.options.window_scale, seg.options.window_scale) {
+            (true, Some(peer)) => {
+                self.snd_wscale = peer.min(MAX_WSCALE);
+                self.rcv_wscale = wscale_for(self.cfg.rcv_buf);
+            }
+            _ => {
+                self.snd_wscale = 0;
+                self.rcv_wscale = 0;
+            }
+        }
+        // The window in a SYN is never scaled (RFC 7323 2.2).
+        self.snd_wnd = seg.window as usize;
+        self.max_snd_wnd = self.max_snd_wnd.max(self.snd_wnd);
+        self.snd_wl1 = seg.seq;
+        self.snd_wl2 = seg.ack;
+        self.rcv_adv = self.rcv_nxt() + self.syn_window();
+        // Restart congestion state with the real MSS (RFC 6928 counts segments).
+        self.cc = Box::new(NewReno::new(
+            self.cfg.initial_window as usize * self.snd_mss,
+            self.cfg.slow_start,
+            self.cfg.loss_is == LossIs::Congestion,
+        ));
+    }
+
+    fn syn_window(&self) -> usize {
+        self.cfg.rcv_buf.min(u16::MAX as usize)
+    }
+
+    /// RFC 9293 3.10.7.3.
+    fn on_syn_sent(&mut self, now: Instant, seg: &TcpRepr) {
+        if seg.flags.ack() && (seg.ack <= self.iss || seg.ack > self.snd_max) {
+            if !seg.flags.rst() {
+                self.pending_rst = Some(self.rst_segment(seg.ack, None));
+            }
+            return;
+        }
+        if seg.flags.rst() {
+            if seg.flags.ack() {
+                self.enter_closed(Some(ConnError::Refused));
+            }
+            return;
+        }
+        if !seg.flags.syn() {
+            return;
+        }
+        self.accept_syn(seg);
+        if seg.flags.ack() {
+            self.snd_una = seg.ack;
+            self.take_rtt_sample(now, seg.ack);
+            self.retries = 0;
+            self.rtt.reset_backoff();
+            self.disarm(Timer::Retransmit);
+            self.state = State::Established;
+            self.ack_now = Some(AckReason::Immediate);
+        } else {
+            // Simultaneous open: answer with SYN-ACK from our ISN.
+            self.state = State::SynReceived;
+            self.need_syn = true;
+        }
+    }
+
+    /// RFC 9293 3.10.7.4: SYN-RECEIVED and every synchronized state.
+    fn on_synchronized(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
+        let seg_len = seg.segment_len(payload.len());
+        let rcv_nxt = self.rcv_nxt();
+        let wnd = self.rcv_adv.distance_from(rcv_nxt);
+
+        // First: the acceptability test.
+        let acceptable = match (seg_len, wnd) {
+            (0, 0) => seg.seq == rcv_nxt,
+            (0, _) => seg.seq.in_range(rcv_nxt, rcv_nxt + wnd),
+            (_, 0) => false,
+            (_, _) => {
+                seg.seq.in_range(rcv_nxt, rcv_nxt + wnd)
+                    || (seg.seq + (seg_len - 1)).in_range(rcv_nxt, rcv_nxt + wnd)
+            }
+        };
+        if !acceptable {
+            if seg.flags.rst() {
+                return;
+            }
+            self.counters.unacceptable_segments += 1;
+            if self.state == State::TimeWait && seg.flags.fin() {
+                // A retransmitted FIN: acknowledge and restart 2 MSL.
+                self.enter_time_wait(now);
+            }
+            self.ack_now.get_or_insert(AckReason::OutOfOrder);
+            // RFC 9293: with a zero window still take valid ACKs (zero-window probes).
+            if wnd == 0 && seg.seq == rcv_nxt && seg.flags.ack() && self.state.synchronized() {
+                self.process_ack(now, seg, 0);
+            }
+            return;
+        }
+
+        // Second: RST (RFC 5961 3.2: exact match resets, in-window gets a challenge ACK).
+        if seg.flags.rst() {
+            if seg.seq == rcv_nxt {
+                self.counters.rsts_received += 1;
+                match self.state {
+                    State::SynReceived if self.passive => self.back_to_listen(),
+                    State::SynReceived => self.enter_closed(Some(ConnError::Refused)),
+                    State::Closing | State::LastAck | State::TimeWait => self.enter_closed(None),
+                    _ => self.enter_closed(Some(ConnError::Reset)),
+                }
+            } else {
+                self.ack_now.get_or_insert(AckReason::OutOfOrder);
+            }
+            return;
+        }
+
+        // Fourth: SYN.
+        if seg.flags.syn() {
+            if self.state == State::SynReceived && seg.seq == self.irs {
+                // Our SYN-ACK was lost: send it again.
+                self.need_syn = true;
+            } else {
+                // RFC 5961 4.2: challenge ACK.
+                self.ack_now.get_or_insert(AckReason::OutOfOrder);
+            }
+            return;
+        }
+
+        // Fifth: ACK.
+        if !seg.flags.ack() {
+            return;
+        }
+        if self.state == State::SynReceived {
+            if seg.ack > self.snd_una && seg.ack <= self.snd_max {
+                self.state = State::Established;
+                self.need_syn = false;
+                self.snd_wnd = (seg.window as usize) << self.snd_wscale;
+                self.max_snd_wnd = self.max_snd_wnd.max(self.snd_wnd);
+                self.snd_wl1 = seg.seq;
+                self.snd_wl2 = seg.ack;
+                if self.fin_queued {
+                    self.state = State::FinWait1;
+                }
+            } else {
+                self.pending_rst = Some(self.rst_segment(seg.ack, None));
+                return;
+            }
+        }
+        if !self.process_ack(now, seg, payload.len()) {
+            return;
+        }
+        match self.state {
+            State::FinWait1 if self.fin_acked() => self.state = State::FinWait2,
+            State::Closing if self.fin_acked() => {
+                self.enter_time_wait(now);
+                return;
+            }
+            State::LastAck if self.fin_acked() => {
+                self.enter_closed(None);
+                return;
+            }
+            State::TimeWait => {
+                if seg.flags.fin() {
+                    self.ack_now.get_or_insert(AckReason::Immediate);
+                    self.enter_time_wait(now);
+                }
+                return;
+            }
+            _ => {}
+        }
+
+        // Seventh: segment text.
+        if !payload.is_empty()
+            && matches!(
+                self.state,
+                State::Established | State::FinWait1 | State::FinWait2
+            )
+        {
+            self.process_text(now, seg, payload);
+        }
+
+        // Eighth: FIN.
+        if seg.flags.fin() {
+            let fin_seq = seg.seq + payload.len();
+            if fin_seq.diff(self.rcv_adv) <= 0 {
+                self.rcv_fin_seq = Some(fin_seq);
+            }
+        }
+        self.check_fin(now);
+    }
+
+    fn back_to_listen(&mut self) {
+        let cfg = self.cfg.clone();
+        let (port, iss) = (self.local_port, self.iss);
+        let counters = self.counters.clone();
+        *self = Connection::listen(cfg, port, iss);
+        self.counters = counters;
+    }
+
+    /// The peer's FIN is consumed once every byte before it has arrived.
+    fn check_fin(&mut self, now: Instant) {
+        let Some(f) = self.rcv_fin_seq else { return };
+        if self.fin_rcvd || self.rcv_nxt() != f {
+            return;
+        }
+        if !matches!(
+            self.state,
+            State::SynReceived | State::Established | State::FinWait1 | State::FinWait2
+        ) {
+            return;
+        }
+        self.fin_rcvd = true;
+        self.ack_now = Some(AckReason::Immediate);
+        match self.state {
+            State::SynReceived | State::Established => self.state = State::CloseWait,
+            State::FinWait1 => {
+                if self.fin_acked() {
+                    self.enter_time_wait(now);
+                } else {
+                    self.state = State::Closing;
+                }
+            }
+            State::FinWait2 => self.enter_time_wait(now),
+            _ => {}
+        }
+    }
+
+    /// RFC 9293 3.10.7.4 fifth check, with RFC 5681/6582 loss detection.
+    /// Returns false when the segment must be dropped.
+    fn process_ack(&mut self, now: Instant, seg: &TcpRepr, payload_len: usize) -> bool {
+        let ack = seg.ack;
+        if ack > self.snd_max {
+            // Acknowledges something not yet sent.
+            self.ack_now.get_or_insert(AckReason::OutOfOrder);
+            return false;
+        }
+        if ack < self.snd_una {
+            return true; // old duplicate: ignore the ACK field
+        }
+        let window = (seg.window as usize) << self.snd_wscale;
+        let flight_before = self.snd_max.distance_from(self.snd_una);
+        // RFC 5681 2: the definition of a duplicate acknowledgment. Replies to
+        // zero-window probes look the same and are not counted.
+        let is_dup = ack == self.snd_una
+            && self.snd_wnd > 0
+            && payload_len == 0
+            && !seg.flags.syn()
+            && !seg.flags.fin()
+            && window == self.snd_wnd
+            && flight_before > 0;
+
+        if ack > self.snd_una {
+            let acked = ack.distance_from(self.snd_una);
+            let fin_now_acked = self.fin_queued && ack > self.fin_seq();
+            let data_acked = acked - fin_now_acked as usize;
+            self.send_buf.ack(data_acked);
+            self.snd_una = ack;
+            if self.snd_nxt < self.snd_una {
+                self.snd_nxt = self.snd_una;
+            }
+            self.take_rtt_sample(now, ack);
+            self.retries = 0;
+            self.rtt.reset_backoff();
+            if self.in_recovery {
+                if ack >= self.recover {
+                    let flight = self.snd_max.distance_from(self.snd_una);
+                    self.cc.on_recovery_exit(flight, self.snd_mss);
+                    self.in_recovery = false;
+                } else {
+                    // RFC 6582 3.2 step 5: partial ACK, retransmit the next hole.
+                    self.cc.on_partial_ack(acked, self.snd_mss);
+                    self.rexmit_one = Some(self.snd_una);
+                }
+            } else {
+                self.cc.on_ack(acked, self.snd_mss);
+            }
+            self.dupacks = 0;
+            // RFC 6298 5.2-5.3.
+            if self.snd_una == self.snd_max {
+                self.disarm(Timer::Retransmit);
+            } else {
+                self.arm(Timer::Retransmit, now + self.rtt.rto());
+            }
+        } else if is_dup {
+            self.counters.dup_acks_received += 1;
+            self.dupacks += 1;
+            if self.in_recovery {
+                self.cc.on_recovery_dupack(self.snd_mss);
+            } else if self.dupacks == self.cfg.dupack_threshold && ack > self.recover {
+                // RFC 6582 3.2 step 2: enter fast retransmit / fast recovery.
+                self.recover = self.snd_max;
+                self.in_recovery = true;
+                self.cc
+                    .on_fast_retransmit(flight_before, self.snd_mss, self.dupacks);
+                self.rexmit_one = Some(self.snd_una);
+                self.rtt_probe = None;
+                self.counters.fast_retransmits += 1;
+            }
+        }
+
+        // RFC 9293 3.10.7.4: update the send window from the newest segment.
+        if self.snd_wl1 < seg.seq || (self.snd_wl1 == seg.seq && self.snd_wl2 <= ack) {
+            self.snd_wnd = window;
+            self.snd_wl1 = seg.seq;
+            self.snd_wl2 = ack;
+            self.max_snd_wnd = self.max_snd_wnd.max(window);
+            if window > 0 {
+                self.persist_backoff = 0;
+                if self.armed(Timer::Persist) && window >= self.unsent().min(self.snd_mss) {
+                    self.disarm(Timer::Persist);
+                }
+            }
+        }
+        true
+    }
+
+    fn take_rtt_sample(&mut self, now: Instant, ack: SeqNumber) {
+        if let Some((end, sent)) = self.rtt_probe {
+            if ack >= end {
+                self.rtt.sample(now - sent);
+                self.rtt_probe = None;
+            }
+        }
+    }
+
+    /// Stores payload in the receive buffer and decides when to ACK it.
+    fn process_text(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
+        let rcv_nxt = self.rcv_nxt();
+        let nxt_off = self.recv_buf.nxt();
+        let mut data = payload;
+        let mut start = nxt_off as i64 + seg.seq.diff(rcv_nxt) as i64;
+        if start < nxt_off as i64 - data.len() as i64 {
+            start = nxt_off as i64 - data.len() as i64; // entirely old: duplicate
+        }
+        if start < 0 {
+            data = &data[(-start) as usize..];
+            start = 0;
+        }
+        // Trim to the window we advertised.
+        let edge = nxt_off + self.rcv_adv.distance_from(rcv_nxt) as u64;
+        let start = start as u64;
+        let keep = edge.saturating_sub(start).min(data.len() as u64) as usize;
+        let trimmed_tail = keep < data.len();
+        let r = self.recv_buf.insert(start, &data[..keep]);
+        if trimmed_tail {
+            self.rcv_fin_seq = None;
+        }
+        self.counters.duplicate_bytes_received += r.dup_bytes as u64;
+        self.counters.bytes_delivered += r.advanced as u64;
+        if r.out_of_order {
+            self.counters.out_of_order_segments += 1;
+        }
+        if r.out_of_order || r.filled_gap || r.advanced == 0 {
+            // RFC 5681 4.2: out-of-order data and gap fills are acknowledged at once;
+            // RFC 9293: so is a duplicate or out-of-window segment.
+            self.counters.acks_out_of_order += 1;
+            if self.ack_now == Some(AckReason::OutOfOrder) {
+                self.extra_acks += 1;
+            }
+            self.ack_now = Some(AckReason::OutOfOrder);
+            return;
+        }
+        self.segs_since_ack += 1;
+        if payload.len() >= self.snd_mss {
+            self.full_segs_since_ack += 1;
+        }
+        let ctx = AckCtx {
+            now,
+            mss: self.snd_mss,
+            seg_len: payload.len(),
+            segs_since_ack: self.segs_since_ack,
+            full_segs_since_ack: self.full_segs_since_ack,
+            delack: self.cfg.delack,
+            delack_segments: self.cfg.delack_segments,
+        };
+        match self.ack_policy.on_data(&ctx) {
+            AckDecision::Now(reason) => {
+                if reason == AckReason::EveryNth {
+                    self.counters.acks_every_nth += 1;
+                }
+                self.ack_now.get_or_insert(reason);
+            }
+            AckDecision::Delay(at) => {
+                let t = &mut self.timers[Timer::DelayedAck as usize];
+                if t.is_none_or(|cur| at < cur) {
+                    *t = Some(at);
+                }
+            }
+        }
+    }
+
+    /// Keeps the retransmission and persist timers consistent after any input.
+    fn after_input(&mut self, now: Instant) {
+        if !self.can_send_data_state() {
+            return;
+        }
+        let flight = self.snd_max.distance_from(self.snd_una);
+        if flight > 0 && !self.armed(Timer::Retransmit) && !self.armed(Timer::Persist) {
+            self.arm(Timer::Retransmit, now + self.rtt.rto());
+        }
+        self.arm_persist_if_needed(now);
+    }
+
+    /// RFC 9293 3.8.6.1 / RFC 1122 4.2.3.4: with nothing in flight and data the
+    /// window will not let out, arm the persist (or SWS override) timer.
+    fn arm_persist_if_needed(&mut self, now: Instant) {
+        if self.armed(Timer::Persist) || !self.can_send_data_state() {
+            return;
+        }
+        let unsent = self.unsent();
+        if unsent == 0 || self.snd_nxt != self.snd_una {
+            return;
+        }
+        let room = self.snd_wnd;
+        if room < unsent.min(self.snd_mss) {
+            self.disarm(Timer::Retransmit);
+            let at = now + self.persist_interval();
+            self.arm(Timer::Persist, at);
+        }
+    }
+
+    // ----- sending ---------------------------------------------------------
+
+    /// The next segment to send, if any; its payload is written into `payload`
+    /// (cleared first). Call until it returns `None`.
+    pub fn poll_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+        payload.clear();
+        if let Some(rst) = self.pending_rst.take() {
+            self.counters.rsts_sent += 1;
+            self.counters.segments_sent += 1;
+            return Some(rst);
+        }
+        match self.state {
+            State::Closed | State::Listen | State::TimeWait => {
+                return self.maybe_pure_ack(now);
+            }
+            State::SynSent | State::SynReceived => {
+                if self.need_syn {
+                    return Some(self.emit_syn(now));
+                }
+                return self.maybe_pure_ack(now);
+            }
+            _ => {}
+        }
+        if let Some(seq) = self.rexmit_one.take() {
+            if seq >= self.snd_una && seq < self.snd_max {
+                if let Some(r) = self.emit_retransmit_one(now, seq, payload) {
+                    return Some(r);
+                }
+            }
+        }
+        if let Some(r) = self.emit_data(now, payload) {
+            return Some(r);
+        }
+        self.arm_persist_if_needed(now);
+        self.maybe_pure_ack(now)
+    }
+
+    fn maybe_pure_ack(&mut self, now: Instant) -> Option<TcpRepr> {
+        self.ack_now?;
+        if !(self.state.synchronized() || self.state == State::SynReceived)
+            || self.state == State::SynReceived && self.need_syn
+        {
+            self.ack_now = None;
+            return None;
+        }
+        let seg = self.header(now, self.snd_nxt, Flags::ACK);
+        self.counters.pure_acks_sent += 1;
+        self.counters.segments_sent += 1;
+        Some(seg)
+    }
+
+    fn emit_syn(&mut self, now: Instant) -> TcpRepr {
+        self.need_syn = false;
+        let mut flags = Flags::SYN;
+        if self.state == State::SynReceived {
+            flags = flags | Flags::ACK;
+        }
+        let mut r = TcpRepr {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq: self.iss,
+            ack: if flags.ack() {
+                self.rcv_nxt()
+            } else {
+                SeqNumber(0)
+            },
+            flags,
+            window: self.syn_window() as u16,
+            urgent: 0,
+            options: TcpOptions::default(),
+        };
+        r.options.mss = Some(self.cfg.mss);
+        let offer_ws = self.cfg.options.window_scale
+            && (self.state == State::SynSent || self.snd_wscale > 0 || self.rcv_wscale > 0);
+        if offer_ws {
+            r.options.window_scale = Some(wscale_for(self.cfg.rcv_buf));
+        }
+        self.snd_nxt = self.iss + 1;
+        if self.snd_max < self.snd_nxt {
+            self.snd_max = self.snd_nxt;
+        }
+        if self.retries == 0 {
+            self.rtt_probe = Some((self.iss + 1, now));
+        }
+        if !self.armed(Timer::Retransmit) {
+            self.arm(Timer::Retransmit, now + self.rtt.rto());
+        }
+        if flags.ack() {
+            self.rcv_adv = self.rcv_nxt() + self.syn_window();
+            self.clear_ack_pending();
+        }
+        self.counters.segments_sent += 1;
+        r
+    }
+
+    /// A header for a synchronized-state segment, carrying ACK and our window.
+    fn header(&mut self, _now: Instant, seq: SeqNumber, flags: Flags) -> TcpRepr {
+        let window = self.window_to_advertise();
+        self.clear_ack_pending();
+        TcpRepr {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq,
+            ack: self.rcv_nxt(),
+            flags: flags | Flags::ACK,
+            window,
+            urgent: 0,
+            options: TcpOptions::default(),
+        }
+    }
+
+    fn clear_ack_pending(&mut self) {
+        if self.extra_acks > 0 {
+            self.extra_acks -= 1;
+            self.ack_now = Some(AckReason::OutOfOrder);
+            return;
+        }
+        self.ack_now = None;
+        self.segs_since_ack = 0;
+        self.full_segs_since_ack = 0;
+        self.disarm(Timer::DelayedAck);
+    }
+
+    /// RFC 1122 4.2.3.3 receiver SWS avoidance: move the right edge only by at
+    /// least min(half the buffer, one MSS); never shrink it (RFC 9293 3.8.6.2.2).
+    fn window_to_advertise(&mut self) -> u16 {
+        let rcv_nxt = self.rcv_nxt();
+        let cur = self.rcv_adv.distance_from(rcv_nxt);
+        let free = self.recv_buf.free().min(self.max_rcv_wnd());
+        let step = (self.recv_buf.capacity() / 2).min(self.snd_mss);
+        let wnd = if free > cur && free - cur >= step {
+            free
+        } else {
+            cur
+        };
+        let field = (wnd >> self.rcv_wscale).min(u16::MAX as usize);
+        let wnd = field << self.rcv_wscale;
+        let edge = rcv_nxt + wnd;
+        if edge > self.rcv_adv {
+            self.rcv_adv = edge;
+        }
+        field as u16
+    }
+
+    fn emit_retransmit_one(
+        &mut self,
+        now: Instant,
+        seq: SeqNumber,
+        payload: &mut Vec<u8>,
+    ) -> Option<TcpRepr> {
+        let off = self.off_of(seq);
+        let len = ((self.send_buf.end() - off) as usize).min(self.snd_mss);
+        let fin = self.fin_queued && off + len as u64 == self.send_buf.end();
+        if len == 0 && !fin {
+            return None;
+        }
+        let r = self.build_data_segment(now, off, len, fin, payload);
+        if !self.armed(Timer::Retransmit) {
+            self.arm(Timer::Retransmit, now + self.rtt.rto());
+        }
+        Some(r)
+    }
+
+    /// Sends new (or go-back-N) data as window, cwnd and the send policy allow.
+    fn emit_data(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+        let nxt_off = self.off_of(self.snd_nxt);
+        let end = self.send_buf.end();
+        let unsent = (end - nxt_off) as usize;
+        let fin_pending = self.fin_queued && !self.fin_sent();
+        if unsent == 0 && !fin_pending {
+            return None;
+        }
+        let flight = self.snd_nxt.distance_from(self.snd_una);
+        let wnd_room = self.snd_wnd.saturating_sub(flight);
+        let cwnd_room = self.cc.cwnd().saturating_sub(flight);
+        let allowed = wnd_room.min(cwnd_room);
+        let mss = self.snd_mss;
+        let mut len = unsent.min(allowed).min(mss);
+        let retransmission = self.snd_nxt < self.snd_max;
+        let forced = self.force_one;
+
+        if unsent > 0 && len == 0 {
+            if !forced {
+                return None;
+            }
+            // Persist timer: one byte into a zero window, or what the window allows.
+            len = unsent.min(mss).min(wnd_room.max(1));
+        } else if unsent > 0 && len < mss && !retransmission && !forced {
+            if len < unsent {
+                // RFC 1122 4.2.3.4 sender SWS avoidance: a window-limited runt goes
+                // only if it is at least half the largest window the peer offered.
+                if len < self.max_snd_wnd / 2 {
+                    return None;
+                }
+            } else {
+                let ctx = SendCtx {
+                    now,
+                    mss,
+                    available: unsent,
+                    allowed,
+                    seg_len: len,
+                    in_flight: flight,
+                    ends_app_data: self.send_buf.is_boundary(nxt_off + len as u64),
+                    unacked_partial: self.last_partial_end.is_some_and(|e| e > self.snd_una),
+                };
+                if let SendDecision::Hold(_reason) = self.send_policy.decide(&ctx) {
+                    self.counters.policy_holds += 1;
+                    return None;
+                }
+            }
+        }
+        self.force_one = false;
+        let fin = fin_pending && nxt_off + len as u64 == end;
+        if len == 0 && !fin {
+            return None;
+        }
+        let probe = forced && self.snd_wnd == 0;
+        let r = self.build_data_segment(now, nxt_off, len, fin, payload);
+        let new_nxt = self.seq_of(nxt_off + len as u64) + fin as usize;
+        let new_data = new_nxt > self.snd_max;
+        if new_data && self.rtt_probe.is_none() && !retransmission {
+            self.rtt_probe = Some((new_nxt, now));
+        }
+        if len > 0 && len < mss && !retransmission {
+            self.last_partial_end = Some(new_nxt);
+        }
+        self.snd_nxt = new_nxt;
+        if new_nxt > self.snd_max {
+            self.snd_max = new_nxt;
+        }
+        if !probe && !self.armed(Timer::Retransmit) {
+            self.arm(Timer::Retransmit, now + self.rtt.rto());
+        }
+        Some(r)
+    }
+
+    /// Builds one segment from stream offset `off`; counts it.
+    fn build_data_segment(
+        &mut self,
+        now: Instant,
+        off: u64,
+        len: usize,
+        fin: bool,
+        payload: &mut Vec<u8>,
+    ) -> TcpRepr {
+        let seq = self.seq_of(off);
+        if len > 0 {
+            self.send_buf.copy_out(off, len, payload);
+        }
+        let end = off + len as u64;
+        let mut flags = Flags::ACK;
+        // PSH marks the end of application data (Doupnik 2.0; RFC 9293 3.9.1).
+        if len > 0
+            && self
+                .send_buf
+                .next_boundary_after(off)
+                .is_some_and(|b| b <= end)
+        {
+            flags = flags | Flags::PSH;
+        }
+        if fin {
+            flags = flags | Flags::FIN;
+        }
+        let r = self.header(now, seq, flags);
+        let new_end = self.seq_of(end);
+        let snd_max = self.snd_max;
+        let c = &mut self.counters;
+        c.segments_sent += 1;
+        if len > 0 {
+            c.data_segments_sent += 1;
+            c.bytes_sent += len as u64;
+            if len < self.snd_mss {
+                c.small_segments_sent += 1;
+            }
+            if seq < snd_max {
+                c.retransmits += 1;
+                if new_end > snd_max {
+                    c.new_bytes_sent += new_end.distance_from(snd_max) as u64;
+                }
+            } else {
+                c.new_bytes_sent += len as u64;
+            }
+        }
+        r
+    }
+
+    fn rst_segment(&self, seq: SeqNumber, ack: Option<SeqNumber>) -> TcpRepr {
+        TcpRepr {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq,
+            ack: ack.unwrap_or(SeqNumber(0)),
+            flags: if ack.is_some() {
+                Flags::RST | Flags::ACK
+            } else {
+                Flags::RST
+            },
+            window: 0,
+            urgent: 0,
+            options: TcpOptions::default(),
+        }
+    }
+}
+
+/// Smallest shift that lets `buf` bytes fit the 16-bit window field (RFC 7323 2.3).
+pub fn wscale_for(buf: usize) -> u8 {
+    let mut s = 0;
+    while s < MAX_WSCALE && (buf >> s) > u16::MAX as usize {
+        s += 1;
+    }
+    s
+}
+
+/// The reset a host sends for a segment no connection wants (RFC 9293 3.10.7.1);
+/// `None` for an incoming RST, which is never answered.
+pub fn rst_reply(seg: &TcpRepr, payload_len: usize) -> Option<TcpRepr> {
+    if seg.flags.rst() {
+        return None;
+    }
+    let mut r = TcpRepr {
+        src_port: seg.dst_port,
+        dst_port: seg.src_port,
+        ..TcpRepr::default()
+    };
+    if seg.flags.ack() {
+        r.seq = seg.ack;
+        r.flags = Flags::RST;
+    } else {
+        r.seq = SeqNumber(0);
+        r.ack = seg.seq + seg.segment_len(payload_len);
+        r.flags = Flags::RST | Flags::ACK;
+    }
+    Some(r)
 }

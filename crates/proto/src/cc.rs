@@ -1,0 +1,158 @@
+//! Congestion control behind a small trait; NewReno (RFC 5681, RFC 6582) is the default.
+
+use crate::config::SlowStart;
+use core::fmt;
+
+/// A congestion controller: owns cwnd and ssthresh; the connection owns loss
+/// detection and tells it what happened. All sizes in bytes.
+pub trait CongestionControl: fmt::Debug + Send {
+    fn cwnd(&self) -> usize;
+    fn ssthresh(&self) -> usize;
+    /// New data acknowledged outside fast recovery.
+    fn on_ack(&mut self, acked: usize, mss: usize);
+    /// Entering fast recovery after `dupack_threshold` duplicate ACKs.
+    fn on_fast_retransmit(&mut self, flight: usize, mss: usize, dupacks: u32);
+    /// Another duplicate ACK during fast recovery (window inflation).
+    fn on_recovery_dupack(&mut self, mss: usize);
+    /// A partial ACK during fast recovery (RFC 6582 3.2 step 5).
+    fn on_partial_ack(&mut self, acked: usize, mss: usize);
+    /// A full ACK ends fast recovery (RFC 6582 3.2 step 6).
+    fn on_recovery_exit(&mut self, flight: usize, mss: usize);
+    /// Retransmission timeout (RFC 5681 3.1, equation 4 and loss window).
+    fn on_rto(&mut self, flight: usize, mss: usize);
+}
+
+/// RFC 5681 slow start and congestion avoidance with RFC 6582 NewReno recovery.
+#[derive(Debug, Clone)]
+pub struct NewReno {
+    cwnd: usize,
+    ssthresh: usize,
+    /// Bytes acknowledged toward the next congestion-avoidance increment (RFC 5681 3.1, byte counting).
+    ca_acked: usize,
+    /// Segments opened per ACK in slow start (RFC 1106 4.2: 2 for "double").
+    ss_factor: usize,
+    /// Whether a loss repaired without a timeout shrinks the window (RFC 1106 4.2).
+    reduce_on_repair: bool,
+}
+
+impl NewReno {
+    /// `initial_window` in bytes (RFC 6928).
+    pub fn new(initial_window: usize, slow_start: SlowStart, reduce_on_repair: bool) -> Self {
+        NewReno {
+            cwnd: initial_window,
+            ssthresh: usize::MAX,
+            ca_acked: 0,
+            ss_factor: match slow_start {
+                SlowStart::Standard => 1,
+                SlowStart::Double => 2,
+            },
+            reduce_on_repair,
+        }
+    }
+}
+
+impl CongestionControl for NewReno {
+    fn cwnd(&self) -> usize {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> usize {
+        self.ssthresh
+    }
+
+    fn on_ack(&mut self, acked: usize, mss: usize) {
+        if self.cwnd < self.ssthresh {
+            // RFC 5681 3.1 eq. 2 (with RFC 3465 L = 1 SMSS per ACK, x2 for RFC 1106 4.2).
+            self.cwnd += acked.min(self.ss_factor * mss);
+        } else {
+            // RFC 5681 3.1 eq. 3 by byte counting: one SMSS per cwnd acknowledged.
+            self.ca_acked += acked;
+            if self.ca_acked >= self.cwnd {
+                self.ca_acked -= self.cwnd;
+                self.cwnd += mss;
+            }
+        }
+    }
+
+    fn on_fast_retransmit(&mut self, flight: usize, mss: usize, dupacks: u32) {
+        if self.reduce_on_repair {
+            // RFC 5681 3.2 steps 2-3.
+            self.ssthresh = (flight / 2).max(2 * mss);
+            self.cwnd = self.ssthresh + dupacks as usize * mss;
+        } else {
+            self.cwnd += dupacks as usize * mss;
+        }
+    }
+
+    fn on_recovery_dupack(&mut self, mss: usize) {
+        self.cwnd += mss;
+    }
+
+    fn on_partial_ack(&mut self, acked: usize, mss: usize) {
+        // RFC 6582 3.2 step 5: deflate by the amount acked, add back one SMSS.
+        self.cwnd = self.cwnd.saturating_sub(acked) + mss;
+        self.cwnd = self.cwnd.max(mss);
+    }
+
+    fn on_recovery_exit(&mut self, flight: usize, mss: usize) {
+        if self.reduce_on_repair {
+            // RFC 6582 3.2 step 6, option 1.
+            self.cwnd = self.ssthresh.min(flight.max(mss) + mss);
+        } else {
+            self.cwnd = self
+                .cwnd
+                .min(self.ssthresh.max(flight + mss))
+                .max(flight + mss);
+        }
+        self.ca_acked = 0;
+    }
+
+    fn on_rto(&mut self, flight: usize, mss: usize) {
+        // RFC 5681 3.1 eq. 4 and "LW = 1 SMSS".
+        self.ssthresh = (flight / 2).max(2 * mss);
+        self.cwnd = mss;
+        self.ca_acked = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_start_then_avoidance() {
+        let mut c = NewReno::new(10 * 1000, SlowStart::Standard, true);
+        c.on_ack(1000, 1000);
+        assert_eq!(c.cwnd(), 11_000);
+        c.on_rto(20_000, 1000);
+        assert_eq!((c.cwnd(), c.ssthresh()), (1000, 10_000));
+        for _ in 0..9 {
+            c.on_ack(1000, 1000);
+        }
+        assert_eq!(c.cwnd(), 10_000);
+        // In avoidance: one MSS per cwnd of ACKed bytes.
+        for _ in 0..10 {
+            c.on_ack(1000, 1000);
+        }
+        assert_eq!(c.cwnd(), 11_000);
+    }
+
+    #[test]
+    fn double_slow_start_opens_two_segments_per_ack() {
+        let mut c = NewReno::new(1000, SlowStart::Double, true);
+        c.on_ack(2000, 1000);
+        assert_eq!(c.cwnd(), 3000);
+    }
+
+    #[test]
+    fn fast_recovery_newreno() {
+        let mut c = NewReno::new(20_000, SlowStart::Standard, true);
+        c.on_fast_retransmit(20_000, 1000, 3);
+        assert_eq!((c.ssthresh(), c.cwnd()), (10_000, 13_000));
+        c.on_recovery_dupack(1000);
+        assert_eq!(c.cwnd(), 14_000);
+        c.on_partial_ack(3000, 1000);
+        assert_eq!(c.cwnd(), 12_000);
+        c.on_recovery_exit(5000, 1000);
+        assert_eq!(c.cwnd(), 6000);
+    }
+}

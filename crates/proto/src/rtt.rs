@@ -1,0 +1,118 @@
+//! Retransmission timeout estimation (RFC 6298).
+
+use crate::time::Duration;
+
+/// SRTT/RTTVAR estimator with exponential backoff (RFC 6298 2-5).
+#[derive(Debug, Clone)]
+pub struct RttEstimator {
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    rto: Duration,
+    backoff: u32,
+    min: Duration,
+    max: Duration,
+}
+
+/// RFC 6298 2: clock granularity G; our virtual clock is exact, so 1 ms
+/// stands for a conventional stack tick and keeps RTO above 0 on tiny RTTs.
+const GRANULARITY: Duration = Duration::from_millis(1);
+
+impl RttEstimator {
+    pub fn new(initial: Duration, min: Duration, max: Duration) -> Self {
+        RttEstimator {
+            srtt: None,
+            rttvar: Duration::ZERO,
+            rto: initial.clamp(min, max),
+            backoff: 0,
+            min,
+            max,
+        }
+    }
+
+    /// RFC 6298 2.2-2.3: fold in one measurement (never from a retransmitted segment: Karn).
+    pub fn sample(&mut self, r: Duration) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(srtt) => {
+                let delta = srtt.abs_diff(r);
+                self.rttvar = (self.rttvar * 3 + delta) / 4;
+                self.srtt = Some((srtt * 7 + r) / 8);
+            }
+        }
+        let srtt = self.srtt.unwrap_or(r);
+        // RFC 6298 2.3 is SRTT + max(G, 4*RTTVAR) floored at the minimum as a whole;
+        // like Linux (tcp_set_rto) we floor the variance term instead, so that an
+        // ACK delayed by up to `min` after one RTT never causes a spurious timeout.
+        self.rto = (srtt + GRANULARITY.max(self.rttvar * 4).max(self.min)).min(self.max);
+        // RFC 6298 5.7 note: a new sample after backoff ends the backoff.
+        self.backoff = 0;
+    }
+
+    /// The timeout to arm now, backoff included (RFC 6298 5.5).
+    pub fn rto(&self) -> Duration {
+        let mut r = self.rto;
+        for _ in 0..self.backoff.min(32) {
+            r = (r * 2).min(self.max);
+        }
+        r
+    }
+
+    /// RFC 6298 5.5: double the timeout after an expiry.
+    pub fn back_off(&mut self) {
+        self.backoff = self.backoff.saturating_add(1);
+    }
+
+    /// Forget the backoff (new data acknowledged).
+    pub fn reset_backoff(&mut self) {
+        self.backoff = 0;
+    }
+
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt
+    }
+    pub fn rttvar(&self) -> Duration {
+        self.rttvar
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn rfc6298_first_and_later_samples() {
+        let mut e = RttEstimator::new(ms(1000), ms(200), ms(60_000));
+        assert_eq!(e.rto(), ms(1000));
+        e.sample(ms(100));
+        // SRTT = 100, RTTVAR = 50, RTO = 100 + max(4*50, 200) = 300
+        assert_eq!(e.rto(), ms(300));
+        e.sample(ms(100));
+        // RTTVAR = 3/4*50 + 0 = 37.5, SRTT = 100, RTO = 100 + max(150, 200)
+        assert_eq!(e.rto(), ms(300));
+        e.sample(ms(1000));
+        // RTTVAR = 3/4*37.5 + 900/4 = 253.125, SRTT = 212.5, RTO = 212.5 + 1012.5
+        assert_eq!(e.rto(), ms(1225));
+    }
+
+    #[test]
+    fn min_max_and_backoff() {
+        let mut e = RttEstimator::new(ms(1000), ms(200), ms(5000));
+        e.sample(ms(1));
+        assert_eq!(e.rto(), ms(201));
+        e.back_off();
+        assert_eq!(e.rto(), ms(402));
+        for _ in 0..10 {
+            e.back_off();
+        }
+        assert_eq!(e.rto(), ms(5000));
+        e.reset_backoff();
+        assert_eq!(e.rto(), ms(201));
+    }
+}

@@ -1,0 +1,149 @@
+//! The send buffer: bytes written by the application and not yet acknowledged,
+//! plus where each application write ended ("end of application data",
+//! Doupnik 2.0), which sets PSH and drives the send policies.
+
+use std::collections::VecDeque;
+
+/// Unacknowledged and unsent bytes, addressed by stream offset (bytes since the
+/// connection's first data byte; never wraps).
+#[derive(Debug)]
+pub struct SendBuffer {
+    data: VecDeque<u8>,
+    /// Stream offset of `data[0]`: bytes already acknowledged.
+    head: u64,
+    capacity: usize,
+    /// Stream offsets (exclusive ends) where application data ends, ascending,
+    /// all greater than `head`.
+    boundaries: VecDeque<u64>,
+}
+
+impl SendBuffer {
+    pub fn new(capacity: usize) -> Self {
+        SendBuffer {
+            data: VecDeque::new(),
+            head: 0,
+            capacity,
+            boundaries: VecDeque::new(),
+        }
+    }
+
+    /// Stream offset of the first unacknowledged byte.
+    pub fn head(&self) -> u64 {
+        self.head
+    }
+    /// Stream offset one past the last written byte.
+    pub fn end(&self) -> u64 {
+        self.head + self.data.len() as u64
+    }
+    /// Bytes held (unacknowledged, sent or not).
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+    /// Room for more application data.
+    pub fn space(&self) -> usize {
+        self.capacity.saturating_sub(self.data.len())
+    }
+
+    /// Appends what fits; records an end of application data after it unless
+    /// `more_follows` (MSG_MORE) or nothing was taken.
+    pub fn write(&mut self, bytes: &[u8], more_follows: bool) -> usize {
+        let n = bytes.len().min(self.space());
+        self.data.extend(&bytes[..n]);
+        if !more_follows && n == bytes.len() {
+            self.mark_boundary();
+        }
+        n
+    }
+
+    /// Ends the current data set at the last written byte (an explicit flush).
+    pub fn mark_boundary(&mut self) {
+        let end = self.end();
+        if end > self.head && self.boundaries.back() != Some(&end) {
+            self.boundaries.push_back(end);
+        }
+    }
+
+    /// Drops `n` acknowledged bytes from the front.
+    pub fn ack(&mut self, n: usize) {
+        let n = n.min(self.data.len());
+        self.data.drain(..n);
+        self.head += n as u64;
+        while self.boundaries.front().is_some_and(|&b| b <= self.head) {
+            self.boundaries.pop_front();
+        }
+    }
+
+    /// First end of application data strictly after stream offset `off`.
+    pub fn next_boundary_after(&self, off: u64) -> Option<u64> {
+        // Boundaries are few in flight; a linear scan from the front is cheap and
+        // the common case (bulk data) has at most one.
+        self.boundaries.iter().copied().find(|&b| b > off)
+    }
+
+    /// Whether `off` is exactly an end of application data.
+    pub fn is_boundary(&self, off: u64) -> bool {
+        self.boundaries.iter().any(|&b| b == off)
+    }
+
+    /// Copies `len` bytes starting at stream offset `off` into `out` (appending).
+    pub fn copy_out(&self, off: u64, len: usize, out: &mut Vec<u8>) {
+        debug_assert!(off >= self.head && off + len as u64 <= self.end());
+        let start = (off - self.head) as usize;
+        let (a, b) = self.data.as_slices();
+        if start < a.len() {
+            let take = len.min(a.len() - start);
+            out.extend_from_slice(&a[start..start + take]);
+            if take < len {
+                out.extend_from_slice(&b[..len - take]);
+            }
+        } else {
+            let s = start - a.len();
+            out.extend_from_slice(&b[s..s + len]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundaries_follow_writes() {
+        let mut b = SendBuffer::new(100);
+        assert_eq!(b.write(b"hello", false), 5);
+        assert_eq!(b.write(b"wor", true), 3);
+        assert_eq!(b.write(b"ld", false), 2);
+        assert!(b.is_boundary(5));
+        assert!(!b.is_boundary(8));
+        assert_eq!(b.next_boundary_after(5), Some(10));
+        b.ack(6);
+        assert_eq!(b.next_boundary_after(0), Some(10));
+        let mut out = Vec::new();
+        b.copy_out(6, 4, &mut out);
+        assert_eq!(out, b"orld");
+    }
+
+    #[test]
+    fn capacity_limits_write_and_partial_write_has_no_boundary() {
+        let mut b = SendBuffer::new(4);
+        assert_eq!(b.write(b"abcdef", false), 4);
+        assert_eq!(b.next_boundary_after(0), None);
+        b.mark_boundary();
+        assert_eq!(b.next_boundary_after(0), Some(4));
+        assert_eq!(b.space(), 0);
+    }
+
+    #[test]
+    fn copy_across_ring_wrap() {
+        let mut b = SendBuffer::new(8);
+        b.write(b"abcdefgh", false);
+        b.ack(6);
+        b.write(b"ijkl", false);
+        let mut out = Vec::new();
+        b.copy_out(6, 6, &mut out);
+        assert_eq!(out, b"ghijkl");
+    }
+}

@@ -1,0 +1,357 @@
+//! Segment-level scenario tests of the engine (RFC 9293 behaviour).
+
+mod common;
+
+use common::{Fate, Pair, A, B};
+use tinygram_proto::{Config, ConnError, Duration, Flags, SeqNumber, State};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn cfg() -> Config {
+    Config::default()
+}
+
+fn established() -> Pair {
+    let mut p = Pair::new(cfg(), cfg(), 1000, 5000, ms(10));
+    p.run_until(ms(1000), true, |p| {
+        p.conns[A].state() == State::Established && p.conns[B].state() == State::Established
+    });
+    assert_eq!(p.conns[A].state(), State::Established);
+    assert_eq!(p.conns[B].state(), State::Established);
+    p
+}
+
+#[test]
+fn three_way_handshake_segments_and_mss() {
+    let mut p = Pair::new(cfg(), cfg(), 1000, 5000, ms(10));
+    p.run(ms(100));
+    let l = &p.log;
+    assert_eq!(l[0].repr.flags, Flags::SYN);
+    assert_eq!(l[0].repr.seq, SeqNumber(1000));
+    assert_eq!(l[0].repr.options.mss, Some(1460));
+    assert_eq!(l[1].repr.flags, Flags::SYN | Flags::ACK);
+    assert_eq!(l[1].repr.seq, SeqNumber(5000));
+    assert_eq!(l[1].repr.ack, SeqNumber(1001));
+    assert_eq!(l[2].repr.flags, Flags::ACK);
+    assert_eq!(l[2].repr.ack, SeqNumber(5001));
+    assert_eq!(l[2].at, tinygram_proto::Instant::from_millis(20));
+    assert_eq!(p.conns[A].state(), State::Established);
+    assert_eq!(p.conns[B].state(), State::Established);
+    assert_eq!(p.log.len(), 3, "no extra segments: {:?}", p.log);
+    assert_eq!(p.conns[A].srtt(), Some(ms(20)));
+}
+
+#[test]
+fn effective_mss_is_the_smaller_option() {
+    let mut cb = cfg();
+    cb.mss = 536;
+    let mut p = Pair::new(cfg(), cb, 1, 2, ms(1));
+    p.run(ms(100));
+    assert_eq!(p.conns[A].effective_mss(), 536);
+    assert_eq!(p.conns[B].effective_mss(), 536);
+    p.write(A, 2000);
+    p.run(ms(1000));
+    let sizes: Vec<usize> = p
+        .sent_by(A)
+        .iter()
+        .map(|l| l.len)
+        .filter(|&n| n > 0)
+        .collect();
+    assert_eq!(sizes, vec![536, 536, 536, 392]);
+    p.check_integrity(B);
+}
+
+#[test]
+fn syn_retransmitted_with_backoff_then_times_out() {
+    let mut c = cfg();
+    c.syn_retries = 3;
+    let mut p = Pair::new(c, cfg(), 1, 2, ms(10));
+    p.fate = Box::new(|_, _, _| Fate::Drop);
+    p.run(Duration::from_secs(100));
+    let times: Vec<u64> = p
+        .sent_by(A)
+        .iter()
+        .map(|l| l.at.as_nanos() / 1_000_000)
+        .collect();
+    assert_eq!(times, vec![0, 1000, 3000, 7000]);
+    assert_eq!(p.conns[A].state(), State::Closed);
+    assert_eq!(p.conns[A].error(), Some(ConnError::TimedOut));
+}
+
+#[test]
+fn active_close_then_passive_close() {
+    let mut p = established();
+    p.write(A, 100);
+    p.conns[A].close();
+    p.run_until(ms(1000), true, |p| p.conns[A].state() == State::FinWait2);
+    assert_eq!(p.conns[A].state(), State::FinWait2);
+    assert_eq!(p.conns[B].state(), State::CloseWait);
+    assert!(p.conns[B].read_closed());
+    p.conns[B].close();
+    p.run_until(ms(1000), true, |p| p.conns[A].state() == State::TimeWait);
+    p.run_until(ms(1000), true, |p| p.conns[B].state() == State::Closed);
+    assert_eq!(p.conns[B].state(), State::Closed);
+    assert_eq!(p.conns[A].state(), State::TimeWait);
+    // TIME-WAIT lasts 2 x MSL.
+    let entered = p.now;
+    p.run(Duration::from_secs(200));
+    assert_eq!(p.conns[A].state(), State::Closed);
+    assert!(p.now >= entered + Duration::from_secs(60) - ms(20));
+    p.check_integrity(B);
+}
+
+#[test]
+fn simultaneous_close_goes_through_closing() {
+    let mut p = established();
+    p.conns[A].close();
+    p.conns[B].close();
+    p.run_until(ms(1000), true, |p| {
+        p.conns[A].state() == State::TimeWait && p.conns[B].state() == State::TimeWait
+    });
+    assert_eq!(p.conns[A].state(), State::TimeWait);
+    assert_eq!(p.conns[B].state(), State::TimeWait);
+    assert_eq!(p.conns[A].error(), None);
+}
+
+#[test]
+fn half_close_lets_data_flow_the_other_way() {
+    let mut p = established();
+    p.conns[A].close();
+    p.run_until(ms(1000), true, |p| p.conns[B].state() == State::CloseWait);
+    p.write(B, 50_000);
+    p.run_until(ms(5000), true, |p| p.received[A].len() == 50_000);
+    p.check_integrity(A);
+    assert_eq!(p.conns[A].state(), State::FinWait2);
+    assert!(p.conns[A].write(b"x", false).is_err());
+}
+
+#[test]
+fn abort_sends_rst_and_peer_is_reset() {
+    let mut p = established();
+    p.conns[A].abort();
+    assert_eq!(p.conns[A].state(), State::Closed);
+    p.run(ms(1000));
+    assert!(p.sent_by(A).last().unwrap().repr.flags.rst());
+    assert_eq!(p.conns[B].state(), State::Closed);
+    assert_eq!(p.conns[B].error(), Some(ConnError::Reset));
+}
+
+#[test]
+fn syn_to_closed_port_is_refused() {
+    let mut p = established();
+    // Replace B with a closed endpoint: a Listen on another port gets nothing;
+    // use rst_reply on a fresh SYN instead.
+    let syn = p.log[0].repr;
+    let rst = tinygram_proto::rst_reply(&syn, 0).unwrap();
+    assert_eq!(rst.flags, Flags::RST | Flags::ACK);
+    assert_eq!(rst.ack, syn.seq + 1);
+    let mut c = tinygram_proto::Connection::connect(cfg(), 1, 2, SeqNumber(7), p.now);
+    let mut buf = Vec::new();
+    let syn = c.poll_transmit(p.now, &mut buf).unwrap();
+    let rst = tinygram_proto::rst_reply(&syn, 0).unwrap();
+    c.handle_segment(p.now, &rst, &[]);
+    assert_eq!(c.error(), Some(ConnError::Refused));
+    assert_eq!(c.state(), State::Closed);
+}
+
+#[test]
+fn delayed_ack_every_second_segment_and_timer() {
+    let mut p = established();
+    let base = p.log.len();
+    // One small segment: ACKed by the 200 ms timer.
+    p.write(A, 100);
+    p.run(ms(1000));
+    let acks: Vec<_> = p.log[base..].iter().filter(|l| l.from == B).collect();
+    assert_eq!(acks.len(), 1);
+    let data_at = p.log[base].at;
+    assert_eq!(acks[0].at, data_at + ms(10) + ms(200));
+    assert_eq!(p.conns[B].counters().delack_timer_fired, 1);
+    // Two full segments: ACKed at once on the second.
+    let base = p.log.len();
+    p.write(A, 2 * 1460);
+    p.run(ms(1000));
+    let acks: Vec<_> = p.log[base..].iter().filter(|l| l.from == B).collect();
+    assert_eq!(acks.len(), 1, "{}", p.dump());
+    assert_eq!(acks[0].at, p.log[base].at + ms(10));
+}
+
+#[test]
+fn rto_backoff_doubles_in_virtual_time() {
+    let mut p = established();
+    let rto = p.conns[A].rto();
+    assert_eq!(rto, ms(220)); // srtt 20 ms + max(4 x 10 ms, rto_min 200 ms)
+    p.fate = Box::new(|side, _, _| if side == A { Fate::Drop } else { Fate::Deliver });
+    let base = p.log.len();
+    let t0 = p.now;
+    p.write(A, 100);
+    p.run(Duration::from_secs(20));
+    let times: Vec<u64> = p.log[base..]
+        .iter()
+        .filter(|l| l.from == A && l.len > 0)
+        .take(6)
+        .map(|l| (l.at - t0).as_millis() as u64)
+        .collect();
+    assert_eq!(times, vec![0, 220, 660, 1540, 3300, 6820]);
+    let sends = p.log[base..]
+        .iter()
+        .filter(|l| l.from == A && l.len > 0)
+        .count();
+    assert_eq!(p.conns[A].counters().timeouts as usize, sends - 1);
+}
+
+#[test]
+fn connection_aborts_after_retry_limit() {
+    let mut c = cfg();
+    c.max_retries = 3;
+    let mut p = Pair::new(c, cfg(), 1, 2, ms(10));
+    p.run_until(ms(100), true, |p| p.conns[A].state() == State::Established);
+    p.fate = Box::new(|side, _, _| if side == A { Fate::Drop } else { Fate::Deliver });
+    p.write(A, 10);
+    p.run(Duration::from_secs(100));
+    assert_eq!(p.conns[A].state(), State::Closed);
+    assert_eq!(p.conns[A].error(), Some(ConnError::TimedOut));
+    assert_eq!(p.conns[A].counters().timeouts, 3);
+}
+
+#[test]
+fn fast_retransmit_after_three_dupacks() {
+    let mut a = cfg();
+    a.initial_window = 10;
+    let mut p = Pair::new(a, cfg(), 1, 2, ms(10));
+    p.run_until(ms(100), true, |p| p.conns[B].state() == State::Established);
+    let mut n = 0;
+    p.fate = Box::new(move |side, _, len| {
+        if side == A && len > 0 {
+            n += 1;
+            if n == 2 {
+                return Fate::Drop;
+            }
+        }
+        Fate::Deliver
+    });
+    let t0 = p.now;
+    p.write(A, 8 * 1460);
+    p.run(ms(5000));
+    let c = p.conns[A].counters();
+    assert_eq!(c.fast_retransmits, 1, "{}", p.dump());
+    assert_eq!(c.timeouts, 0);
+    assert_eq!(c.retransmits, 1);
+    // The retransmission leaves one RTT after the burst (when the 3rd dupack arrives).
+    let rexmit = p
+        .sent_by(A)
+        .into_iter()
+        .filter(|l| l.len > 0 && !l.dropped)
+        .find(|l| l.repr.seq == SeqNumber(2 + 1460))
+        .unwrap();
+    assert_eq!(rexmit.at - t0, ms(20));
+    p.check_integrity(B);
+}
+
+#[test]
+fn transfer_across_sequence_wrap() {
+    let isn = u32::MAX - 3000;
+    let mut p = Pair::new(cfg(), cfg(), isn, u32::MAX - 10, ms(5));
+    p.run_until(ms(100), true, |p| p.conns[B].state() == State::Established);
+    p.write(A, 200_000);
+    p.write(B, 100_000);
+    let mut left = 300_000usize;
+    while left > 0 {
+        let k = p.write(A, left.min(50_000));
+        left -= k;
+        p.run_until(ms(100), true, |_| false);
+    }
+    p.run(Duration::from_secs(10));
+    p.check_integrity(B);
+    p.check_integrity(A);
+    assert!(
+        p.conns[A].snd_una().0 < 1_000_000,
+        "sequence numbers wrapped"
+    );
+}
+
+#[test]
+fn zero_window_probe_and_recovery() {
+    let mut b = cfg();
+    b.rcv_buf = 8 * 1460;
+    let mut p = Pair::new(cfg(), b, 1, 2, ms(10));
+    p.run_until(ms(100), true, |p| p.conns[B].state() == State::Established);
+    p.write(A, 30_000);
+    // B does not read: the window closes.
+    p.run_until(Duration::from_secs(5), false, |_| false);
+    assert_eq!(p.conns[A].snd_wnd(), 0);
+    let probes = p.conns[A].counters().window_probes;
+    assert!(probes >= 2, "probes {probes}");
+    assert_eq!(p.conns[A].state(), State::Established);
+    assert_eq!(p.conns[A].counters().timeouts, 0, "{}", p.dump());
+    // Reading reopens the window; everything arrives.
+    p.run(Duration::from_secs(30));
+    p.check_integrity(B);
+}
+
+fn lossy_bulk(loss_every: u32, seed: u64) {
+    // Deterministic pseudo-random drops of data and ACKs in both directions,
+    // with duplication and reordering.
+    let mut p = Pair::new(cfg(), cfg(), 77, 99, ms(5));
+    let mut x = seed;
+    p.fate = Box::new(move |_, _, _| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let r = (x % 1000) as u32;
+        if r < loss_every {
+            Fate::Drop
+        } else if r < loss_every + 20 {
+            Fate::Duplicate
+        } else if r < loss_every + 40 {
+            Fate::Delay(ms(3))
+        } else {
+            Fate::Deliver
+        }
+    });
+    let total = 300_000;
+    let mut left = total;
+    let mut guard = 0;
+    while left > 0 && guard < 100_000 {
+        guard += 1;
+        let k = p.write(A, left.min(64 * 1024));
+        left -= k;
+        if !p.step(true) {
+            break;
+        }
+    }
+    p.run(Duration::from_secs(600));
+    assert_eq!(
+        p.conns[A].error(),
+        None,
+        "loss {loss_every}/1000 seed {seed}"
+    );
+    p.check_integrity(B);
+    let c = p.conns[A].counters();
+    if loss_every > 0 {
+        assert!(c.retransmits > 0, "loss must cause retransmissions: {c:?}");
+        assert!(p.conns[B].counters().duplicate_bytes_received > 0 || c.timeouts > 0);
+    }
+    assert!(
+        p.conns[B].counters().out_of_order_segments > 0,
+        "reordering/loss seen"
+    );
+}
+
+#[test]
+fn bulk_integrity_no_loss() {
+    lossy_bulk(0, 1);
+}
+#[test]
+fn bulk_integrity_1_percent() {
+    lossy_bulk(10, 2);
+}
+#[test]
+fn bulk_integrity_5_percent() {
+    lossy_bulk(50, 3);
+}
+#[test]
+fn bulk_integrity_20_percent() {
+    lossy_bulk(200, 4);
+}
