@@ -140,9 +140,9 @@ fn abort_sends_rst_and_peer_is_reset() {
 
 #[test]
 fn syn_to_closed_port_is_refused() {
-    let mut p = established();
-    // Replace B with a closed endpoint: a Listen on another port gets nothing;
-    // use rst_reply on a fresh SYN instead.
+    let p = established();
+    // What a host with no listener answers (RFC 9293 3.10.7.1), and how the
+    // connecting side takes it.
     let syn = p.log[0].repr;
     let rst = tinygram_proto::rst_reply(&syn, 0).unwrap();
     assert_eq!(rst.flags, Flags::RST | Flags::ACK);

@@ -28,6 +28,9 @@ pub enum Fate {
     Delay(Duration),
 }
 
+/// Decides each segment's fate: (sending side, header, payload length).
+pub type FateFn = Box<dyn FnMut(usize, &TcpRepr, usize) -> Fate>;
+
 pub struct Pair {
     pub conns: [Connection; 2],
     pub now: Instant,
@@ -35,7 +38,7 @@ pub struct Pair {
     /// Segments in flight: (arrival, to, repr, payload).
     wire: VecDeque<(Instant, usize, TcpRepr, Vec<u8>)>,
     pub log: Vec<Logged>,
-    pub fate: Box<dyn FnMut(usize, &TcpRepr, usize) -> Fate>,
+    pub fate: FateFn,
     /// Bytes each side has written / read so far, for integrity checks.
     pub written: [u64; 2],
     pub received: [Vec<u8>; 2],
@@ -68,10 +71,7 @@ impl Pair {
 
     fn flush_out(&mut self) {
         for side in [A, B] {
-            loop {
-                let Some(r) = self.conns[side].poll_transmit(self.now, &mut self.buf) else {
-                    break;
-                };
+            while let Some(r) = self.conns[side].poll_transmit(self.now, &mut self.buf) {
                 let payload = std::mem::take(&mut self.buf);
                 let fate = (self.fate)(side, &r, payload.len());
                 let dropped = matches!(fate, Fate::Drop);
