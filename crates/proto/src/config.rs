@@ -101,6 +101,8 @@ pub struct Config {
     pub slow_start: SlowStart,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 3.2: 3).
     pub dupack_threshold: u32,
+    /// Record the why-trace (hold/release and ACK decisions); off on the hot path.
+    pub trace: bool,
 }
 
 impl Default for Config {
@@ -124,6 +126,7 @@ impl Default for Config {
             loss_is: LossIs::Congestion,
             slow_start: SlowStart::Standard,
             dupack_threshold: 3,
+            trace: false,
         }
     }
 }

@@ -22,6 +22,7 @@ use crate::send_buf::SendBuffer;
 use crate::seq::SeqNumber;
 use crate::state::State;
 use crate::time::{Duration, Instant};
+use crate::trace::{HoldRule, TraceEvent};
 use crate::wire::{Flags, TcpOptions, TcpRepr};
 
 /// Why a connection ended abnormally.
@@ -64,8 +65,10 @@ enum Timer {
     Persist,
     /// RFC 9293 3.3.2 TIME-WAIT, 2 x MSL.
     TimeWait,
+    /// A send policy asked to be consulted again (cork's cap).
+    Policy,
 }
-const TIMERS: usize = 4;
+const TIMERS: usize = 5;
 
 /// A TCP connection driven by the caller (see the module docs for the call order).
 pub struct Connection {
@@ -139,6 +142,15 @@ pub struct Connection {
     need_syn: bool,
     pending_rst: Option<TcpRepr>,
 
+    /// min(available, allowed) at the start of the current transmission
+    /// opportunity (cleared when `poll_transmit` runs dry).
+    burst: Option<usize>,
+    /// The current hold episode: rule, since when, bytes held.
+    hold: Option<(HoldRule, Instant, usize)>,
+    /// When the oldest data not yet acknowledged by us arrived.
+    ack_owed_since: Option<Instant>,
+    trace: Vec<TraceEvent>,
+
     send_policy: Box<dyn SendPolicy>,
     ack_policy: Box<dyn AckPolicy>,
     counters: Counters,
@@ -209,6 +221,10 @@ impl Connection {
             full_segs_since_ack: 0,
             need_syn: false,
             pending_rst: None,
+            burst: None,
+            hold: None,
+            ack_owed_since: None,
+            trace: Vec::new(),
             send_policy: cfg.send_policy.build(),
             ack_policy: cfg.ack_policy.build(),
             counters: Counters::default(),
@@ -351,7 +367,12 @@ impl Connection {
     /// Ends the current data set: the last written byte becomes an end of
     /// application data (like uncorking, or a write without MSG_MORE).
     pub fn flush(&mut self) {
-        self.send_buf.mark_boundary();
+        self.send_buf.flush();
+    }
+
+    /// Moves the why-trace recorded so far into `out` (only with `Config::trace`).
+    pub fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
+        out.append(&mut self.trace);
     }
 
     /// Reads in-order data. Returns 0 when nothing is available (see
@@ -481,6 +502,10 @@ impl Connection {
         if due(self, Timer::Persist) {
             self.disarm(Timer::Persist);
             self.on_persist_timeout(now);
+        }
+        if due(self, Timer::Policy) {
+            // Nothing to do here: the next poll asks the policy again.
+            self.disarm(Timer::Policy);
         }
     }
 
@@ -1007,6 +1032,7 @@ impl Connection {
             return;
         }
         self.segs_since_ack += 1;
+        self.ack_owed_since.get_or_insert(now);
         if payload.len() >= self.snd_mss {
             self.full_segs_since_ack += 1;
         }
@@ -1030,6 +1056,13 @@ impl Connection {
                 let t = &mut self.timers[Timer::DelayedAck as usize];
                 if t.is_none_or(|cur| at < cur) {
                     *t = Some(at);
+                    if self.cfg.trace {
+                        self.trace.push(TraceEvent::AckDelayed {
+                            at: now,
+                            deadline: at,
+                            segs: self.segs_since_ack,
+                        });
+                    }
                 }
             }
         }
@@ -1098,6 +1131,7 @@ impl Connection {
         if let Some(r) = self.emit_data(now, payload) {
             return Some(r);
         }
+        self.burst = None;
         self.arm_persist_if_needed(now);
         self.maybe_pure_ack(now)
     }
@@ -1161,8 +1195,17 @@ impl Connection {
     }
 
     /// A header for a synchronized-state segment, carrying ACK and our window.
-    fn header(&mut self, _now: Instant, seq: SeqNumber, flags: Flags) -> TcpRepr {
+    fn header(&mut self, now: Instant, seq: SeqNumber, flags: Flags) -> TcpRepr {
         let window = self.window_to_advertise();
+        if let Some(since) = self.ack_owed_since.take() {
+            if self.cfg.trace {
+                self.trace.push(TraceEvent::AckSent {
+                    at: now,
+                    reason: self.ack_now.unwrap_or(AckReason::Piggyback),
+                    waited: now - since,
+                });
+            }
+        }
         self.clear_ack_pending();
         TcpRepr {
             src_port: self.local_port,
@@ -1228,6 +1271,29 @@ impl Connection {
         Some(r)
     }
 
+    /// Notes that data which could go is held by `rule` (starts a why-trace episode).
+    fn note_hold(&mut self, now: Instant, rule: HoldRule, bytes: usize, unacked: usize) {
+        match self.hold {
+            Some((r, _, _)) if r == rule => return,
+            Some((_, since, _)) => self.hold = Some((rule, since, bytes)),
+            None => {
+                self.hold = Some((rule, now, bytes));
+                if matches!(rule, HoldRule::Policy(_)) {
+                    self.counters.policy_holds += 1;
+                }
+            }
+        }
+        if self.cfg.trace {
+            self.trace.push(TraceEvent::Hold {
+                at: now,
+                rule,
+                bytes,
+                unacked,
+                peer_window: self.snd_wnd,
+            });
+        }
+    }
+
     /// Sends new (or go-back-N) data as window, cwnd and the send policy allow.
     fn emit_data(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
         let nxt_off = self.off_of(self.snd_nxt);
@@ -1241,13 +1307,20 @@ impl Connection {
         let wnd_room = self.snd_wnd.saturating_sub(flight);
         let cwnd_room = self.cc.cwnd().saturating_sub(flight);
         let allowed = wnd_room.min(cwnd_room);
+        let limit_rule = if wnd_room <= cwnd_room {
+            HoldRule::PeerWindow
+        } else {
+            HoldRule::Cwnd
+        };
         let mss = self.snd_mss;
+        let burst = *self.burst.get_or_insert(unsent.min(allowed));
         let mut len = unsent.min(allowed).min(mss);
         let retransmission = self.snd_nxt < self.snd_max;
         let forced = self.force_one;
 
         if unsent > 0 && len == 0 {
             if !forced {
+                self.note_hold(now, limit_rule, unsent.min(mss), flight);
                 return None;
             }
             // Persist timer: one byte into a zero window, or what the window allows.
@@ -1257,21 +1330,41 @@ impl Connection {
                 // RFC 1122 4.2.3.4 sender SWS avoidance: a window-limited runt goes
                 // only if it is at least half the largest window the peer offered.
                 if len < self.max_snd_wnd / 2 {
+                    let rule = if limit_rule == HoldRule::Cwnd {
+                        HoldRule::Cwnd
+                    } else {
+                        HoldRule::SenderSws
+                    };
+                    self.note_hold(now, rule, len, flight);
                     return None;
                 }
-            } else {
+            } else if !fin_pending {
+                // The tail of the data: the send policy decides (FIN is never held).
+                let seg_end = nxt_off + len as u64;
                 let ctx = SendCtx {
                     now,
                     mss,
                     available: unsent,
                     allowed,
+                    burst,
                     seg_len: len,
                     in_flight: flight,
-                    ends_app_data: self.send_buf.is_boundary(nxt_off + len as u64),
+                    ends_app_data: self
+                        .send_buf
+                        .next_boundary_after(nxt_off)
+                        .is_some_and(|b| b <= seg_end),
+                    flushed: self.send_buf.flushed() > nxt_off,
                     unacked_partial: self.last_partial_end.is_some_and(|e| e > self.snd_una),
+                    held_since: match self.hold {
+                        Some((HoldRule::Policy(_), since, _)) => Some(since),
+                        _ => None,
+                    },
                 };
-                if let SendDecision::Hold(_reason) = self.send_policy.decide(&ctx) {
-                    self.counters.policy_holds += 1;
+                if let SendDecision::Hold { reason, until } = self.send_policy.decide(&ctx) {
+                    self.note_hold(now, HoldRule::Policy(reason), len, flight);
+                    if let Some(at) = until {
+                        self.arm(Timer::Policy, at);
+                    }
                     return None;
                 }
             }
@@ -1280,6 +1373,17 @@ impl Connection {
         let fin = fin_pending && nxt_off + len as u64 == end;
         if len == 0 && !fin {
             return None;
+        }
+        if let Some((rule, since, bytes)) = self.hold.take() {
+            self.disarm(Timer::Policy);
+            if self.cfg.trace {
+                self.trace.push(TraceEvent::Release {
+                    at: now,
+                    rule,
+                    bytes,
+                    held: now - since,
+                });
+            }
         }
         let probe = forced && self.snd_wnd == 0;
         let r = self.build_data_segment(now, nxt_off, len, fin, payload);

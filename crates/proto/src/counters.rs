@@ -59,7 +59,7 @@ pub struct Counters {
     pub naks_sent: u64,
     /// NAKs received.
     pub naks_received: u64,
-    /// Times a send policy held data that window and cwnd allowed.
+    /// Hold episodes started by the send policy (data window and cwnd allowed was kept back).
     pub policy_holds: u64,
     /// Window updates sent because the application read (RFC 1122 4.2.3.3).
     pub window_updates_sent: u64,

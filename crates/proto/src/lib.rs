@@ -15,6 +15,7 @@ pub mod send_buf;
 pub mod seq;
 pub mod state;
 pub mod time;
+pub mod trace;
 pub mod wire;
 
 pub use config::{Config, ConfigError, LossIs, OptionSet, SlowStart};
@@ -23,4 +24,5 @@ pub use counters::Counters;
 pub use seq::SeqNumber;
 pub use state::State;
 pub use time::{Duration, Instant};
+pub use trace::{HoldRule, TraceEvent};
 pub use wire::{Flags, TcpOptions, TcpRepr};

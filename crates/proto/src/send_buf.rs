@@ -15,6 +15,8 @@ pub struct SendBuffer {
     /// Stream offsets (exclusive ends) where application data ends, ascending,
     /// all greater than `head`.
     boundaries: VecDeque<u64>,
+    /// Offset up to which the application flushed explicitly (uncork).
+    flushed: u64,
 }
 
 impl SendBuffer {
@@ -24,6 +26,7 @@ impl SendBuffer {
             head: 0,
             capacity,
             boundaries: VecDeque::new(),
+            flushed: 0,
         }
     }
 
@@ -64,6 +67,17 @@ impl SendBuffer {
         if end > self.head && self.boundaries.back() != Some(&end) {
             self.boundaries.push_back(end);
         }
+    }
+
+    /// An explicit flush: ends the data set and releases corked data.
+    pub fn flush(&mut self) {
+        self.mark_boundary();
+        self.flushed = self.end();
+    }
+
+    /// Offset up to which data was flushed explicitly.
+    pub fn flushed(&self) -> u64 {
+        self.flushed
     }
 
     /// Drops `n` acknowledged bytes from the front.

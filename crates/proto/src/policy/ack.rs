@@ -35,6 +35,8 @@ pub enum AckReason {
     Timer,
     /// Window update after the application read (RFC 1122 4.2.3.3).
     WindowUpdate,
+    /// Outgoing data carried the pending ACK.
+    Piggyback,
 }
 
 impl fmt::Display for AckReason {
@@ -45,6 +47,7 @@ impl fmt::Display for AckReason {
             AckReason::OutOfOrder => "out of order",
             AckReason::Timer => "delayed-ACK timer",
             AckReason::WindowUpdate => "window update",
+            AckReason::Piggyback => "carried by data",
         })
     }
 }

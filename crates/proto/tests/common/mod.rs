@@ -107,9 +107,14 @@ impl Pair {
 
     /// Writes `n` pattern bytes from `side` (as much as fits; returns accepted).
     pub fn write(&mut self, side: usize, n: usize) -> usize {
+        self.write_more(side, n, false)
+    }
+
+    /// Like `write`, with MSG_MORE semantics when `more` is set.
+    pub fn write_more(&mut self, side: usize, n: usize, more: bool) -> usize {
         let start = self.written[side];
         let data: Vec<u8> = (0..n as u64).map(|i| pattern(side, start + i)).collect();
-        let k = self.conns[side].write(&data, false).unwrap_or(0);
+        let k = self.conns[side].write(&data, more).unwrap_or(0);
         self.written[side] += k as u64;
         k
     }
@@ -144,9 +149,14 @@ impl Pair {
             return false;
         };
         self.now = self.now.max(t);
+        // Like the simulator: each arrival is processed and answered before the next.
         while self.wire.front().is_some_and(|e| e.0 <= self.now) {
             let (_, to, r, p) = self.wire.pop_front().unwrap();
             self.conns[to].handle_segment(self.now, &r, &p);
+            if reading {
+                self.drain_reads();
+            }
+            self.flush_out();
         }
         for c in &mut self.conns {
             if c.poll_timeout().is_some_and(|t| t <= self.now) {
@@ -158,6 +168,33 @@ impl Pair {
         }
         self.flush_out();
         true
+    }
+
+    /// Sends what is due now and advances time to `t` (processing everything before it).
+    pub fn advance_to(&mut self, t: Instant, reading: bool) {
+        self.flush_out();
+        while self.next_time().is_some_and(|n| n <= t) {
+            self.step(reading);
+        }
+        self.now = self.now.max(t);
+        self.flush_out();
+    }
+
+    /// Data segments sent by `side`: (time, seq offset from ISN+1, len, PSH).
+    pub fn data_from(&self, side: usize) -> Vec<(Instant, usize, usize, bool)> {
+        let base = self.conns[side].iss() + 1;
+        self.log
+            .iter()
+            .filter(|l| l.from == side && l.len > 0)
+            .map(|l| {
+                (
+                    l.at,
+                    l.repr.seq.distance_from(base),
+                    l.len,
+                    l.repr.flags.psh(),
+                )
+            })
+            .collect()
     }
 
     /// Runs until `until` is true or nothing is left to do or time passes `limit`.
