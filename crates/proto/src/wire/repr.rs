@@ -269,39 +269,12 @@ impl TcpRepr {
         payload_len + self.flags.syn() as usize + self.flags.fin() as usize
     }
 
-    /// Encoded option bytes, padded to a multiple of four.
+    /// Encoded option bytes, padded to a multiple of four: exactly what the codec
+    /// emits (Linux-like layout, each option NOP-aligned to 4 bytes; see
+    /// [`TcpOptions::encoded_len`]). Can exceed 40, which emit then refuses.
+    #[inline]
     pub fn options_len(&self) -> usize {
-        let o = &self.options;
-        let mut n = 0;
-        if o.mss.is_some() {
-            n += 4;
-        }
-        if o.window_scale.is_some() {
-            n += 3;
-        }
-        if o.sack_permitted {
-            n += 2;
-        }
-        if !o.sack_blocks.is_empty() {
-            n += 2 + 8 * o.sack_blocks.len();
-        }
-        if o.timestamps.is_some() {
-            n += 10;
-        }
-        if o.big_window_offer.is_some() {
-            n += crate::wire::RFC1106_BIGWIN_OFFER_LEN;
-        }
-        if o.big_window_upper.is_some() {
-            n += crate::wire::RFC1106_BIGWIN_UPPER_LEN;
-        }
-        if o.nak_permitted {
-            n += crate::wire::RFC1106_NAK_PERMITTED_LEN;
-        }
-        if o.nak.is_some() {
-            n += crate::wire::RFC1106_NAK_LEN;
-        }
-        n += o.unknown.as_bytes().len();
-        (n + 3) & !3
+        self.options.encoded_len()
     }
 
     /// TCP header length including options.
