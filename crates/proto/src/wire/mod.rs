@@ -4,12 +4,14 @@
 
 mod checksum;
 mod error;
+mod ip;
 mod options;
 mod repr;
 mod segment;
 
 pub use checksum::{accumulate, fold, internet_checksum, ChecksumCtx, IP_PROTO_TCP};
 pub use error::WireError;
+pub use ip::{Ipv4Repr, Ipv6Repr};
 pub use options::{
     kind, rfc1106, MAX_OPTIONS_LEN, MAX_WINDOW_SCALE, RFC1106_BIGWIN_MAX, RFC1106_BIGWIN_UPPER_MAX,
 };
