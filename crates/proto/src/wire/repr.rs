@@ -94,7 +94,8 @@ pub struct Timestamps {
 }
 
 /// Up to four SACK blocks (RFC 2018 section 3), inline so a header never allocates.
-#[derive(Clone, Copy, PartialEq, Eq, Default)]
+/// Equality compares only the blocks in use (not stale slots left by `clear`).
+#[derive(Clone, Copy, Default)]
 pub struct SackBlocks {
     blocks: [(SeqNumber, SeqNumber); 4],
     len: u8,
@@ -126,6 +127,13 @@ impl SackBlocks {
     }
 }
 
+impl PartialEq for SackBlocks {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+impl Eq for SackBlocks {}
+
 impl fmt::Debug for SackBlocks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.as_slice()).finish()
@@ -142,7 +150,8 @@ pub struct Nak {
 
 /// Options we do not interpret, kept verbatim as raw kind-length-value bytes so
 /// captures round-trip. Inline: the option space is at most 40 bytes.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// Equality compares only the bytes in use.
+#[derive(Clone, Copy)]
 pub struct RawOptions {
     bytes: [u8; 40],
     len: u8,
@@ -193,6 +202,13 @@ impl RawOptions {
         self.len == 0
     }
 }
+
+impl PartialEq for RawOptions {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+impl Eq for RawOptions {}
 
 impl fmt::Debug for RawOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -253,39 +269,12 @@ impl TcpRepr {
         payload_len + self.flags.syn() as usize + self.flags.fin() as usize
     }
 
-    /// Encoded option bytes, padded to a multiple of four.
+    /// Encoded option bytes, padded to a multiple of four: exactly what the codec
+    /// emits (Linux-like layout, each option NOP-aligned to 4 bytes; see
+    /// [`TcpOptions::encoded_len`]). Can exceed 40, which emit then refuses.
+    #[inline]
     pub fn options_len(&self) -> usize {
-        let o = &self.options;
-        let mut n = 0;
-        if o.mss.is_some() {
-            n += 4;
-        }
-        if o.window_scale.is_some() {
-            n += 3;
-        }
-        if o.sack_permitted {
-            n += 2;
-        }
-        if !o.sack_blocks.is_empty() {
-            n += 2 + 8 * o.sack_blocks.len();
-        }
-        if o.timestamps.is_some() {
-            n += 10;
-        }
-        if o.big_window_offer.is_some() {
-            n += crate::wire::RFC1106_BIGWIN_OFFER_LEN;
-        }
-        if o.big_window_upper.is_some() {
-            n += crate::wire::RFC1106_BIGWIN_UPPER_LEN;
-        }
-        if o.nak_permitted {
-            n += crate::wire::RFC1106_NAK_PERMITTED_LEN;
-        }
-        if o.nak.is_some() {
-            n += crate::wire::RFC1106_NAK_LEN;
-        }
-        n += o.unknown.as_bytes().len();
-        (n + 3) & !3
+        self.options.encoded_len()
     }
 
     /// TCP header length including options.
@@ -333,6 +322,14 @@ mod tests {
         let v: Vec<_> = raw.iter().collect();
         assert_eq!(v, vec![(99u8, &[1u8, 2][..]), (100, &[][..])]);
         assert!(!raw.push(1, &[0; 40]));
+    }
+
+    #[test]
+    fn sack_blocks_equality_ignores_cleared_slots() {
+        let mut a = SackBlocks::default();
+        a.push(SeqNumber(1), SeqNumber(2));
+        a.clear();
+        assert_eq!(a, SackBlocks::default());
     }
 
     #[test]
