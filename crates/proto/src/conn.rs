@@ -24,22 +24,64 @@ pub enum WriteError {
 pub struct Connection {}
 
 impl Connection {
-    pub fn connect(config: Config, local_port: u16, remote_port: u16, isn: SeqNumber, now: Instant) -> Connection { todo!() }
-    pub fn listen(config: Config, local_port: u16, isn: SeqNumber) -> Connection { todo!() }
-    pub fn handle_segment(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) { todo!() }
-    pub fn handle_timeout(&mut self, now: Instant) { todo!() }
-    pub fn poll_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> { todo!() }
-    pub fn poll_timeout(&self) -> Option<Instant> { todo!() }
-    pub fn write(&mut self, data: &[u8], more_follows: bool) -> Result<usize, WriteError> { todo!() }
-    pub fn flush(&mut self) { todo!() }
-    pub fn read(&mut self, buf: &mut [u8]) -> usize { todo!() }
-    pub fn close(&mut self) { todo!() }
-    pub fn abort(&mut self) { todo!() }
-    pub fn state(&self) -> State { todo!() }
-    pub fn counters(&self) -> &Counters { todo!() }
-    pub fn error(&self) -> Option<ConnError> { todo!() }
-    pub fn send_space(&self) -> usize { todo!() }
-    pub fn recv_available(&self) -> usize { todo!() }
-    pub fn read_closed(&self) -> bool { todo!() }
-    pub fn effective_mss(&self) -> usize { todo!() }
+    pub fn connect(
+        config: Config,
+        local_port: u16,
+        remote_port: u16,
+        isn: SeqNumber,
+        now: Instant,
+    ) -> Connection {
+        todo!()
+    }
+    pub fn listen(config: Config, local_port: u16, isn: SeqNumber) -> Connection {
+        todo!()
+    }
+    pub fn handle_segment(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
+        todo!()
+    }
+    pub fn handle_timeout(&mut self, now: Instant) {
+        todo!()
+    }
+    pub fn poll_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+        todo!()
+    }
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        todo!()
+    }
+    pub fn write(&mut self, data: &[u8], more_follows: bool) -> Result<usize, WriteError> {
+        todo!()
+    }
+    pub fn flush(&mut self) {
+        todo!()
+    }
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        todo!()
+    }
+    pub fn close(&mut self) {
+        todo!()
+    }
+    pub fn abort(&mut self) {
+        todo!()
+    }
+    pub fn state(&self) -> State {
+        todo!()
+    }
+    pub fn counters(&self) -> &Counters {
+        todo!()
+    }
+    pub fn error(&self) -> Option<ConnError> {
+        todo!()
+    }
+    pub fn send_space(&self) -> usize {
+        todo!()
+    }
+    pub fn recv_available(&self) -> usize {
+        todo!()
+    }
+    pub fn read_closed(&self) -> bool {
+        todo!()
+    }
+    pub fn effective_mss(&self) -> usize {
+        todo!()
+    }
 }
