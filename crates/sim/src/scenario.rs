@@ -1,0 +1,1737 @@
+//! Scenario files: the TOML user interface of `tinygram run` (DESIGN.md,
+//! "Scenario files"). Every key has a default; every unknown key, wrong type or
+//! bad value is an error naming the file, the line and the full dotted key.
+//!
+//! Reading goes in three steps: the document is parsed with `toml_edit` (which
+//! keeps spans, hence line numbers) and flattened to dotted keys; `--set`
+//! overrides replace keys of that flat list; then every key is checked and
+//! converted, and each host's [`Config`] is validated.
+//!
+//! An override's VALUE is TOML (`[18225]`, `"10Mbps"`, `{ rate = "1Mbps" }`),
+//! or a bare string when it does not parse as TOML (`nodelay`). Like a TOML
+//! assignment, it replaces the key and everything below it: `--set
+//! link={rate="1Mbps"}` drops the file's other `link.*` keys.
+
+use crate::link::LinkConfig;
+use crate::units::{parse_duration, parse_rate, parse_size};
+use std::fmt;
+use std::path::Path;
+use std::time::Duration;
+use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
+use tinygram_proto::{Config, LossIs, OptionSet, SlowStart};
+use toml_edit::{ImDocument, InlineTable, Item, Key, Table, Value};
+
+/// A complete, validated experiment: a two-host network, its hosts and what they do.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Label for reports; defaults to the file name without extension.
+    pub name: String,
+    /// Seed of the simulation's only random number generator.
+    pub seed: u64,
+    /// Simulated-time cap.
+    pub duration: Duration,
+    /// The client-to-server direction.
+    pub forward: LinkConfig,
+    /// The server-to-client direction.
+    pub reverse: LinkConfig,
+    pub client: HostConfig,
+    pub server: HostConfig,
+    pub workload: Workload,
+}
+
+/// One host: its TCP settings and, optionally, a fixed initial sequence number.
+#[derive(Clone, Debug, Default)]
+pub struct HostConfig {
+    pub tcp: Config,
+    /// Initial sequence number; `None` lets the simulator choose (from the seed).
+    pub isn: Option<u32>,
+}
+
+/// Which way bulk data flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Direction {
+    #[default]
+    ClientToServer,
+    ServerToClient,
+}
+
+impl Direction {
+    /// The name used in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::ClientToServer => "client-to-server",
+            Direction::ServerToClient => "server-to-client",
+        }
+    }
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What the applications on the two hosts do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Workload {
+    /// The client writes `request` (one write per entry, `request_gap` apart),
+    /// the server answers with `response`; `outstanding` requests in flight,
+    /// `think` between a response and the next request; `requests` in all
+    /// (`None`: until `duration`). The Nagle/delayed-ACK experiments of seeds 000-004.
+    RequestResponse {
+        request: Vec<usize>,
+        request_gap: Duration,
+        response: Vec<usize>,
+        outstanding: u32,
+        think: Duration,
+        requests: Option<u64>,
+    },
+    /// One side writes `bytes` in writes of `write_size`.
+    Bulk {
+        bytes: u64,
+        write_size: usize,
+        direction: Direction,
+    },
+    /// The client types `keystrokes` writes of `size` bytes, `interval` apart
+    /// (the telnet case of RFC 896).
+    Interactive {
+        keystrokes: u64,
+        interval: Duration,
+        size: usize,
+    },
+}
+
+impl Workload {
+    /// The `workload.type` name.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Workload::RequestResponse { .. } => "request-response",
+            Workload::Bulk { .. } => "bulk",
+            Workload::Interactive { .. } => "interactive",
+        }
+    }
+}
+
+/// A scenario that cannot be used, located: `file:line: key: message`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file path, `"<string>"`-like origin, or `"--set KEY"` for an override.
+    pub file: String,
+    /// 1-based line in `file`, when known.
+    pub line: Option<usize>,
+    /// Full dotted key (`"link.forward.rate"`), empty for file-level errors.
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        // "--set link.rate: link.rate: ..." would say the key twice.
+        if !self.key.is_empty() && self.file != format!("--set {}", self.key) {
+            write!(f, ": {}", self.key)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Documentation of one scenario key, for `tinygram run --help` and `tinygram scenario`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyDoc {
+    /// Full dotted key.
+    pub key: &'static str,
+    /// The default, as it would be written in a file (or a description of it).
+    pub default: &'static str,
+    /// One line: what it does, and its source.
+    pub doc: &'static str,
+}
+
+impl KeyDoc {
+    /// The default as text; for keys whose default the engine decides (the
+    /// policies), taken from `Config::default()` so the docs cannot drift.
+    pub fn default_value(&self) -> String {
+        let short = self
+            .key
+            .strip_prefix("client.")
+            .or_else(|| self.key.strip_prefix("server."));
+        match short {
+            Some("send_policy") => format!("{:?}", Config::default().send_policy.to_string()),
+            Some("ack_policy") => format!("{:?}", Config::default().ack_policy.to_string()),
+            _ => self.default.to_string(),
+        }
+    }
+}
+
+/// Builds [`KEYS`]: link keys appear under `link`, `link.forward` and `link.reverse`,
+/// host keys under `client` and `server`.
+macro_rules! key_docs {
+    (
+        top: [$(($tk:literal, $td:literal, $tdoc:literal)),* $(,)?],
+        link: [$(($lk:literal, $ld:literal, $ldoc:literal)),* $(,)?],
+        host: [$(($hk:literal, $hd:literal, $hdoc:literal)),* $(,)?],
+        workload: [$(($wk:literal, $wd:literal, $wdoc:literal)),* $(,)?] $(,)?
+    ) => {
+        &[
+            $(KeyDoc { key: $tk, default: $td, doc: $tdoc },)*
+            $(KeyDoc { key: concat!("link.", $lk), default: $ld, doc: $ldoc },)*
+            $(KeyDoc {
+                key: concat!("link.forward.", $lk),
+                default: concat!("link.", $lk),
+                doc: concat!("client-to-server value of link.", $lk),
+            },)*
+            $(KeyDoc {
+                key: concat!("link.reverse.", $lk),
+                default: concat!("link.", $lk),
+                doc: concat!("server-to-client value of link.", $lk),
+            },)*
+            $(KeyDoc { key: concat!("client.", $hk), default: $hd, doc: concat!("client: ", $hdoc) },)*
+            $(KeyDoc { key: concat!("server.", $hk), default: $hd, doc: concat!("server: ", $hdoc) },)*
+            $(KeyDoc { key: concat!("workload.", $wk), default: $wd, doc: $wdoc },)*
+        ]
+    };
+}
+
+/// Every scenario key with its default and meaning (a stable public interface).
+pub const KEYS: &[KeyDoc] = key_docs! {
+    top: [
+        ("name", "the file name", "label for reports"),
+        ("seed", "1", "seed of the one random number generator; same seed, same run"),
+        ("duration", "\"60s\"", "simulated-time cap"),
+    ],
+    link: [
+        ("rate", "\"1Gbps\"", "serialization rate (\"unlimited\" or \"0\": no serialization delay)"),
+        ("delay", "\"50us\"", "one-way propagation delay"),
+        ("queue", "\"256KB\"", "drop-tail queue limit in wire bytes, the frame on the wire included (0: unlimited)"),
+        ("loss", "0", "probability a frame is lost elsewhere on the path (it does not occupy the link)"),
+        ("ber", "0", "bit error rate: a frame of n bits survives with (1-ber)^n"),
+        ("framing", "\"ethernet\"", "per-frame overhead: \"ethernet\" (38 bytes, 64-byte minimum; seed 001) or \"raw\""),
+        ("reorder", "0", "probability a frame is held back reorder_delay, so later frames pass it"),
+        ("reorder_delay", "\"1ms\"", "extra delay of a reordered frame"),
+        ("duplicate", "0", "probability a frame arrives twice"),
+    ],
+    host: [
+        ("mss", "1460", "MSS advertised: largest payload accepted (RFC 9293 3.7.1; 1500 - 40)"),
+        ("send_policy", "(engine default)", "when to send: a name from `tinygram policies` (nodelay, nagle, ...)"),
+        ("ack_policy", "(engine default)", "when to acknowledge: a name from `tinygram policies` (immediate, delayed, ...)"),
+        ("delack", "\"200ms\"", "delayed-ACK timeout, at most 500ms (RFC 1122 4.2.3.2)"),
+        ("delack_segments", "2", "ACK at once every Nth data segment (RFC 1122 4.2.3.2, RFC 5681 4.2)"),
+        ("rcv_buf", "\"64KiB\"", "receive buffer: the most window ever offered"),
+        ("snd_buf", "\"256KiB\"", "send buffer: unacknowledged plus unsent bytes accepted from the application"),
+        ("options", "[]", "TCP options offered besides MSS: wscale, timestamps, sack, bigwin, nak"),
+        ("loss_is", "\"congestion\"", "\"congestion\" halves cwnd on a repaired loss, \"noise\" does not (RFC 1106 4.2)"),
+        ("slow_start", "\"standard\"", "\"standard\" (1 segment per ACK, RFC 5681) or \"double\" (2, RFC 1106 4.2)"),
+        ("rto_min", "\"200ms\"", "lower bound on the retransmission timeout (Linux; RFC 6298 2.4 says 1s)"),
+        ("rto_max", "\"60s\"", "upper bound on the retransmission timeout (RFC 6298 2.5)"),
+        ("rto_initial", "\"1s\"", "retransmission timeout before any RTT sample (RFC 6298 2.1)"),
+        ("initial_window", "10", "initial congestion window in segments (RFC 6928)"),
+        ("max_retries", "15", "retransmissions of one segment before aborting (Linux tcp_retries2)"),
+        ("syn_retries", "6", "SYN retransmissions before giving up (Linux tcp_syn_retries)"),
+        ("msl", "\"30s\"", "maximum segment lifetime; TIME-WAIT lasts 2 MSL (RFC 9293 3.4.2)"),
+        ("dupack_threshold", "3", "duplicate ACKs that trigger fast retransmit (RFC 5681 3.2)"),
+        ("isn", "none (from the seed)", "fixed initial sequence number (0 to 4294967295)"),
+    ],
+    workload: [
+        ("type", "\"request-response\"", "\"request-response\", \"bulk\" or \"interactive\""),
+        ("request", "[100]", "request-response: the client's write sizes for one request (\"10x50\" = 50 writes of 10 bytes)"),
+        ("request_gap", "\"0ms\"", "request-response: pause between the writes of one request"),
+        ("response", "[100]", "request-response: the server's write sizes for one response"),
+        ("outstanding", "1", "request-response: requests in flight (2 = double buffering)"),
+        ("think", "\"0ms\"", "request-response: pause between a response and the next request"),
+        ("requests", "none (until duration)", "request-response: number of requests to make"),
+        ("bytes", "\"10MB\"", "bulk: bytes to transfer"),
+        ("write_size", "\"64KiB\"", "bulk: size of each application write"),
+        ("direction", "\"client-to-server\"", "bulk: \"client-to-server\" or \"server-to-client\""),
+        ("keystrokes", "100", "interactive: number of writes the client makes"),
+        ("interval", "\"100ms\"", "interactive: time between writes"),
+        ("size", "1", "interactive: bytes per write"),
+    ],
+};
+
+/// Tables a scenario may contain.
+const TABLES: &[&str] = &[
+    "link",
+    "link.forward",
+    "link.reverse",
+    "client",
+    "server",
+    "workload",
+];
+const RR_KEYS: &[&str] = &[
+    "request",
+    "request_gap",
+    "response",
+    "outstanding",
+    "think",
+    "requests",
+];
+const BULK_KEYS: &[&str] = &["bytes", "write_size", "direction"];
+const INTERACTIVE_KEYS: &[&str] = &["keystrokes", "interval", "size"];
+const WORKLOAD_TYPES: &[(&str, &[&str])] = &[
+    ("request-response", RR_KEYS),
+    ("bulk", BULK_KEYS),
+    ("interactive", INTERACTIVE_KEYS),
+];
+/// Upper bound on the writes a size list may expand to (`"1x1000000000"` is a typo, not a plan).
+const MAX_WRITES: usize = 1_000_000;
+
+/// One leaf of the flattened document.
+#[derive(Clone, Debug)]
+struct Entry {
+    /// Full dotted key.
+    key: String,
+    value: Value,
+    /// Where it came from: the file's origin or `"--set KEY"`.
+    file: String,
+    /// Line of the key (file entries only).
+    key_line: Option<usize>,
+    /// Whether the value's spans index the file text (false for overrides).
+    spanned: bool,
+}
+
+/// Start offsets of lines, to turn spans into 1-based line numbers.
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Lines(starts)
+    }
+    fn line(&self, offset: usize) -> usize {
+        self.0.partition_point(|&s| s <= offset).max(1)
+    }
+}
+
+/// The flattened document plus what is needed to locate errors.
+struct Doc {
+    origin: String,
+    lines: Lines,
+    entries: Vec<Entry>,
+}
+
+fn err(file: &str, line: Option<usize>, key: &str, message: impl Into<String>) -> ScenarioError {
+    ScenarioError {
+        file: file.to_string(),
+        line,
+        key: key.to_string(),
+        message: message.into(),
+    }
+}
+
+/// `found integer 200` for type errors.
+fn found(v: &Value) -> String {
+    let mut text = v.to_string().trim().to_string();
+    if text.len() > 40 {
+        let cut = (0..=40)
+            .rev()
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    format!("found {} {text}", v.type_name())
+}
+
+/// Levenshtein distance, for "did you mean" hints.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Keys directly inside `table` ("" = top level): leaves and subtables.
+fn children(table: &str) -> Vec<&'static str> {
+    let prefix = if table.is_empty() {
+        String::new()
+    } else {
+        format!("{table}.")
+    };
+    let mut out: Vec<&'static str> = Vec::new();
+    let names = KEYS.iter().map(|k| k.key).chain(TABLES.iter().copied());
+    for full in names {
+        if let Some(rest) = full.strip_prefix(prefix.as_str()) {
+            if !rest.is_empty() && !rest.contains('.') && !out.contains(&rest) {
+                out.push(rest);
+            }
+        }
+    }
+    out
+}
+
+/// "unknown key" with a suggestion or the list of keys allowed there.
+fn unknown_key_message(key: &str) -> String {
+    let (table, leaf) = key.rsplit_once('.').unwrap_or(("", key));
+    if !table.is_empty() && !TABLES.contains(&table) {
+        return "unknown key".to_string();
+    }
+    let known = children(table);
+    let best = known
+        .iter()
+        .map(|k| (edit_distance(leaf, k), *k))
+        .min()
+        .filter(|(d, k)| *d <= 2.max(k.len() / 3));
+    let place = if table.is_empty() {
+        "at the top level".to_string()
+    } else {
+        format!("in [{table}]")
+    };
+    match best {
+        Some((_, k)) if table.is_empty() => format!("unknown key; did you mean `{k}`?"),
+        Some((_, k)) => format!("unknown key; did you mean `{table}.{k}`?"),
+        None => format!("unknown key (known keys {place}: {})", known.join(", ")),
+    }
+}
+
+impl Doc {
+    /// Flattens `text` into dotted-key entries, keeping line numbers.
+    fn parse(text: &str, origin: &str) -> Result<Doc, ScenarioError> {
+        let lines = Lines::new(text);
+        let doc = ImDocument::parse(text).map_err(|e| {
+            let line = e.span().map(|s| lines.line(s.start));
+            err(
+                origin,
+                line,
+                "",
+                format!("TOML syntax: {}", e.message().trim()),
+            )
+        })?;
+        let mut d = Doc {
+            origin: origin.to_string(),
+            lines,
+            entries: Vec::new(),
+        };
+        d.flatten_table("", doc.as_table(), origin, true)?;
+        Ok(d)
+    }
+
+    fn key_line(&self, k: &Key, spanned: bool) -> Option<usize> {
+        if !spanned {
+            return None;
+        }
+        k.span().map(|s| self.lines.line(s.start))
+    }
+
+    fn join(prefix: &str, k: &str) -> String {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    }
+
+    fn check_table(&self, key: &str, line: Option<usize>, file: &str) -> Result<(), ScenarioError> {
+        if TABLES.contains(&key) {
+            Ok(())
+        } else if KEYS.iter().any(|k| k.key == key) {
+            Err(err(file, line, key, "expected a value, found a table"))
+        } else {
+            Err(err(file, line, key, unknown_key_message(key)))
+        }
+    }
+
+    fn flatten_table(
+        &mut self,
+        prefix: &str,
+        t: &Table,
+        file: &str,
+        spanned: bool,
+    ) -> Result<(), ScenarioError> {
+        for (name, _) in t.iter() {
+            if let Some((k, item)) = t.get_key_value(name) {
+                let key = Self::join(prefix, name);
+                let line = self.key_line(k, spanned);
+                self.flatten_item(key, line, item, file, spanned)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flatten_inline(
+        &mut self,
+        prefix: &str,
+        t: &InlineTable,
+        file: &str,
+        spanned: bool,
+    ) -> Result<(), ScenarioError> {
+        for (name, _) in t.iter() {
+            if let Some((k, item)) = t.get_key_value(name) {
+                let key = Self::join(prefix, name);
+                let line = self.key_line(k, spanned);
+                self.flatten_item(key, line, item, file, spanned)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flatten_item(
+        &mut self,
+        key: String,
+        line: Option<usize>,
+        item: &Item,
+        file: &str,
+        spanned: bool,
+    ) -> Result<(), ScenarioError> {
+        match item {
+            Item::None => Ok(()),
+            Item::Table(t) => {
+                self.check_table(&key, line, file)?;
+                self.flatten_table(&key, t, file, spanned)
+            }
+            Item::Value(Value::InlineTable(t)) => {
+                self.check_table(&key, line, file)?;
+                self.flatten_inline(&key, t, file, spanned)
+            }
+            Item::Value(v) => {
+                self.entries.push(Entry {
+                    key,
+                    value: v.clone(),
+                    file: file.to_string(),
+                    key_line: line,
+                    spanned,
+                });
+                Ok(())
+            }
+            Item::ArrayOfTables(_) => Err(err(
+                file,
+                line,
+                &key,
+                "arrays of tables ([[...]]) are not used in scenario files",
+            )),
+        }
+    }
+
+    /// Applies one `--set key=value`: VALUE is TOML, or else a bare string.
+    fn apply_override(&mut self, spec: &str) -> Result<(), ScenarioError> {
+        let Some((k, v)) = spec.split_once('=') else {
+            return Err(err(
+                &format!("--set {}", spec.trim()),
+                None,
+                spec.trim(),
+                "expected KEY=VALUE, like client.send_policy=nodelay",
+            ));
+        };
+        let key = k.trim().to_string();
+        let file = format!("--set {key}");
+        let bad_key = key.is_empty()
+            || key.split('.').any(|part| {
+                part.is_empty()
+                    || !part
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            });
+        if bad_key {
+            return Err(err(
+                &file,
+                None,
+                &key,
+                "bad key: expected a dotted key like link.forward.rate",
+            ));
+        }
+        let text = v.trim();
+        if text.is_empty() {
+            return Err(err(&file, None, &key, "missing value after '='"));
+        }
+        let value = match text.parse::<Value>() {
+            Ok(value) => value,
+            Err(e) if text.starts_with(['[', '{', '"', '\'']) => {
+                return Err(err(
+                    &file,
+                    None,
+                    &key,
+                    format!("bad TOML value {text:?}: {}", e.message().trim()),
+                ));
+            }
+            Err(_) => Value::from(text),
+        };
+        // The override replaces the key, anything below it, and any leaf above it.
+        self.entries.retain(|e| {
+            let below = e.key.len() > key.len()
+                && e.key.starts_with(&key)
+                && e.key.as_bytes()[key.len()] == b'.';
+            let above = key.len() > e.key.len()
+                && key.starts_with(&e.key)
+                && key.as_bytes()[e.key.len()] == b'.';
+            e.key != key && !below && !above
+        });
+        self.flatten_item(key, None, &Item::Value(value), &file, false)
+    }
+
+    fn get(&self, key: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.key == key)
+    }
+
+    fn value_line(&self, e: &Entry, v: &Value) -> Option<usize> {
+        if !e.spanned {
+            return None;
+        }
+        v.span().map(|s| self.lines.line(s.start)).or(e.key_line)
+    }
+
+    fn fail(&self, e: &Entry, message: impl Into<String>) -> ScenarioError {
+        err(&e.file, self.value_line(e, &e.value), &e.key, message)
+    }
+
+    fn fail_at(&self, e: &Entry, v: &Value, message: impl Into<String>) -> ScenarioError {
+        err(&e.file, self.value_line(e, v), &e.key, message)
+    }
+
+    /// Every key must be known, and workload keys must belong to the workload type.
+    fn check_keys(&self, wtype: &str) -> Result<(), ScenarioError> {
+        for e in &self.entries {
+            if TABLES.contains(&e.key.as_str()) {
+                return Err(err(
+                    &e.file,
+                    e.key_line,
+                    &e.key,
+                    format!("expected a table, {}", found(&e.value)),
+                ));
+            }
+            if !KEYS.iter().any(|k| k.key == e.key) {
+                return Err(err(
+                    &e.file,
+                    e.key_line,
+                    &e.key,
+                    unknown_key_message(&e.key),
+                ));
+            }
+            if let Some(short) = e.key.strip_prefix("workload.") {
+                if short == "type" {
+                    continue;
+                }
+                let allowed = WORKLOAD_TYPES
+                    .iter()
+                    .find(|(t, _)| *t == wtype)
+                    .map(|(_, keys)| *keys)
+                    .unwrap_or(&[]);
+                if !allowed.contains(&short) {
+                    let owner = WORKLOAD_TYPES
+                        .iter()
+                        .find(|(_, keys)| keys.contains(&short))
+                        .map(|(t, _)| *t)
+                        .unwrap_or("?");
+                    return Err(err(
+                        &e.file,
+                        e.key_line,
+                        &e.key,
+                        format!(
+                            "not a key of workload type {wtype:?} (it belongs to {owner:?}; keys of {wtype:?}: {})",
+                            allowed.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ---- typed getters: Ok(None) when the key is absent ----
+
+    fn string(&self, key: &str) -> Result<Option<(&Entry, String)>, ScenarioError> {
+        let Some(e) = self.get(key) else {
+            return Ok(None);
+        };
+        match e.value.as_str() {
+            Some(s) => Ok(Some((e, s.to_string()))),
+            None => Err(self.fail(e, format!("expected a string, {}", found(&e.value)))),
+        }
+    }
+
+    fn duration(&self, key: &str) -> Result<Option<Duration>, ScenarioError> {
+        let Some(e) = self.get(key) else {
+            return Ok(None);
+        };
+        match &e.value {
+            Value::String(s) => parse_duration(s.value())
+                .map(Some)
+                .map_err(|m| self.fail(e, m)),
+            Value::Integer(i) if *i.value() == 0 => Ok(Some(Duration::ZERO)),
+            v => Err(self.fail(
+                e,
+                format!(
+                    "expected a duration string with a unit, like \"200ms\", {}",
+                    found(v)
+                ),
+            )),
+        }
+    }
+
+    fn size_value(&self, e: &Entry, v: &Value) -> Result<u64, ScenarioError> {
+        match v {
+            Value::Integer(i) => u64::try_from(*i.value()).map_err(|_| {
+                self.fail_at(
+                    e,
+                    v,
+                    format!("bad size {}: must not be negative", i.value()),
+                )
+            }),
+            Value::String(s) => parse_size(s.value()).map_err(|m| self.fail_at(e, v, m)),
+            v => Err(self.fail_at(
+                e,
+                v,
+                format!(
+                    "expected a size in bytes, like 1448 or \"64KB\", {}",
+                    found(v)
+                ),
+            )),
+        }
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>, ScenarioError> {
+        let Some(e) = self.get(key) else {
+            return Ok(None);
+        };
+        self.size_value(e, &e.value).map(Some)
+    }
+
+    fn usize_size(&self, key: &str) -> Result<Option<usize>, ScenarioError> {
+        let Some(e) = self.get(key) else {
+            return Ok(None);
+        };
+        let n = self.size_value(e, &e.value)?;
+        usize::try_from(n)
+            .map(Some)
+            .map_err(|_| self.fail(e, "size too large for this machine"))
+    }
+
+    /// Rate in bits/s; "unlimited" becomes 0.0 (LinkConfig's "infinitely fast").
+    fn rate(&self, key: &str) -> Result<Option<f64>, ScenarioError> {
+        let Some(e) = self.get(key) else {
+            return Ok(None);
+        };
+        match &e.value {
+            Value::String(s) => parse_rate(s.value())
+                .map(|r| Some(if r.is_infinite() { 0.0 } else { r }))
+                .map_err(|m| self.fail(e, m)),
+            Value::Integer(i) if *i.value() == 0 => Ok(Some(0.0)),
+            v => Err(self.fail(
+                e,
+                format!(
+                    "expected a rate string with a unit, like \"10Mbps\", {}",
+                    found(v)
+                ),
+            )),
+        }
+    }
+
+    fn probability(&self, key: &str) -> Result<Option<f64>, ScenarioError> {
+        let Some(e) = self.get(key) else {
+            return Ok(None);
+        };
+        let p = match &e.value {
+            Value::Float(f) => *f.value(),
+            Value::Integer(i) => *i.value() as f64,
+            v => {
+                return Err(self.fail(
+                    e,
+                    format!("expected a probability between 0 and 1, {}", found(v)),
+                ))
+            }
+        };
+        if !(0.0..=1.0).contains(&p) {
+            return Err(self.fail(e, format!("probability {p} is outside [0, 1]")));
+        }
+        Ok(Some(p))
+    }
+
+    fn uint(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>, ScenarioError> {
+        let Some(e) = self.get(key) else {
+            return Ok(None);
+        };
+        let Value::Integer(i) = &e.value else {
+            return Err(self.fail(e, format!("expected an integer, {}", found(&e.value))));
+        };
+        let n = *i.value();
+        match u64::try_from(n) {
+            Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
+            _ => Err(self.fail(e, format!("{n} is out of range ({min} to {max})"))),
+        }
+    }
+
+    fn u32(&self, key: &str, min: u32) -> Result<Option<u32>, ScenarioError> {
+        Ok(self
+            .uint(key, u64::from(min), u64::from(u32::MAX))?
+            .map(|n| n as u32))
+    }
+
+    /// A list of write sizes: integers, size strings, and "SIZExCOUNT" runs.
+    fn size_list(&self, key: &str) -> Result<Option<Vec<usize>>, ScenarioError> {
+        let Some(e) = self.get(key) else {
+            return Ok(None);
+        };
+        let items: Vec<&Value> = match &e.value {
+            Value::Array(a) => a.iter().collect(),
+            v => vec![v],
+        };
+        if items.is_empty() {
+            return Err(self.fail(e, "must list at least one write"));
+        }
+        let mut out = Vec::new();
+        for v in items {
+            let (size, count) = match v {
+                Value::String(s) if s.value().contains('x') => {
+                    let text = s.value();
+                    let bad = || {
+                        self.fail_at(
+                            e,
+                            v,
+                            format!("bad write run {text:?}: expected SIZExCOUNT, like \"10x50\" (50 writes of 10 bytes)"),
+                        )
+                    };
+                    let (size, count) = text.rsplit_once('x').ok_or_else(bad)?;
+                    let size = parse_size(size).map_err(|m| self.fail_at(e, v, m))?;
+                    let count: usize = count.trim().parse().map_err(|_| bad())?;
+                    (size, count)
+                }
+                _ => (self.size_value(e, v)?, 1),
+            };
+            if size == 0 {
+                return Err(self.fail_at(e, v, "a write must be at least 1 byte"));
+            }
+            let size = usize::try_from(size).map_err(|_| self.fail_at(e, v, "write too large"))?;
+            if count == 0 {
+                return Err(self.fail_at(e, v, "a run must repeat at least once"));
+            }
+            if count > MAX_WRITES - out.len() {
+                return Err(self.fail_at(e, v, format!("too many writes (at most {MAX_WRITES})")));
+            }
+            out.extend(std::iter::repeat(size).take(count));
+        }
+        Ok(Some(out))
+    }
+
+    // ---- sections ----
+
+    fn link(&self, dir: &str) -> Result<LinkConfig, ScenarioError> {
+        let mut c = LinkConfig::default();
+        let k = |name: &str| {
+            let specific = format!("link.{dir}.{name}");
+            if self.get(&specific).is_some() {
+                specific
+            } else {
+                format!("link.{name}")
+            }
+        };
+        if let Some(v) = self.rate(&k("rate"))? {
+            c.rate_bps = v;
+        }
+        if let Some(v) = self.duration(&k("delay"))? {
+            c.delay = v;
+        }
+        if let Some(v) = self.usize_size(&k("queue"))? {
+            c.queue_bytes = v;
+        }
+        if let Some(v) = self.probability(&k("loss"))? {
+            c.loss = v;
+        }
+        if let Some(v) = self.probability(&k("ber"))? {
+            c.ber = v;
+        }
+        if let Some((e, s)) = self.string(&k("framing"))? {
+            c.framing = s.parse().map_err(|m: String| self.fail(e, m))?;
+        }
+        if let Some(v) = self.probability(&k("reorder"))? {
+            c.reorder = v;
+        }
+        if let Some(v) = self.duration(&k("reorder_delay"))? {
+            c.reorder_delay = v;
+        }
+        if let Some(v) = self.probability(&k("duplicate"))? {
+            c.duplicate = v;
+        }
+        Ok(c)
+    }
+
+    fn host(&self, side: &str) -> Result<HostConfig, ScenarioError> {
+        let k = |name: &str| format!("{side}.{name}");
+        let mut c = Config::default();
+        if let Some(v) = self.uint(&k("mss"), 0, u64::from(u16::MAX))? {
+            c.mss = v as u16;
+        }
+        if let Some((e, s)) = self.string(&k("send_policy"))? {
+            c.send_policy = s.parse::<SendPolicyKind>().map_err(|m| self.fail(e, m))?;
+        }
+        if let Some((e, s)) = self.string(&k("ack_policy"))? {
+            c.ack_policy = s.parse::<AckPolicyKind>().map_err(|m| self.fail(e, m))?;
+        }
+        if let Some(v) = self.duration(&k("delack"))? {
+            c.delack = v;
+        }
+        if let Some(v) = self.u32(&k("delack_segments"), 0)? {
+            c.delack_segments = v;
+        }
+        if let Some(v) = self.usize_size(&k("rcv_buf"))? {
+            c.rcv_buf = v;
+        }
+        if let Some(v) = self.usize_size(&k("snd_buf"))? {
+            c.snd_buf = v;
+        }
+        if let Some(e) = self.get(&k("options")) {
+            let items: Vec<&Value> = match &e.value {
+                Value::Array(a) => a.iter().collect(),
+                v => vec![v],
+            };
+            let mut set = OptionSet::default();
+            for v in items {
+                let name = v.as_str().ok_or_else(|| {
+                    self.fail_at(
+                        e,
+                        v,
+                        format!("expected option names like \"timestamps\", {}", found(v)),
+                    )
+                })?;
+                set.enable(name).map_err(|m| self.fail_at(e, v, m))?;
+            }
+            c.options = set;
+        }
+        if let Some((e, s)) = self.string(&k("loss_is"))? {
+            c.loss_is = match s.as_str() {
+                "congestion" => LossIs::Congestion,
+                "noise" => LossIs::Noise,
+                _ => {
+                    return Err(self.fail(
+                        e,
+                        format!("unknown loss_is {s:?} (expected \"congestion\" or \"noise\")"),
+                    ))
+                }
+            };
+        }
+        if let Some((e, s)) = self.string(&k("slow_start"))? {
+            c.slow_start = match s.as_str() {
+                "standard" => SlowStart::Standard,
+                "double" => SlowStart::Double,
+                _ => {
+                    return Err(self.fail(
+                        e,
+                        format!("unknown slow_start {s:?} (expected \"standard\" or \"double\")"),
+                    ))
+                }
+            };
+        }
+        if let Some(v) = self.duration(&k("rto_min"))? {
+            c.rto_min = v;
+        }
+        if let Some(v) = self.duration(&k("rto_max"))? {
+            c.rto_max = v;
+        }
+        if let Some(v) = self.duration(&k("rto_initial"))? {
+            c.rto_initial = v;
+        }
+        if let Some(v) = self.u32(&k("initial_window"), 0)? {
+            c.initial_window = v;
+        }
+        if let Some(v) = self.u32(&k("max_retries"), 0)? {
+            c.max_retries = v;
+        }
+        if let Some(v) = self.u32(&k("syn_retries"), 0)? {
+            c.syn_retries = v;
+        }
+        if let Some(v) = self.duration(&k("msl"))? {
+            c.msl = v;
+        }
+        if let Some(v) = self.u32(&k("dupack_threshold"), 0)? {
+            c.dupack_threshold = v;
+        }
+        let isn = self.u32(&k("isn"), 0)?;
+        c.validate().map_err(|ce| {
+            let key = k(ce.key);
+            match self.get(&key) {
+                Some(e) => self.fail(e, ce.msg),
+                None => err(&self.origin, None, &key, ce.msg),
+            }
+        })?;
+        Ok(HostConfig { tcp: c, isn })
+    }
+
+    fn workload(&self, wtype: &str) -> Result<Workload, ScenarioError> {
+        let w = |name: &str| format!("workload.{name}");
+        Ok(match wtype {
+            "bulk" => {
+                let bytes = self.size(&w("bytes"))?.unwrap_or(10_000_000);
+                let write_size = self.usize_size(&w("write_size"))?.unwrap_or(64 * 1024);
+                if write_size == 0 {
+                    return Err(self.positive(&w("write_size")));
+                }
+                let direction = match self.string(&w("direction"))? {
+                    None => Direction::ClientToServer,
+                    Some((_, s)) if s == "client-to-server" => Direction::ClientToServer,
+                    Some((_, s)) if s == "server-to-client" => Direction::ServerToClient,
+                    Some((e, s)) => {
+                        return Err(self.fail(
+                            e,
+                            format!("unknown direction {s:?} (expected \"client-to-server\" or \"server-to-client\")"),
+                        ))
+                    }
+                };
+                Workload::Bulk {
+                    bytes,
+                    write_size,
+                    direction,
+                }
+            }
+            "interactive" => {
+                let size = self.usize_size(&w("size"))?.unwrap_or(1);
+                if size == 0 {
+                    return Err(self.positive(&w("size")));
+                }
+                Workload::Interactive {
+                    keystrokes: self.uint(&w("keystrokes"), 0, u64::MAX)?.unwrap_or(100),
+                    interval: self
+                        .duration(&w("interval"))?
+                        .unwrap_or(Duration::from_millis(100)),
+                    size,
+                }
+            }
+            _ => Workload::RequestResponse {
+                request: self.size_list(&w("request"))?.unwrap_or_else(|| vec![100]),
+                request_gap: self.duration(&w("request_gap"))?.unwrap_or(Duration::ZERO),
+                response: self.size_list(&w("response"))?.unwrap_or_else(|| vec![100]),
+                outstanding: self.u32(&w("outstanding"), 1)?.unwrap_or(1),
+                think: self.duration(&w("think"))?.unwrap_or(Duration::ZERO),
+                requests: self.uint(&w("requests"), 1, u64::MAX)?,
+            },
+        })
+    }
+
+    fn positive(&self, key: &str) -> ScenarioError {
+        match self.get(key) {
+            Some(e) => self.fail(e, "must be at least 1 byte"),
+            None => err(&self.origin, None, key, "must be at least 1 byte"),
+        }
+    }
+
+    fn build(&self, default_name: &str) -> Result<Scenario, ScenarioError> {
+        let wtype = match self.string("workload.type")? {
+            None => "request-response".to_string(),
+            Some((e, s)) => {
+                if !WORKLOAD_TYPES.iter().any(|(t, _)| *t == s) {
+                    return Err(self.fail(
+                        e,
+                        format!("unknown workload type {s:?} (expected \"request-response\", \"bulk\" or \"interactive\")"),
+                    ));
+                }
+                s
+            }
+        };
+        self.check_keys(&wtype)?;
+        let name = self
+            .string("name")?
+            .map(|(_, s)| s)
+            .unwrap_or_else(|| default_name.to_string());
+        let seed = self.uint("seed", 0, u64::MAX)?.unwrap_or(1);
+        let duration = self
+            .duration("duration")?
+            .unwrap_or(Duration::from_secs(60));
+        if duration.is_zero() {
+            if let Some(e) = self.get("duration") {
+                return Err(self.fail(e, "must be positive"));
+            }
+        }
+        Ok(Scenario {
+            name,
+            seed,
+            duration,
+            forward: self.link("forward")?,
+            reverse: self.link("reverse")?,
+            client: self.host("client")?,
+            server: self.host("server")?,
+            workload: self.workload(&wtype)?,
+        })
+    }
+}
+
+impl Scenario {
+    /// Reads a scenario file, applies `--set KEY=VALUE` overrides, and validates it.
+    pub fn from_file(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| err(&origin, None, "", format!("cannot read scenario file: {e}")))?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scenario".to_string());
+        Self::build(&text, &origin, overrides, &name)
+    }
+
+    /// Parses scenario text; `origin` names it in errors (a path, or `"<string>"`).
+    #[allow(clippy::should_implement_trait)]
+    pub fn from_str(
+        text: &str,
+        origin: &str,
+        overrides: &[String],
+    ) -> Result<Scenario, ScenarioError> {
+        Self::build(text, origin, overrides, "scenario")
+    }
+
+    fn build(
+        text: &str,
+        origin: &str,
+        overrides: &[String],
+        default_name: &str,
+    ) -> Result<Scenario, ScenarioError> {
+        let mut doc = Doc::parse(text, origin)?;
+        for o in overrides {
+            doc.apply_override(o)?;
+        }
+        doc.build(default_name)
+    }
+}
+
+impl Default for Scenario {
+    /// The scenario of an empty file.
+    fn default() -> Self {
+        Doc {
+            origin: String::new(),
+            lines: Lines::new(""),
+            entries: Vec::new(),
+        }
+        .build("scenario")
+        .unwrap_or_else(|e| unreachable!("defaults are valid: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::Framing;
+
+    fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::from_str(text, "s.toml", &[])
+    }
+
+    fn parse_set(text: &str, sets: &[&str]) -> Result<Scenario, ScenarioError> {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        Scenario::from_str(text, "s.toml", &sets)
+    }
+
+    /// Asserts the error's file, line and key, and that its message contains `msg`.
+    fn assert_err(
+        r: Result<Scenario, ScenarioError>,
+        file: &str,
+        line: Option<usize>,
+        key: &str,
+        msg: &str,
+    ) {
+        let e = r.expect_err("expected an error");
+        assert_eq!(
+            (e.file.as_str(), e.line, e.key.as_str()),
+            (file, line, key),
+            "{e}"
+        );
+        assert!(
+            e.message.contains(msg),
+            "message {:?} lacks {msg:?}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        let s = parse("").unwrap();
+        assert_eq!(s.name, "scenario");
+        assert_eq!(s.seed, 1);
+        assert_eq!(s.duration, Duration::from_secs(60));
+        assert_eq!(s.forward, LinkConfig::default());
+        assert_eq!(s.reverse, LinkConfig::default());
+        assert_eq!(s.forward.rate_bps, 1e9);
+        assert_eq!(s.forward.delay, Duration::from_micros(50));
+        assert_eq!(s.forward.queue_bytes, 256_000);
+        assert_eq!(s.forward.framing, Framing::Ethernet);
+        assert_eq!(
+            format!("{:?}", s.client.tcp),
+            format!("{:?}", Config::default())
+        );
+        assert_eq!(
+            format!("{:?}", s.server.tcp),
+            format!("{:?}", Config::default())
+        );
+        assert_eq!(s.client.isn, None);
+        assert_eq!(
+            s.workload,
+            Workload::RequestResponse {
+                request: vec![100],
+                request_gap: Duration::ZERO,
+                response: vec![100],
+                outstanding: 1,
+                think: Duration::ZERO,
+                requests: None,
+            }
+        );
+        assert_eq!(format!("{:?}", Scenario::default()), format!("{s:?}"));
+    }
+
+    #[test]
+    fn design_sketch_parses() {
+        let s = parse(
+            r#"
+name = "cheshire-100000"
+seed = 1
+duration = "10s"                 # simulated time cap
+
+[link]
+rate = "1Gbps"
+delay = "50us"
+queue = "256KB"
+loss = 0.0
+ber = 0.0
+framing = "ethernet"
+
+[client]
+mss = 1448
+send_policy = "nodelay"
+ack_policy = "delayed"
+delack = "200ms"
+rcv_buf = "64KB"
+snd_buf = "256KB"
+options = ["timestamps"]
+loss_is = "congestion"
+
+[workload]
+type = "request-response"
+request = [100000]
+request_gap = "0ms"
+response = [1]
+outstanding = 1
+"#,
+        )
+        .unwrap();
+        assert_eq!(s.name, "cheshire-100000");
+        assert_eq!(s.duration, Duration::from_secs(10));
+        assert_eq!(s.client.tcp.mss, 1448);
+        assert_eq!(s.client.tcp.rcv_buf, 64_000);
+        assert!(s.client.tcp.options.timestamps);
+        assert!(!s.server.tcp.options.timestamps);
+        match s.workload {
+            Workload::RequestResponse {
+                request, response, ..
+            } => {
+                assert_eq!(request, vec![100_000]);
+                assert_eq!(response, vec![1]);
+            }
+            w => panic!("{w:?}"),
+        }
+    }
+
+    #[test]
+    fn every_documented_default_is_the_default() {
+        let type_of = |short: &str| {
+            WORKLOAD_TYPES
+                .iter()
+                .find(|(_, keys)| keys.contains(&short))
+                .map(|(t, _)| format!("workload.type={t:?}"))
+        };
+        for k in KEYS {
+            let default = k.default_value();
+            let mut base: Vec<String> = Vec::new();
+            if let Some(t) = k.key.strip_prefix("workload.").and_then(type_of) {
+                base.push(t);
+            }
+            let Ok(expected) = Scenario::from_str("", "<string>", &base) else {
+                panic!("base for {}", k.key)
+            };
+            let mut with = base.clone();
+            with.push(format!("{}={default}", k.key));
+            if default.starts_with("none")
+                || default.starts_with("the file")
+                || default.starts_with("link.")
+            {
+                continue;
+            }
+            let got = Scenario::from_str("", "<string>", &with)
+                .unwrap_or_else(|e| panic!("documented default of {} does not parse: {e}", k.key));
+            assert_eq!(format!("{got:?}"), format!("{expected:?}"), "{}", k.key);
+        }
+        assert!(KEYS.iter().any(|k| k.key == "server.dupack_threshold"));
+        assert!(KEYS.iter().any(|k| k.key == "link.reverse.duplicate"));
+        let policy = KEYS.iter().find(|k| k.key == "client.send_policy").unwrap();
+        assert_eq!(
+            policy.default_value(),
+            format!("{:?}", Config::default().send_policy.to_string())
+        );
+    }
+
+    #[test]
+    fn link_directions_inherit_from_link() {
+        let s = parse(
+            r#"
+[link]
+rate = "10Mbps"
+delay = "5ms"
+loss = 0.01
+[link.reverse]
+rate = "56kbps"
+framing = "raw"
+[link.forward]
+queue = 0
+"#,
+        )
+        .unwrap();
+        assert_eq!(s.forward.rate_bps, 10e6);
+        assert_eq!(s.reverse.rate_bps, 56e3);
+        assert_eq!(s.forward.delay, Duration::from_millis(5));
+        assert_eq!(s.reverse.delay, Duration::from_millis(5));
+        assert_eq!(s.forward.loss, 0.01);
+        assert_eq!(s.reverse.loss, 0.01);
+        assert_eq!(s.forward.framing, Framing::Ethernet);
+        assert_eq!(s.reverse.framing, Framing::Raw);
+        assert_eq!(s.forward.queue_bytes, 0);
+        assert_eq!(s.reverse.queue_bytes, 256_000);
+        // Dotted keys and inline tables are the same thing.
+        let t = parse("link.forward = { rate = \"unlimited\" }\nlink.delay = \"1ms\"").unwrap();
+        assert_eq!(t.forward.rate_bps, 0.0);
+        assert_eq!(t.reverse.rate_bps, 1e9);
+        assert_eq!(t.reverse.delay, Duration::from_millis(1));
+    }
+
+    #[test]
+    fn size_lists_expand_runs() {
+        let s = parse("[workload]\nrequest = [100, \"10x3\", \"1KB\", \"2KiBx2\"]\nresponse = 7")
+            .unwrap();
+        let Workload::RequestResponse {
+            request, response, ..
+        } = s.workload
+        else {
+            panic!()
+        };
+        assert_eq!(request, vec![100, 10, 10, 10, 1000, 2048, 2048]);
+        assert_eq!(response, vec![7]);
+        let s = parse("[workload]\nrequest = [\"10x50\"]").unwrap();
+        let Workload::RequestResponse { request, .. } = s.workload else {
+            panic!()
+        };
+        assert_eq!(request, vec![10; 50]);
+    }
+
+    #[test]
+    fn other_workloads() {
+        let s =
+            parse("[workload]\ntype = \"bulk\"\nbytes = \"1MB\"\ndirection = \"server-to-client\"")
+                .unwrap();
+        assert_eq!(
+            s.workload,
+            Workload::Bulk {
+                bytes: 1_000_000,
+                write_size: 65_536,
+                direction: Direction::ServerToClient
+            }
+        );
+        let s = parse("[workload]\ntype = \"interactive\"\ninterval = \"50ms\"").unwrap();
+        assert_eq!(
+            s.workload,
+            Workload::Interactive {
+                keystrokes: 100,
+                interval: Duration::from_millis(50),
+                size: 1
+            }
+        );
+    }
+
+    #[test]
+    fn host_keys() {
+        let s = parse(
+            r#"
+[server]
+ack_policy = "immediate"
+delack = "100ms"
+delack_segments = 3
+options = ["wscale", "sack", "nak"]
+loss_is = "noise"
+slow_start = "double"
+rto_min = "1s"
+rto_max = "120s"
+initial_window = 4
+isn = 4294967295
+"#,
+        )
+        .unwrap();
+        let t = &s.server.tcp;
+        assert_eq!(t.ack_policy, AckPolicyKind::Immediate);
+        assert_eq!(t.delack, Duration::from_millis(100));
+        assert_eq!(t.delack_segments, 3);
+        assert!(t.options.window_scale && t.options.sack && t.options.nak && !t.options.timestamps);
+        assert_eq!(t.loss_is, LossIs::Noise);
+        assert_eq!(t.slow_start, SlowStart::Double);
+        assert_eq!(t.rto_min, Duration::from_secs(1));
+        assert_eq!(t.initial_window, 4);
+        assert_eq!(s.server.isn, Some(u32::MAX));
+        assert_eq!(s.client.tcp.ack_policy, Config::default().ack_policy);
+    }
+
+    #[test]
+    fn overrides() {
+        let text = "[workload]\nrequest = [100]\n[client]\nmss = 1448\n";
+        let s = parse_set(
+            text,
+            &[
+                "workload.request=[18225]",
+                "client.send_policy=nodelay",
+                "link.rate=\"10Mbps\"",
+                "link.reverse={delay=\"3ms\"}",
+                " seed = 42 ",
+                "server.options=timestamps",
+            ],
+        )
+        .unwrap();
+        let Workload::RequestResponse { request, .. } = &s.workload else {
+            panic!()
+        };
+        assert_eq!(request, &vec![18225]);
+        assert_eq!(s.client.tcp.send_policy, SendPolicyKind::NoDelay);
+        assert_eq!(s.client.tcp.mss, 1448, "untouched file values stay");
+        assert_eq!(s.forward.rate_bps, 10e6);
+        assert_eq!(s.reverse.rate_bps, 10e6);
+        assert_eq!(s.reverse.delay, Duration::from_millis(3));
+        assert_eq!(s.seed, 42);
+        assert!(s.server.tcp.options.timestamps);
+        // A later override wins; switching the workload type works from the command line.
+        let s = parse_set(
+            "",
+            &[
+                "workload.type=bulk",
+                "workload.bytes=1000",
+                "workload.bytes=\"2KB\"",
+            ],
+        )
+        .unwrap();
+        assert!(matches!(s.workload, Workload::Bulk { bytes: 2000, .. }));
+    }
+
+    #[test]
+    fn override_errors_name_the_set() {
+        assert_err(
+            parse_set("", &["link.rate=-1Mbps"]),
+            "--set link.rate",
+            None,
+            "link.rate",
+            "must not be negative",
+        );
+        let e = parse_set("", &["link.rate=-1Mbps"]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--set link.rate: bad rate \"-1Mbps\": must not be negative"
+        );
+        assert_err(
+            parse_set("", &["client.mss"]),
+            "--set client.mss",
+            None,
+            "client.mss",
+            "KEY=VALUE",
+        );
+        assert_err(
+            parse_set("", &["client.msss=1"]),
+            "--set client.msss",
+            None,
+            "client.msss",
+            "did you mean `client.mss`",
+        );
+        assert_err(
+            parse_set("", &["client.mss="]),
+            "--set client.mss",
+            None,
+            "client.mss",
+            "missing value",
+        );
+        assert_err(
+            parse_set("", &["workload.request=[1,"]),
+            "--set workload.request",
+            None,
+            "workload.request",
+            "bad TOML",
+        );
+        assert_err(parse_set("", &["..=1"]), "--set ..", None, "..", "bad key");
+        assert_err(
+            parse_set("", &["client.send_policy=telepathy"]),
+            "--set client.send_policy",
+            None,
+            "client.send_policy",
+            "unknown send policy",
+        );
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        // Unknown key, with a suggestion.
+        assert_err(
+            parse("seed = 3\n[client]\nsend_polcy = \"nodelay\""),
+            "s.toml",
+            Some(3),
+            "client.send_polcy",
+            "did you mean `client.send_policy`",
+        );
+        // Unknown key with no near match lists the known ones.
+        assert_err(
+            parse("[link]\n\nwarp = 9"),
+            "s.toml",
+            Some(3),
+            "link.warp",
+            "known keys in [link]: rate, delay",
+        );
+        // Unknown table, even an empty one.
+        assert_err(
+            parse("[clinet]"),
+            "s.toml",
+            Some(1),
+            "clinet",
+            "did you mean `client`",
+        );
+        assert_err(
+            parse("[link.sideways]\nrate = \"1Gbps\""),
+            "s.toml",
+            Some(1),
+            "link.sideways",
+            "unknown key",
+        );
+        // A table where a value belongs, and the other way round.
+        assert_err(
+            parse("\nlink = 5"),
+            "s.toml",
+            Some(2),
+            "link",
+            "expected a table",
+        );
+        assert_err(
+            parse("[client.mss]\nx = 1"),
+            "s.toml",
+            Some(1),
+            "client.mss",
+            "expected a value",
+        );
+        // Wrong type.
+        assert_err(
+            parse("[client]\nmss = \"big\""),
+            "s.toml",
+            Some(2),
+            "client.mss",
+            "expected an integer, found string",
+        );
+        assert_err(
+            parse("[link]\ndelay = 50"),
+            "s.toml",
+            Some(2),
+            "link.delay",
+            "with a unit",
+        );
+        // Bad values.
+        let e = parse("# comment\n[link]\n\nrate = \"-1Mbps\"").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "s.toml:4: link.rate: bad rate \"-1Mbps\": must not be negative"
+        );
+        assert_err(
+            parse("[link.forward]\nloss = 1.5"),
+            "s.toml",
+            Some(2),
+            "link.forward.loss",
+            "outside [0, 1]",
+        );
+        assert_err(
+            parse("[link]\nber = nan"),
+            "s.toml",
+            Some(2),
+            "link.ber",
+            "outside [0, 1]",
+        );
+        assert_err(
+            parse("[link]\nframing = \"token-ring\""),
+            "s.toml",
+            Some(2),
+            "link.framing",
+            "unknown framing",
+        );
+        assert_err(
+            parse("[link]\nqueue = -5"),
+            "s.toml",
+            Some(2),
+            "link.queue",
+            "negative",
+        );
+        assert_err(
+            parse("duration = \"0s\""),
+            "s.toml",
+            Some(1),
+            "duration",
+            "positive",
+        );
+        assert_err(
+            parse("seed = -1"),
+            "s.toml",
+            Some(1),
+            "seed",
+            "out of range",
+        );
+        assert_err(
+            parse("[server]\nisn = 4294967296"),
+            "s.toml",
+            Some(2),
+            "server.isn",
+            "out of range",
+        );
+        assert_err(
+            parse("[server]\noptions = [\"sack\", \"warp\"]"),
+            "s.toml",
+            Some(2),
+            "server.options",
+            "unknown option",
+        );
+        assert_err(
+            parse("[server]\nloss_is = \"bad luck\""),
+            "s.toml",
+            Some(2),
+            "server.loss_is",
+            "congestion",
+        );
+        assert_err(
+            parse("[client]\nack_policy = \"never\""),
+            "s.toml",
+            Some(2),
+            "client.ack_policy",
+            "unknown ACK policy",
+        );
+        // Config::validate failures name the key.
+        assert_err(
+            parse("[client]\n\ndelack = \"600ms\""),
+            "s.toml",
+            Some(3),
+            "client.delack",
+            "500ms",
+        );
+        assert_err(
+            parse("[server]\nrcv_buf = 1000"),
+            "s.toml",
+            Some(2),
+            "server.rcv_buf",
+            "at least one MSS",
+        );
+        assert_err(
+            parse("[client]\nrto_min = \"90s\""),
+            "s.toml",
+            Some(2),
+            "client.rto_min",
+            "rto_max",
+        );
+        // Size lists: the element's own line.
+        assert_err(
+            parse("[workload]\nrequest = [\n  100,\n  \"-3\",\n]"),
+            "s.toml",
+            Some(4),
+            "workload.request",
+            "negative",
+        );
+        assert_err(
+            parse("[workload]\nrequest = [\"10x\"]"),
+            "s.toml",
+            Some(2),
+            "workload.request",
+            "SIZExCOUNT",
+        );
+        assert_err(
+            parse("[workload]\nrequest = [\"1x10000000\"]"),
+            "s.toml",
+            Some(2),
+            "workload.request",
+            "too many writes",
+        );
+        assert_err(
+            parse("[workload]\nresponse = [0]"),
+            "s.toml",
+            Some(2),
+            "workload.response",
+            "at least 1 byte",
+        );
+        assert_err(
+            parse("[workload]\nresponse = []"),
+            "s.toml",
+            Some(2),
+            "workload.response",
+            "at least one write",
+        );
+        assert_err(
+            parse("[workload]\noutstanding = 0"),
+            "s.toml",
+            Some(2),
+            "workload.outstanding",
+            "out of range",
+        );
+        // Workload keys must belong to the chosen type.
+        assert_err(
+            parse("[workload]\ntype = \"bulk\"\nrequest = [1]"),
+            "s.toml",
+            Some(3),
+            "workload.request",
+            "belongs to \"request-response\"",
+        );
+        assert_err(
+            parse("[workload]\nbytes = 5"),
+            "s.toml",
+            Some(2),
+            "workload.bytes",
+            "not a key of workload type \"request-response\"",
+        );
+        assert_err(
+            parse("[workload]\ntype = \"chat\""),
+            "s.toml",
+            Some(2),
+            "workload.type",
+            "unknown workload type",
+        );
+        // Syntax errors and duplicate keys carry a line.
+        assert_err(
+            parse("seed = 1\nname = \"x"),
+            "s.toml",
+            Some(2),
+            "",
+            "TOML syntax",
+        );
+        assert_err(
+            parse("[link]\nrate = \"1Gbps\"\nrate = \"2Gbps\""),
+            "s.toml",
+            Some(3),
+            "",
+            "TOML syntax",
+        );
+        assert_err(
+            parse("[[client]]\nmss = 1"),
+            "s.toml",
+            Some(1),
+            "client",
+            "arrays of tables",
+        );
+    }
+
+    #[test]
+    fn from_file_names_the_path() {
+        let dir =
+            std::env::temp_dir().join(format!("tinygram-scenario-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("nagle-vs-delack.toml");
+        std::fs::write(&path, "[client]\nmss = 1448\n[link]\nrate = \"fast\"\n").unwrap();
+        let e = Scenario::from_file(&path, &[]).unwrap_err();
+        assert_eq!(e.file, path.display().to_string());
+        assert_eq!(e.line, Some(4));
+        assert!(
+            e.to_string().starts_with(&format!(
+                "{}:4: link.rate: bad rate \"fast\"",
+                path.display()
+            )),
+            "{e}"
+        );
+        let s = Scenario::from_file(&path, &["link.rate=1Gbps".to_string()]).unwrap();
+        assert_eq!(s.name, "nagle-vs-delack");
+        assert_eq!(s.client.tcp.mss, 1448);
+        let missing = Scenario::from_file(&dir.join("nope.toml"), &[]).unwrap_err();
+        assert!(missing.message.contains("cannot read"), "{missing}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
