@@ -2,9 +2,15 @@
 
 pub mod event;
 pub mod link;
+pub mod metrics;
+pub mod pattern;
 pub mod scenario;
 pub mod units;
+pub mod workload;
+pub mod world;
 
 pub use event::EventQueue;
 pub use link::{DropReason, Fate, Framing, Link, LinkConfig, LinkStats};
+pub use metrics::RunResult;
 pub use scenario::{Direction, HostConfig, KeyDoc, Scenario, ScenarioError, Workload, KEYS};
+pub use world::{run, Sim};

@@ -1,0 +1,136 @@
+//! Human-readable output of a run, and the policy list.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::fmt::Write;
+use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
+use tinygram_sim::metrics::{HostResult, RunResult};
+use tinygram_sim::scenario::Scenario;
+use tinygram_sim::world::Sim;
+
+/// Runs `sc`, showing a progress bar on stderr for runs that take a while.
+pub fn run_with_progress(sc: &Scenario, quiet: bool) -> RunResult {
+    let mut sim = Sim::new(sc);
+    if quiet {
+        return sim.run(&mut |_, _| {});
+    }
+    let bar = ProgressBar::hidden();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} simulated {msg} [{wide_bar}] {elapsed}")
+            .expect("valid template"),
+    );
+    let mut shown = false;
+    let started = std::time::Instant::now();
+    let result = sim.run(&mut |now, end| {
+        if !shown && started.elapsed().as_millis() > 500 {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            shown = true;
+        }
+        bar.set_length(end.as_micros().max(1));
+        bar.set_position(now.as_micros());
+        bar.set_message(format!("{:.3} s", now.as_secs_f64()));
+    });
+    bar.finish_and_clear();
+    result
+}
+
+fn si(x: f64, unit: &str) -> String {
+    let (v, p) = if x >= 1e9 {
+        (x / 1e9, "G")
+    } else if x >= 1e6 {
+        (x / 1e6, "M")
+    } else if x >= 1e3 {
+        (x / 1e3, "k")
+    } else {
+        (x, "")
+    };
+    format!("{v:.2} {p}{unit}")
+}
+
+/// One row of the per-host table: how to print a host's value.
+type Column = fn(&HostResult) -> String;
+
+/// The default output of `tinygram run`: a short table with units.
+pub fn table(sc: &Scenario, r: &RunResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} (seed {}): {:.3} s simulated, {}",
+        r.name,
+        sc.seed,
+        r.sim_time_s,
+        if r.finished {
+            "workload finished"
+        } else {
+            "stopped at the duration cap"
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  transactions   {} ({:.2}/s)",
+        r.transactions, r.transactions_per_s
+    );
+    let c = &r.completion_ms;
+    let _ = writeln!(
+        s,
+        "  completion     p50 {:.3} ms   p99 {:.3} ms   max {:.3} ms",
+        c.p50, c.p99, c.max
+    );
+    let _ = writeln!(
+        s,
+        "  goodput        {} ({})",
+        si(r.goodput_bytes_per_s, "B/s"),
+        si(r.goodput_bytes_per_s * 8.0, "bit/s")
+    );
+    let _ = writeln!(
+        s,
+        "  integrity      {}",
+        if r.integrity_ok {
+            "ok (every byte checked)"
+        } else {
+            "FAILED"
+        }
+    );
+    let _ = writeln!(s, "  {:<22}{:>14}{:>14}", "", "client", "server");
+    let rows: [(&str, Column); 12] = [
+        ("data segments", |h| h.data_segments.to_string()),
+        ("small segments (<MSS)", |h| h.small_segments.to_string()),
+        ("pure ACKs", |h| h.pure_acks.to_string()),
+        ("retransmits", |h| h.retransmits.to_string()),
+        ("timeouts", |h| h.timeouts.to_string()),
+        ("fast retransmits", |h| h.fast_retransmits.to_string()),
+        ("delayed-ACK timer", |h| h.delack_timer_fired.to_string()),
+        ("policy holds", |h| h.policy_holds.to_string()),
+        ("window probes", |h| h.window_probes.to_string()),
+        ("wire bytes", |h| h.wire_bytes.to_string()),
+        ("effective MSS", |h| h.mss.to_string()),
+        ("state at end", |h| h.state.clone()),
+    ];
+    for (name, f) in rows {
+        let _ = writeln!(s, "  {:<22}{:>14}{:>14}", name, f(&r.client), f(&r.server));
+    }
+    for (side, h) in [("client", &r.client), ("server", &r.server)] {
+        if let Some(e) = &h.error {
+            let _ = writeln!(s, "  {side} connection error: {e}");
+        }
+    }
+    s
+}
+
+/// `tinygram policies`.
+pub fn policies() -> String {
+    let mut s = String::from("Send policies (client.send_policy / server.send_policy):\n");
+    for (name, doc) in SendPolicyKind::ALL {
+        let _ = writeln!(s, "  {name:<18} {doc}");
+    }
+    s += "\nACK policies (client.ack_policy / server.ack_policy):\n";
+    for (name, doc) in AckPolicyKind::ALL {
+        let _ = writeln!(s, "  {name:<18} {doc}");
+    }
+    let _ = writeln!(
+        s,
+        "\nDefaults: send_policy = {}, ack_policy = {}",
+        SendPolicyKind::default(),
+        AckPolicyKind::default()
+    );
+    s
+}

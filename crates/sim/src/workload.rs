@@ -1,0 +1,417 @@
+//! Applications on the simulated hosts: the request-response, bulk and
+//! interactive workloads of a scenario, driving the engine's application API.
+
+use crate::pattern::Pattern;
+use crate::scenario::{Direction, Workload};
+use std::collections::VecDeque;
+use tinygram_proto::{Connection, Duration, Instant};
+
+/// Which end of the connection an application runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Client,
+    Server,
+}
+
+/// One application write, waiting for its time.
+#[derive(Clone, Copy, Debug)]
+struct Write {
+    size: usize,
+    /// Not before this time.
+    not_before: Instant,
+    /// And not before this long after the previous write completed.
+    gap: Duration,
+    /// The first write of a transaction: its start is timed from here.
+    starts_transaction: bool,
+}
+
+/// The application's writes, executed in order (one byte stream).
+#[derive(Debug)]
+struct Outbox {
+    queue: VecDeque<Write>,
+    /// Bytes of the head write not yet accepted by the engine.
+    left: usize,
+    started: bool,
+    /// Stream offset of the next byte to write.
+    off: u64,
+    last_done: Instant,
+}
+
+impl Outbox {
+    fn new() -> Self {
+        Outbox {
+            queue: VecDeque::new(),
+            left: 0,
+            started: false,
+            off: 0,
+            last_done: Instant::ZERO,
+        }
+    }
+
+    /// Performs (the rest of) the next due write. A socket write runs TCP
+    /// output at once, so the caller drains the engine after each `Wrote`.
+    fn pump(
+        &mut self,
+        conn: &mut Connection,
+        now: Instant,
+        pattern: &Pattern,
+        starts: &mut VecDeque<Instant>,
+    ) -> WriteStep {
+        let Some(&w) = self.queue.front() else {
+            return WriteStep::Idle;
+        };
+        if !self.started {
+            let ready = w.not_before.max(self.last_done + w.gap);
+            if now < ready {
+                return WriteStep::Wait(ready);
+            }
+            self.started = true;
+            self.left = w.size;
+            if w.starts_transaction {
+                starts.push_back(now);
+            }
+            if w.size == 0 {
+                conn.flush();
+            }
+        }
+        while self.left > 0 {
+            let chunk = pattern.slice(self.off, self.left);
+            let more = chunk.len() < self.left;
+            let n = match conn.write(chunk, more) {
+                Ok(n) => n,
+                Err(_) => return WriteStep::Blocked,
+            };
+            self.off += n as u64;
+            self.left -= n;
+            if n < chunk.len() {
+                // Send buffer full: resume when ACKs free space.
+                return if n > 0 {
+                    WriteStep::Wrote
+                } else {
+                    WriteStep::Blocked
+                };
+            }
+        }
+        self.last_done = now;
+        self.started = false;
+        self.queue.pop_front();
+        WriteStep::Wrote
+    }
+}
+
+/// What one attempt to write did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteStep {
+    /// Bytes went into the send buffer: drain the engine, then try again.
+    Wrote,
+    /// The send buffer is full (or the connection closed for sending).
+    Blocked,
+    /// The next write is due at this time.
+    Wait(Instant),
+    /// Nothing to write.
+    Idle,
+}
+
+/// The workload's shape without its size lists (cheap to copy on every read).
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    RequestResponse {
+        req_total: u64,
+        resp_total: u64,
+        think: Duration,
+        limit: u64,
+    },
+    Bulk {
+        bytes: u64,
+        write_size: u64,
+        sender: Role,
+    },
+    Interactive {
+        keystrokes: u64,
+        interval: Duration,
+        size: usize,
+    },
+}
+
+/// The application on one host.
+#[derive(Debug)]
+pub struct App {
+    role: Role,
+    workload: Workload,
+    kind: Kind,
+    out: Outbox,
+    out_pattern: Pattern,
+    in_pattern: Pattern,
+    /// Bytes read so far.
+    pub bytes_read: u64,
+    /// Every byte read matched the peer's pattern at its offset.
+    pub integrity_ok: bool,
+    /// Start times of transactions in flight (client side).
+    starts: VecDeque<Instant>,
+    /// Completion time of each finished transaction.
+    pub latencies: Vec<Duration>,
+    /// Transactions started (client side).
+    started: u64,
+    /// Requests answered (server side) or bulk/keystroke writes queued.
+    served: u64,
+    /// The workload has reached its end (all requests answered, all bytes received).
+    pub done: bool,
+    /// When the connection became established: bulk and keystroke times count from here.
+    t0: Instant,
+}
+
+impl App {
+    /// An application for `role`; streams are seeded from the run's seed.
+    pub fn new(role: Role, workload: &Workload, seed: u64) -> App {
+        let (mine, theirs) = match role {
+            Role::Client => (0, 1),
+            Role::Server => (1, 0),
+        };
+        let sum = |v: &[usize]| v.iter().map(|&s| s as u64).sum::<u64>().max(1);
+        let kind = match workload {
+            Workload::RequestResponse {
+                request,
+                response,
+                think,
+                requests,
+                ..
+            } => Kind::RequestResponse {
+                req_total: sum(request),
+                resp_total: sum(response),
+                think: *think,
+                limit: requests.unwrap_or(u64::MAX),
+            },
+            Workload::Bulk {
+                bytes,
+                write_size,
+                direction,
+            } => Kind::Bulk {
+                bytes: *bytes,
+                write_size: (*write_size as u64).max(1),
+                sender: match direction {
+                    Direction::ClientToServer => Role::Client,
+                    Direction::ServerToClient => Role::Server,
+                },
+            },
+            Workload::Interactive {
+                keystrokes,
+                interval,
+                size,
+            } => Kind::Interactive {
+                keystrokes: *keystrokes,
+                interval: *interval,
+                size: *size,
+            },
+        };
+        App {
+            role,
+            kind,
+            workload: workload.clone(),
+            out: Outbox::new(),
+            out_pattern: Pattern::new(seed, mine),
+            in_pattern: Pattern::new(seed, theirs),
+            bytes_read: 0,
+            integrity_ok: true,
+            starts: VecDeque::new(),
+            latencies: Vec::new(),
+            started: 0,
+            served: 0,
+            done: false,
+            t0: Instant::ZERO,
+        }
+    }
+
+    /// Transactions completed so far.
+    pub fn transactions(&self) -> u64 {
+        self.latencies.len() as u64
+    }
+
+    fn start_request(&mut self, now: Instant) {
+        if let Workload::RequestResponse {
+            request,
+            request_gap,
+            ..
+        } = &self.workload
+        {
+            for (i, &size) in request.iter().enumerate() {
+                self.out.queue.push_back(Write {
+                    size,
+                    not_before: now,
+                    gap: if i == 0 { Duration::ZERO } else { *request_gap },
+                    starts_transaction: i == 0,
+                });
+            }
+            self.started += 1;
+        }
+    }
+
+    /// Queues what the workload wants written next (lazily, so a 10 GB bulk
+    /// transfer never holds more than one write description).
+    fn refill(&mut self) {
+        if !self.out.queue.is_empty() {
+            return;
+        }
+        match self.kind {
+            Kind::Bulk {
+                bytes,
+                write_size,
+                sender,
+            } => {
+                let written = self.served * write_size;
+                if self.role == sender && written < bytes {
+                    self.out.queue.push_back(Write {
+                        size: (bytes - written).min(write_size) as usize,
+                        not_before: Instant::ZERO,
+                        gap: Duration::ZERO,
+                        starts_transaction: false,
+                    });
+                    self.served += 1;
+                }
+            }
+            Kind::Interactive {
+                keystrokes,
+                interval,
+                size,
+            } if self.role == Role::Client && self.started < keystrokes => {
+                self.out.queue.push_back(Write {
+                    size,
+                    not_before: self.t0 + interval * self.started as u32,
+                    gap: Duration::ZERO,
+                    starts_transaction: true,
+                });
+                self.started += 1;
+            }
+            _ => {}
+        }
+    }
+
+    /// The connection is established: begin the workload.
+    pub fn on_established(&mut self, now: Instant) {
+        self.t0 = now;
+        if self.role == Role::Client {
+            if let Workload::RequestResponse {
+                outstanding,
+                requests,
+                ..
+            } = &self.workload
+            {
+                let n = u64::from(*outstanding).min(requests.unwrap_or(u64::MAX));
+                for _ in 0..n {
+                    self.start_request(now);
+                }
+            }
+        }
+        self.refill();
+    }
+
+    /// Reads everything available, checks it against the peer's pattern, and
+    /// reacts to it (a complete request, response or bulk transfer).
+    pub fn read_all(&mut self, conn: &mut Connection, now: Instant) {
+        let avail = conn.recv_available();
+        if avail == 0 {
+            return;
+        }
+        let (pat, mut off, mut ok) = (&self.in_pattern, self.bytes_read, true);
+        let n = conn.read_with(avail, |chunk| {
+            ok &= pat.matches(off, chunk);
+            off += chunk.len() as u64;
+        });
+        self.integrity_ok &= ok;
+        self.bytes_read += n as u64;
+        self.on_read(now, n);
+    }
+
+    /// Performs the next due application write, if any.
+    pub fn write_next(&mut self, conn: &mut Connection, now: Instant) -> WriteStep {
+        self.refill();
+        let step = self
+            .out
+            .pump(conn, now, &self.out_pattern, &mut self.starts);
+        if step == WriteStep::Wrote {
+            self.refill();
+        }
+        step
+    }
+
+    /// Bytes this application has handed to its engine.
+    pub fn bytes_written(&self) -> u64 {
+        self.out.off
+    }
+
+    fn complete_transaction(&mut self, now: Instant) {
+        if let Some(start) = self.starts.pop_front() {
+            self.latencies.push(now - start);
+        }
+    }
+
+    fn on_read(&mut self, now: Instant, n: usize) {
+        match (self.kind, self.role) {
+            (
+                Kind::RequestResponse {
+                    req_total, think, ..
+                },
+                Role::Server,
+            ) => {
+                while self.bytes_read >= (self.served + 1) * req_total {
+                    self.served += 1;
+                    if let Workload::RequestResponse { response, .. } = &self.workload {
+                        for (i, &size) in response.iter().enumerate() {
+                            self.out.queue.push_back(Write {
+                                size,
+                                not_before: if i == 0 { now + think } else { now },
+                                gap: Duration::ZERO,
+                                starts_transaction: false,
+                            });
+                        }
+                    }
+                }
+            }
+            (
+                Kind::RequestResponse {
+                    resp_total, limit, ..
+                },
+                Role::Client,
+            ) => {
+                while self.bytes_read >= (self.transactions() + 1) * resp_total {
+                    self.complete_transaction(now);
+                    if self.started < limit {
+                        self.start_request(now);
+                    }
+                }
+                if self.transactions() >= limit {
+                    self.done = true;
+                }
+            }
+            (Kind::Bulk { bytes, .. }, _) => {
+                if self.bytes_read >= bytes && n > 0 && !self.done {
+                    self.starts.push_back(self.t0);
+                    self.complete_transaction(now);
+                    self.done = true;
+                }
+            }
+            (
+                Kind::Interactive {
+                    keystrokes, size, ..
+                },
+                Role::Client,
+            ) => {
+                let size = (size as u64).max(1);
+                while self.bytes_read >= (self.transactions() + 1) * size {
+                    self.complete_transaction(now);
+                }
+                if self.transactions() >= keystrokes {
+                    self.done = true;
+                }
+            }
+            (Kind::Interactive { .. }, Role::Server) => {
+                // Echo what arrived.
+                self.out.queue.push_back(Write {
+                    size: n,
+                    not_before: now,
+                    gap: Duration::ZERO,
+                    starts_transaction: false,
+                });
+            }
+        }
+    }
+}

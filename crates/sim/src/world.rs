@@ -1,0 +1,376 @@
+//! The discrete-event simulation: two hosts running the engine and a workload,
+//! joined by one link per direction. Output depends only on the scenario and
+//! its seed: one seeded RNG, one event queue ordered by (time, insertion).
+
+use crate::event::EventQueue;
+use crate::link::{Fate, Link};
+use crate::metrics::{HostResult, Percentiles, RunResult};
+use crate::scenario::Scenario;
+use crate::workload::{App, Role, WriteStep};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use tinygram_proto::wire::IPV4_HEADER_LEN;
+use tinygram_proto::{Connection, Instant, SeqNumber, TcpRepr};
+
+/// The client's and server's TCP ports.
+pub const CLIENT_PORT: u16 = 40_000;
+pub const SERVER_PORT: u16 = 80;
+
+const CLIENT: usize = 0;
+const SERVER: usize = 1;
+
+/// A packet on a link: header and payload.
+struct Packet {
+    repr: TcpRepr,
+    payload: Vec<u8>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// A packet reaches host `to`.
+    Arrive { to: usize, pkt: u32 },
+    /// Host's engine timer; `deferred` once it has yielded to same-time arrivals.
+    Timer { host: usize, deferred: bool },
+    /// Host's application wants to run (a timed write).
+    App { host: usize },
+}
+
+/// One host: the engine, the application, and what has been scheduled for it.
+struct Host {
+    conn: Connection,
+    app: App,
+    established: bool,
+    timer_at: Option<Instant>,
+    app_at: Option<Instant>,
+}
+
+/// What a frame did on the wire, for captures (pcap) and plots.
+#[derive(Clone, Debug)]
+pub struct WireEvent {
+    /// When the frame was offered to the link by its sender.
+    pub at: Instant,
+    /// 0: client to server, 1: server to client.
+    pub dir: u8,
+    pub repr: TcpRepr,
+    pub payload_len: usize,
+    /// Lost on the link (queue, random loss or bit error).
+    pub dropped: bool,
+}
+
+/// A simulation run in progress.
+pub struct Sim {
+    now: Instant,
+    end: Instant,
+    queue: EventQueue<Ev>,
+    hosts: [Host; 2],
+    links: [Link; 2],
+    rng: ChaCha8Rng,
+    slab: Vec<Option<Packet>>,
+    free_slots: Vec<u32>,
+    spare_payloads: Vec<Vec<u8>>,
+    events: u64,
+    name: String,
+    seed: u64,
+    /// Frames seen on the wire, if a capture was requested.
+    capture: Option<Vec<WireEvent>>,
+    /// Payload bytes of captured frames, if requested (for pcap files).
+    capture_payloads: Option<Vec<Vec<u8>>>,
+}
+
+impl Sim {
+    /// Builds the hosts and links of `sc`; the client's SYN leaves at time zero.
+    pub fn new(sc: &Scenario) -> Sim {
+        let mut rng = ChaCha8Rng::seed_from_u64(sc.seed);
+        let isn_c = sc.client.isn.unwrap_or_else(|| rng.gen());
+        let isn_s = sc.server.isn.unwrap_or_else(|| rng.gen());
+        let client = Connection::connect(
+            sc.client.tcp.clone(),
+            CLIENT_PORT,
+            SERVER_PORT,
+            SeqNumber(isn_c),
+            Instant::ZERO,
+        );
+        let server = Connection::listen(sc.server.tcp.clone(), SERVER_PORT, SeqNumber(isn_s));
+        let host = |conn, role| Host {
+            conn,
+            app: App::new(role, &sc.workload, sc.seed),
+            established: false,
+            timer_at: None,
+            app_at: None,
+        };
+        Sim {
+            now: Instant::ZERO,
+            end: Instant::ZERO + sc.duration,
+            queue: EventQueue::new(),
+            hosts: [host(client, Role::Client), host(server, Role::Server)],
+            links: [Link::new(sc.forward.clone()), Link::new(sc.reverse.clone())],
+            rng,
+            slab: Vec::new(),
+            free_slots: Vec::new(),
+            spare_payloads: Vec::new(),
+            events: 0,
+            name: sc.name.clone(),
+            seed: sc.seed,
+            capture: None,
+            capture_payloads: None,
+        }
+    }
+
+    /// Records every frame offered to a link (headers; payloads too if `payloads`).
+    pub fn enable_capture(&mut self, payloads: bool) {
+        self.capture = Some(Vec::new());
+        if payloads {
+            self.capture_payloads = Some(Vec::new());
+        }
+    }
+
+    /// The frames recorded by [`enable_capture`](Self::enable_capture).
+    pub fn capture(&self) -> (&[WireEvent], Option<&[Vec<u8>]>) {
+        (
+            self.capture.as_deref().unwrap_or(&[]),
+            self.capture_payloads.as_deref(),
+        )
+    }
+
+    /// The engine of the client (0) or server (1), for inspection.
+    pub fn connection(&self, host: usize) -> &Connection {
+        &self.hosts[host].conn
+    }
+
+    /// Runs to the end; `progress` is called now and then with the simulated time.
+    pub fn run(&mut self, progress: &mut dyn FnMut(Instant, Instant)) -> RunResult {
+        self.service(CLIENT);
+        self.service(SERVER);
+        let mut finished = false;
+        while let Some((at, ev)) = self.queue.pop() {
+            if at > self.end {
+                self.now = self.end;
+                break;
+            }
+            self.now = at;
+            self.events += 1;
+            if self.events & 0xffff == 0 {
+                progress(self.now, self.end);
+            }
+            match ev {
+                Ev::Arrive { to, pkt } => {
+                    let p = self.slab[pkt as usize].take().expect("live packet");
+                    self.free_slots.push(pkt);
+                    self.hosts[to]
+                        .conn
+                        .handle_segment(self.now, &p.repr, &p.payload);
+                    self.spare_payloads.push(p.payload);
+                    self.service(to);
+                }
+                Ev::Timer { host, deferred } => {
+                    if self.hosts[host].timer_at != Some(at) {
+                        continue; // superseded
+                    }
+                    // Arrivals at the same instant go first: an ACK that lands
+                    // exactly when the RTO expires wins, as with any real clock tick.
+                    if !deferred && self.queue.peek_time() == Some(at) {
+                        self.queue.push(
+                            at,
+                            Ev::Timer {
+                                host,
+                                deferred: true,
+                            },
+                        );
+                        continue;
+                    }
+                    self.hosts[host].timer_at = None;
+                    let conn = &mut self.hosts[host].conn;
+                    if conn.poll_timeout().is_some_and(|t| t <= self.now) {
+                        conn.handle_timeout(self.now);
+                    }
+                    self.service(host);
+                }
+                Ev::App { host } => {
+                    if self.hosts[host].app_at != Some(at) {
+                        continue;
+                    }
+                    self.hosts[host].app_at = None;
+                    self.service(host);
+                }
+            }
+            if self.hosts.iter().any(|h| h.app.done) {
+                finished = true;
+                break;
+            }
+            if self.hosts.iter().all(|h| h.conn.error().is_some()) {
+                break;
+            }
+        }
+        progress(self.now, self.end);
+        self.result(finished)
+    }
+
+    /// Lets host `h`'s application act, sends what its engine emits, and
+    /// schedules its next wake-ups.
+    fn service(&mut self, h: usize) {
+        let now = self.now;
+        let host = &mut self.hosts[h];
+        if !host.established && host.conn.state().synchronized() {
+            host.established = true;
+            host.app.on_established(now);
+        }
+        if host.established {
+            host.app.read_all(&mut host.conn, now);
+        }
+        self.drain(h);
+        let mut wake = None;
+        while self.hosts[h].established {
+            let host = &mut self.hosts[h];
+            match host.app.write_next(&mut host.conn, now) {
+                WriteStep::Wrote => self.drain(h),
+                WriteStep::Wait(t) => {
+                    wake = Some(t);
+                    break;
+                }
+                WriteStep::Blocked | WriteStep::Idle => break,
+            }
+        }
+        let host = &mut self.hosts[h];
+        if wake != host.app_at {
+            host.app_at = wake;
+            if let Some(t) = wake {
+                self.queue.push(t.max(now), Ev::App { host: h });
+            }
+        }
+        let t = host.conn.poll_timeout();
+        if t != host.timer_at {
+            host.timer_at = t.map(|t| t.max(now));
+            if let Some(t) = host.timer_at {
+                self.queue.push(
+                    t,
+                    Ev::Timer {
+                        host: h,
+                        deferred: false,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Sends everything host `h`'s engine has to send now.
+    fn drain(&mut self, h: usize) {
+        let now = self.now;
+        loop {
+            let mut payload = self.spare_payloads.pop().unwrap_or_default();
+            let Some(repr) = self.hosts[h].conn.poll_transmit(now, &mut payload) else {
+                self.spare_payloads.push(payload);
+                break;
+            };
+            self.transmit(h, repr, payload);
+        }
+    }
+
+    fn transmit(&mut self, from: usize, repr: TcpRepr, payload: Vec<u8>) {
+        let ip_len = IPV4_HEADER_LEN + repr.header_len() + payload.len();
+        let fate = self.links[from].transmit(self.now, ip_len, &mut self.rng);
+        if let Some(cap) = &mut self.capture {
+            cap.push(WireEvent {
+                at: self.now,
+                dir: from as u8,
+                repr,
+                payload_len: payload.len(),
+                dropped: matches!(fate, Fate::Dropped(_)),
+            });
+            if let Some(p) = &mut self.capture_payloads {
+                p.push(payload.clone());
+            }
+        }
+        match fate {
+            Fate::Dropped(_) => self.spare_payloads.push(payload),
+            Fate::Delivered { at, duplicate_at } => {
+                let to = 1 - from;
+                if let Some(dup_at) = duplicate_at {
+                    let mut copy = self.spare_payloads.pop().unwrap_or_default();
+                    copy.clear();
+                    copy.extend_from_slice(&payload);
+                    let pkt = self.store(Packet {
+                        repr,
+                        payload: copy,
+                    });
+                    self.queue.push(dup_at, Ev::Arrive { to, pkt });
+                }
+                let pkt = self.store(Packet { repr, payload });
+                self.queue.push(at, Ev::Arrive { to, pkt });
+            }
+        }
+    }
+
+    fn store(&mut self, p: Packet) -> u32 {
+        if let Some(i) = self.free_slots.pop() {
+            self.slab[i as usize] = Some(p);
+            i
+        } else {
+            self.slab.push(Some(p));
+            (self.slab.len() - 1) as u32
+        }
+    }
+
+    fn host_result(&self, h: usize) -> HostResult {
+        let host = &self.hosts[h];
+        let c = host.conn.counters();
+        let link = self.links[h].stats();
+        HostResult {
+            data_segments: c.data_segments_sent,
+            small_segments: c.small_segments_sent,
+            pure_acks: c.pure_acks_sent,
+            retransmits: c.retransmits,
+            naks_sent: c.naks_sent,
+            wire_bytes: link.wire_bytes,
+            segments: c.segments_sent,
+            bytes_sent: c.bytes_sent,
+            app_bytes_read: host.app.bytes_read,
+            timeouts: c.timeouts,
+            fast_retransmits: c.fast_retransmits,
+            dup_acks_received: c.dup_acks_received,
+            delack_timer_fired: c.delack_timer_fired,
+            window_probes: c.window_probes,
+            policy_holds: c.policy_holds,
+            window_updates: c.window_updates_sent,
+            frames_dropped: link.dropped_queue + link.dropped_loss + link.dropped_ber,
+            state: host.conn.state().to_string(),
+            error: host.conn.error().map(|e| e.to_string()),
+            mss: host.conn.effective_mss(),
+            srtt_ms: host.conn.srtt().map(|d| d.as_secs_f64() * 1e3),
+        }
+    }
+
+    fn result(&self, finished: bool) -> RunResult {
+        let elapsed = self.now.as_secs_f64();
+        let client = &self.hosts[CLIENT].app;
+        let server = &self.hosts[SERVER].app;
+        let mut lat: Vec<_> = client
+            .latencies
+            .iter()
+            .chain(server.latencies.iter())
+            .copied()
+            .collect();
+        let transactions = lat.len() as u64;
+        lat.sort_unstable();
+        let goodput_bytes = client.bytes_read + server.bytes_read;
+        let per_s = |x: f64| if elapsed > 0.0 { x / elapsed } else { 0.0 };
+        RunResult {
+            name: self.name.clone(),
+            seed: self.seed,
+            sim_time_s: elapsed,
+            finished,
+            transactions,
+            transactions_per_s: per_s(transactions as f64),
+            goodput_bytes_per_s: per_s(goodput_bytes as f64),
+            completion_ms: Percentiles::of(&lat),
+            integrity_ok: client.integrity_ok && server.integrity_ok,
+            client: self.host_result(CLIENT),
+            server: self.host_result(SERVER),
+            events: self.events,
+        }
+    }
+}
+
+/// Runs a scenario to the end without progress output.
+pub fn run(sc: &Scenario) -> RunResult {
+    Sim::new(sc).run(&mut |_, _| {})
+}
