@@ -8,6 +8,9 @@ use std::collections::{BTreeMap, VecDeque};
 use tinygram_proto::wire::{SackBlocks, Timestamps};
 use tinygram_proto::{Config, Connection, Flags, Instant, SeqNumber, TcpOptions, TcpRepr};
 
+/// Results inside the runner; failures are boxed to keep `Result` small.
+pub(crate) type Res<T> = Result<T, Box<Failure>>;
+
 /// Engine time of the script's time zero (keeps clear of `Instant::ZERO`).
 const BASE_NS: u64 = 1_000_000_000;
 /// Initial sequence number given to the engine.
@@ -158,7 +161,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         write_progress: 0,
     };
     if let Err(f) = r.run() {
-        r.report.failure = Some(f);
+        r.report.failure = Some(*f);
     }
     r.report
 }
@@ -191,16 +194,16 @@ fn apply_option(s: &mut Settings, o: &ScriptOption) -> Result<bool, String> {
 
 impl<'a> Runner<'a> {
     /// Builds a failure for event `idx` with the current time.
-    pub(crate) fn fail(&self, idx: usize, kind: FailKind, msg: impl Into<String>) -> Failure {
+    pub(crate) fn fail(&self, idx: usize, kind: FailKind, msg: impl Into<String>) -> Box<Failure> {
         let ev = &self.script.events[idx];
-        let mut f = Failure::new(ev.line, kind, msg);
+        let mut f = Box::new(Failure::new(ev.line, kind, msg));
         f.script = Some(ev.text.clone());
         f.time_ns = Some(self.now);
         f
     }
 
     /// Runs every event, then checks nothing is left over.
-    fn run(&mut self) -> Result<(), Failure> {
+    fn run(&mut self) -> Res<()> {
         for idx in 0..self.script.events.len() {
             self.run_event(idx)?;
         }
@@ -244,7 +247,7 @@ impl<'a> Runner<'a> {
         })
     }
 
-    fn run_event(&mut self, idx: usize) -> Result<(), Failure> {
+    fn run_event(&mut self, idx: usize) -> Res<()> {
         let ev = &self.script.events[idx];
         let inbound = matches!(&ev.kind, EventKind::Packet(p) if p.dir == Direction::Inbound);
         let (start, end, tol) = self.resolve_time(ev, inbound);
@@ -293,7 +296,7 @@ impl<'a> Runner<'a> {
     }
 
     /// After the last event: a blocked call must return, no segment may be left unchecked.
-    fn finish(&mut self) -> Result<(), Failure> {
+    fn finish(&mut self) -> Res<()> {
         if let Some(p) = self.pending.clone() {
             let deadline = p.end_ns + p.tol_ns;
             self.advance_to(deadline)?;
@@ -312,11 +315,11 @@ impl<'a> Runner<'a> {
         }
         if let Some(e) = self.queue.front().cloned() {
             let last = self.script.events.len().saturating_sub(1);
-            let mut f = Failure::new(
+            let mut f = Box::new(Failure::new(
                 self.script.events.last().map_or(0, |e| e.line),
                 FailKind::Mismatch,
                 "the engine sent a segment the script does not expect (after its last line)",
-            );
+            ));
             f.script = self.script.events.get(last).map(|e| e.text.clone());
             f.expected = Some("no more segments".into());
             f.actual = Some(self.fmt_actual(&e.repr, e.payload_len));
@@ -327,13 +330,10 @@ impl<'a> Runner<'a> {
     }
 
     /// Runs engine timers due up to `t`, then sets the clock to `t`.
-    pub(crate) fn advance_to(&mut self, t: i64) -> Result<(), Failure> {
+    pub(crate) fn advance_to(&mut self, t: i64) -> Res<()> {
         let mut steps = 0u32;
         let mut last_dl = i64::MIN;
-        loop {
-            let Some(dl) = self.conn.as_ref().and_then(|c| c.poll_timeout()) else {
-                break;
-            };
+        while let Some(dl) = self.conn.as_ref().and_then(|c| c.poll_timeout()) {
             let dl = rel(dl);
             if dl > t {
                 break;
@@ -341,14 +341,14 @@ impl<'a> Runner<'a> {
             if dl == last_dl {
                 steps += 1;
                 if steps > MAX_STEPS_AT_ONE_TIME {
-                    let mut f = Failure::new(
+                    let mut f = Box::new(Failure::new(
                         0,
                         FailKind::Engine,
                         format!(
                             "engine keeps asking for a timeout at {} s without progress",
                             secs(dl)
                         ),
-                    );
+                    ));
                     f.time_ns = Some(self.now);
                     return Err(f);
                 }
@@ -374,27 +374,29 @@ impl<'a> Runner<'a> {
         let Some(c) = self.conn.as_mut() else {
             return;
         };
+        let mut out = Vec::new();
         for _ in 0..MAX_STEPS_AT_ONE_TIME {
             self.buf.clear();
             match c.poll_transmit(now, &mut self.buf) {
-                Some(repr) => {
-                    let e = Emitted {
-                        t: self.now,
-                        repr,
-                        payload_len: self.buf.len(),
-                    };
-                    self.report.trace.push(format!(
-                        "{} > {}",
-                        secs(self.now),
-                        fmt_wire(&e.repr, e.payload_len)
-                    ));
-                    self.queue.push_back(e);
-                }
+                Some(repr) => out.push(Emitted {
+                    t: self.now,
+                    repr,
+                    payload_len: self.buf.len(),
+                }),
                 None => break,
             }
         }
         if c.state().synchronized() {
             self.ever_synced = true;
+        }
+        for e in out {
+            let line = format!(
+                "{} > {}",
+                secs(self.now),
+                self.fmt_actual(&e.repr, e.payload_len)
+            );
+            self.report.trace.push(line);
+            self.queue.push_back(e);
         }
     }
 
@@ -402,9 +404,7 @@ impl<'a> Runner<'a> {
     fn inject(&mut self, p: &PacketSpec) {
         let repr = self.inbound_repr(p);
         let len = p.len as usize;
-        self.report
-            .trace
-            .push(format!("{} < {}", secs(self.now), fmt_wire(&repr, len)));
+        self.report.trace.push(format!("{} < {p}", secs(self.now)));
         let alive = self
             .conn
             .as_ref()
@@ -423,26 +423,13 @@ impl<'a> Runner<'a> {
 
     /// RFC 9293 3.10.7.1: a segment for no connection is answered with a RST.
     fn host_reset(&mut self, seg: &TcpRepr, len: usize) {
-        if seg.flags.rst() {
+        let Some(r) = tinygram_proto::conn::rst_reply(seg, len) else {
             return;
-        }
-        let mut r = TcpRepr {
-            src_port: seg.dst_port,
-            dst_port: seg.src_port,
-            ..TcpRepr::default()
         };
-        if seg.flags.ack() {
-            r.seq = seg.ack;
-            r.flags = Flags::RST;
-        } else {
-            r.seq = SeqNumber(0);
-            r.ack = seg.seq + seg.segment_len(len);
-            r.flags = Flags::RST | Flags::ACK;
-        }
         self.report.trace.push(format!(
             "{} > {} (host: no connection)",
             secs(self.now),
-            fmt_wire(&r, 0)
+            self.fmt_actual(&r, 0)
         ));
         self.queue.push_back(Emitted {
             t: self.now,
@@ -507,7 +494,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Takes the next emitted segment, running timers up to `deadline` if none is queued.
-    fn next_emitted(&mut self, deadline: i64) -> Result<Option<Emitted>, Failure> {
+    fn next_emitted(&mut self, deadline: i64) -> Res<Option<Emitted>> {
         let mut steps = 0u32;
         loop {
             if let Some(e) = self.queue.pop_front() {
@@ -522,11 +509,11 @@ impl<'a> Runner<'a> {
             }
             steps += 1;
             if steps > MAX_STEPS_AT_ONE_TIME {
-                let mut f = Failure::new(
+                let mut f = Box::new(Failure::new(
                     0,
                     FailKind::Engine,
                     "engine timers fire without end and send nothing",
-                );
+                ));
                 f.time_ns = Some(self.now);
                 return Err(f);
             }
@@ -548,7 +535,7 @@ impl<'a> Runner<'a> {
         start: i64,
         end: i64,
         tol: i64,
-    ) -> Result<(), Failure> {
+    ) -> Res<()> {
         let any = self.script.events[idx].time.kind == TimeKind::Any;
         let deadline = if any { end } else { end + tol };
         let Some(first) = self.next_emitted(deadline)? else {
@@ -832,7 +819,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Fails if a blocked call's return window has passed at time `t`.
-    fn check_pending_overdue(&mut self, t: i64) -> Result<(), Failure> {
+    fn check_pending_overdue(&mut self, t: i64) -> Res<()> {
         if let Some(p) = &self.pending {
             if t > p.end_ns + p.tol_ns {
                 let (ev, end) = (p.event, p.end_ns);
@@ -854,7 +841,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Retries a blocked call; when it returns, checks its result and time.
-    pub(crate) fn check_pending_done(&mut self) -> Result<(), Failure> {
+    pub(crate) fn check_pending_done(&mut self) -> Res<()> {
         let Some(p) = self.pending.clone() else {
             return Ok(());
         };
@@ -893,7 +880,7 @@ impl<'a> Runner<'a> {
         spec: &SyscallSpec,
         block_end: Option<i64>,
         tol: i64,
-    ) -> Result<(), Failure> {
+    ) -> Res<()> {
         if let Some(p) = &self.pending {
             let line = self.script.events[p.event].line;
             return Err(self.fail(
@@ -955,7 +942,7 @@ impl<'a> Runner<'a> {
         idx: usize,
         spec: &SyscallSpec,
         res: Result<i64, &'static str>,
-    ) -> Result<(), Failure> {
+    ) -> Res<()> {
         let ok = match (&res, spec.errno.as_deref()) {
             (Ok(v), None) => *v == spec.ret,
             (Err(e), Some(want)) => spec.ret == -1 && errno_eq(e, want),
@@ -997,20 +984,4 @@ fn errno_eq(a: &str, b: &str) -> bool {
         }
     };
     norm(a) == norm(b)
-}
-
-/// Formats a wire segment with absolute numbers (for traces).
-pub(crate) fn fmt_wire(a: &TcpRepr, len: usize) -> String {
-    let mut s = format!(
-        "{} {}:{}({})",
-        flags_to_string(a.flags.0),
-        a.seq.0,
-        a.seq.0.wrapping_add(len as u32),
-        len
-    );
-    if a.flags.ack() {
-        s.push_str(&format!(" ack {}", a.ack.0));
-    }
-    s.push_str(&format!(" win {}", a.window));
-    s
 }

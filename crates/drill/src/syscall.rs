@@ -3,7 +3,7 @@
 
 use crate::ast::*;
 use crate::report::{FailKind, Failure};
-use crate::runner::{instant, Runner, CLIENT_PORT, LOCAL_ISN, SERVER_PORT};
+use crate::runner::{instant, Res, Runner, CLIENT_PORT, LOCAL_ISN, SERVER_PORT};
 use std::str::FromStr;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
 use tinygram_proto::{Config, OptionSet};
@@ -141,7 +141,7 @@ fn msghdr_len(e: &Expr) -> Option<i64> {
 
 impl<'a> Runner<'a> {
     /// Looks up the fd in argument 0.
-    fn fd_arg(&self, idx: usize, spec: &SyscallSpec) -> Result<i64, Failure> {
+    fn fd_arg(&self, idx: usize, spec: &SyscallSpec) -> Res<i64> {
         spec.args.first().and_then(int_of).ok_or_else(|| {
             self.fail(
                 idx,
@@ -155,13 +155,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Argument `i` as an integer, or a named failure.
-    fn int_arg(
-        &self,
-        idx: usize,
-        spec: &SyscallSpec,
-        i: usize,
-        what: &str,
-    ) -> Result<i64, Failure> {
+    fn int_arg(&self, idx: usize, spec: &SyscallSpec, i: usize, what: &str) -> Res<i64> {
         spec.args.get(i).and_then(int_of).ok_or_else(|| {
             self.fail(
                 idx,
@@ -176,7 +170,7 @@ impl<'a> Runner<'a> {
     }
 
     /// A failure for an unsupported construct at event `idx`.
-    fn unsupported(&self, idx: usize, msg: impl Into<String>) -> Failure {
+    fn unsupported(&self, idx: usize, msg: impl Into<String>) -> Box<Failure> {
         self.fail(idx, FailKind::Unsupported, msg)
     }
 
@@ -225,7 +219,7 @@ impl<'a> Runner<'a> {
         idx: usize,
         spec: &SyscallSpec,
         first: bool,
-    ) -> Result<Outcome, Failure> {
+    ) -> Res<Outcome> {
         let name = spec.name.as_str();
         if name == "socket" {
             if let Some(Expr::Ident(t)) = spec.args.get(1) {
@@ -527,13 +521,7 @@ impl<'a> Runner<'a> {
     }
 
     /// connect(): starts the active open, then reports its completion.
-    fn connect(
-        &mut self,
-        idx: usize,
-        fd: i64,
-        sock: &Sock,
-        first: bool,
-    ) -> Result<Outcome, Failure> {
+    fn connect(&mut self, idx: usize, fd: i64, sock: &Sock, first: bool) -> Res<Outcome> {
         if first && matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
             let cfg = self.infer_options(sock);
             if let Err(e) = cfg.validate() {
@@ -587,7 +575,7 @@ impl<'a> Runner<'a> {
         len: usize,
         more: bool,
         dontwait: bool,
-    ) -> Result<Outcome, Failure> {
+    ) -> Res<Outcome> {
         if sock.kind != SockKind::Stream {
             return Ok(Outcome::Done(Err(if sock.kind == SockKind::Listener {
                 "ENOTCONN"
@@ -676,13 +664,7 @@ impl<'a> Runner<'a> {
     }
 
     /// setsockopt(): Linux options and the TCP_TINYGRAM_* family.
-    fn setsockopt(
-        &mut self,
-        idx: usize,
-        fd: i64,
-        sock: &Sock,
-        spec: &SyscallSpec,
-    ) -> Result<Outcome, Failure> {
+    fn setsockopt(&mut self, idx: usize, fd: i64, sock: &Sock, spec: &SyscallSpec) -> Res<Outcome> {
         let name = match spec.args.get(2) {
             Some(Expr::Ident(n)) => n.clone(),
             _ => {
@@ -727,12 +709,12 @@ impl<'a> Runner<'a> {
             "TCP_NODELAY" => {
                 let pol = if int(self)? != 0 { "nodelay" } else { "nagle" };
                 cfg.send_policy = SendPolicyKind::from_str(pol)
-                    .or_else(|e| Err(self.unsupported(idx, format!("TCP_NODELAY: the engine has no {pol:?} send policy ({e})"))))?;
+                    .map_err(|e| self.unsupported(idx, format!("TCP_NODELAY: the engine has no {pol:?} send policy ({e})")))?;
             }
             "TCP_CORK" => {
                 if int(self)? != 0 {
                     cfg.send_policy = SendPolicyKind::from_str("cork")
-                        .or_else(|e| Err(self.unsupported(idx, format!("TCP_CORK: the engine has no \"cork\" send policy ({e})"))))?;
+                        .map_err(|e| self.unsupported(idx, format!("TCP_CORK: the engine has no \"cork\" send policy ({e})")))?;
                 } else if live {
                     if let Some(c) = self.conn.as_mut() {
                         c.flush();
@@ -806,13 +788,7 @@ impl<'a> Runner<'a> {
     }
 
     /// getsockopt(): reports the value and checks it against the script's `[value]`.
-    fn getsockopt(
-        &mut self,
-        idx: usize,
-        fd: i64,
-        sock: &Sock,
-        spec: &SyscallSpec,
-    ) -> Result<Outcome, Failure> {
+    fn getsockopt(&mut self, idx: usize, fd: i64, sock: &Sock, spec: &SyscallSpec) -> Res<Outcome> {
         let name = match spec.args.get(2) {
             Some(Expr::Ident(n)) => n.clone(),
             _ => {
