@@ -105,7 +105,14 @@ impl ScriptReport {
 impl fmt::Display for ScriptReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.failure {
-            None => write!(f, "PASS {}", self.path)?,
+            None if self.skipped.is_empty() => write!(f, "PASS {}", self.path)?,
+            None => write!(
+                f,
+                "PASS {} ({} line{} skipped, not run)",
+                self.path,
+                self.skipped.len(),
+                if self.skipped.len() == 1 { "" } else { "s" }
+            )?,
             Some(fail) => {
                 write!(f, "FAIL {}", self.path)?;
                 if fail.line > 0 {

@@ -46,6 +46,8 @@ pub(crate) struct Sock {
     /// The connection's error was already returned once (as Linux clears sk_err).
     pub err_reported: bool,
     pub shut_wr: bool,
+    /// SO_RCVBUF was set: do not size the buffer from the script's wscale.
+    pub rcvbuf_set: bool,
 }
 
 /// Linux errno name of an engine error.
@@ -205,7 +207,15 @@ impl<'a> Runner<'a> {
                 cfg.options.sack = false;
             }
             Some(Some(OptionsSpec::List(l))) => {
-                cfg.options.window_scale = l.iter().any(|o| matches!(o, OptSpec::Wscale(_)));
+                let ws = l.iter().find_map(|o| match o {
+                    OptSpec::Wscale(n) => Some(*n),
+                    _ => None,
+                });
+                if let (Some(n), false) = (ws, sock.rcvbuf_set) {
+                    // The engine's shift is the smallest that fits rcv_buf in 16 bits.
+                    cfg.rcv_buf = (65_535usize << n.min(14)).min(1 << 30);
+                }
+                cfg.options.window_scale = ws.is_some();
                 cfg.options.timestamps = l.iter().any(|o| matches!(o, OptSpec::Ts { .. }));
                 cfg.options.sack = l.iter().any(|o| matches!(o, OptSpec::SackOk));
             }
@@ -245,6 +255,7 @@ impl<'a> Runner<'a> {
                     explicit_options: false,
                     err_reported: false,
                     shut_wr: false,
+                    rcvbuf_set: false,
                 },
             );
             return Ok(Outcome::Done(Ok(spec.ret)));
@@ -703,7 +714,12 @@ impl<'a> Runner<'a> {
             matches!(sock.kind, SockKind::Listener | SockKind::Stream) && self.conn.is_some();
         match name.as_str() {
             "SO_REUSEADDR" | "SO_REUSEPORT" => return Ok(Outcome::Done(Ok(0))),
-            "SO_RCVBUF" => cfg.rcv_buf = int(self)?.max(0) as usize,
+            "SO_RCVBUF" => {
+                cfg.rcv_buf = int(self)?.max(0) as usize;
+                if let Some(s) = self.socks.get_mut(&fd) {
+                    s.rcvbuf_set = true;
+                }
+            }
             "SO_SNDBUF" => cfg.snd_buf = int(self)?.max(0) as usize,
             "TCP_MAXSEG" => cfg.mss = u16::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
             "TCP_NODELAY" => {
