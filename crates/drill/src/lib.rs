@@ -1,5 +1,4 @@
-//! tinygram-drill: runs packetdrill scripts against the sans-IO engine on a
-//! virtual clock. See README.md for the script dialect.
+#![doc = include_str!("../README.md")]
 
 pub mod ast;
 pub mod cli;

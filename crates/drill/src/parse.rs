@@ -1,6 +1,4 @@
-//! Script parser: comments and multi-line constructs are joined into logical
-//! events first, then each event is parsed by a small hand-written parser.
-//! Grammar follows packetdrill's (google/packetdrill gtests/net/packetdrill).
+//! Hand-written parser for packetdrill's grammar: logical lines first, then one event each.
 
 use crate::ast::*;
 use std::fmt;

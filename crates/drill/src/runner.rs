@@ -1,5 +1,4 @@
-//! Plays a parsed script against one engine connection on a virtual clock:
-//! the runner is the remote peer, the host's socket layer and the clock.
+//! Plays a script against one engine connection: the runner is the peer, the host and the clock.
 
 use crate::ast::*;
 use crate::report::{secs, FailKind, Failure, ScriptReport};

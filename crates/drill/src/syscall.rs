@@ -1,5 +1,4 @@
-//! System calls mapped onto the engine's application API, with Linux errno
-//! semantics where the engine leaves them to the host.
+//! System calls mapped onto the engine's application API, with Linux errno semantics.
 
 use crate::ast::*;
 use crate::report::{FailKind, Failure};
