@@ -213,7 +213,7 @@ impl<'a> Runner<'a> {
     fn resolve_time(&self, ev: &Event, inbound: bool) -> (i64, i64, i64) {
         let t = ev.time;
         let (start, end) = match t.kind {
-            TimeKind::Any => (self.now, self.now + ANY_WAIT_NS),
+            TimeKind::Any => (self.now, self.now.saturating_add(ANY_WAIT_NS)),
             TimeKind::Absolute => {
                 let s = t.start_us * 1_000;
                 (s, t.range_end_us.map_or(s, |e| e * 1_000))
@@ -224,13 +224,16 @@ impl<'a> Runner<'a> {
                 } else {
                     self.now
                 };
-                let s = base + t.start_us * 1_000;
-                (s, t.range_end_us.map_or(s, |e| base + e * 1_000))
+                let s = base.saturating_add(t.start_us * 1_000);
+                (
+                    s,
+                    t.range_end_us.map_or(s, |e| base.saturating_add(e * 1_000)),
+                )
             }
         };
         let mut tol = self.settings.tolerance_usecs * 1_000;
         if self.have_last {
-            let gap = (start - self.last_sched).max(0) as f64;
+            let gap = start.saturating_sub(self.last_sched).max(0) as f64;
             let dynamic = (gap * self.settings.tolerance_percent / 100.0) as i64;
             tol = tol.max(dynamic);
         }
@@ -241,7 +244,9 @@ impl<'a> Runner<'a> {
     fn resolve_block_end(&self, ev: &Event, start: i64) -> Option<i64> {
         let b = ev.time.block_end_us? * 1_000;
         Some(match ev.time.kind {
-            TimeKind::Relative => start - ev.time.start_us * 1_000 + b,
+            TimeKind::Relative => start
+                .saturating_sub(ev.time.start_us * 1_000)
+                .saturating_add(b),
             _ => b,
         })
     }
@@ -257,7 +262,7 @@ impl<'a> Runner<'a> {
             }
             kind => {
                 self.advance_to(start)?;
-                if self.now > start + tol {
+                if self.now > start.saturating_add(tol) {
                     return Err(self.fail(
                         idx,
                         FailKind::Timing,
@@ -297,7 +302,7 @@ impl<'a> Runner<'a> {
     /// After the last event: a blocked call must return, no segment may be left unchecked.
     fn finish(&mut self) -> Res<()> {
         if let Some(p) = self.pending.clone() {
-            let deadline = p.end_ns + p.tol_ns;
+            let deadline = p.end_ns.saturating_add(p.tol_ns);
             self.advance_to(deadline)?;
             self.check_pending_done()?;
             if self.pending.is_some() {
@@ -536,7 +541,7 @@ impl<'a> Runner<'a> {
         tol: i64,
     ) -> Res<()> {
         let any = self.script.events[idx].time.kind == TimeKind::Any;
-        let deadline = if any { end } else { end + tol };
+        let deadline = if any { end } else { end.saturating_add(tol) };
         let Some(first) = self.next_emitted(deadline)? else {
             self.now = self.now.max(deadline);
             let mut f = self.fail(
@@ -563,8 +568,8 @@ impl<'a> Runner<'a> {
             f.actual = Some(next);
             return Err(f);
         };
-        if !any && (first.t < start - tol || first.t > end + tol) {
-            let early = first.t < start - tol;
+        if !any && (first.t < start.saturating_sub(tol) || first.t > end.saturating_add(tol)) {
+            let early = first.t < start.saturating_sub(tol);
             let mut f = self.fail(
                 idx,
                 FailKind::Timing,
@@ -820,9 +825,9 @@ impl<'a> Runner<'a> {
     /// Fails if a blocked call's return window has passed at time `t`.
     fn check_pending_overdue(&mut self, t: i64) -> Res<()> {
         if let Some(p) = &self.pending {
-            if t > p.end_ns + p.tol_ns {
+            if t > p.end_ns.saturating_add(p.tol_ns) {
                 let (ev, end) = (p.event, p.end_ns);
-                self.advance_to(end + p.tol_ns)?;
+                self.advance_to(end.saturating_add(p.tol_ns))?;
                 self.check_pending_done()?;
                 if self.pending.is_some() {
                     return Err(self.fail(
@@ -855,7 +860,9 @@ impl<'a> Runner<'a> {
                 self.pending = None;
                 self.drain();
                 self.check_result(p.event, &spec, res)?;
-                if self.now < p.end_ns - p.tol_ns || self.now > p.end_ns + p.tol_ns {
+                if self.now < p.end_ns.saturating_sub(p.tol_ns)
+                    || self.now > p.end_ns.saturating_add(p.tol_ns)
+                {
                     return Err(self.fail(
                         p.event,
                         FailKind::Timing,
@@ -900,7 +907,7 @@ impl<'a> Runner<'a> {
             Outcome::Done(res) => {
                 self.check_result(idx, spec, res)?;
                 if let Some(end) = block_end {
-                    if self.now < end - tol || self.now > end + tol {
+                    if self.now < end.saturating_sub(tol) || self.now > end.saturating_add(tol) {
                         return Err(self.fail(
                             idx,
                             FailKind::Timing,

@@ -112,3 +112,87 @@ fn well_formed_prefix_with_random_tail_is_handled() {
         let _ = run_script(&script, &Settings::default());
     }
 }
+
+/// One well-formed event line with random numbers, so the runner and engine get exercised.
+fn event_line() -> impl Strategy<Value = String> {
+    let time = prop_oneof![
+        Just("+0".to_string()),
+        (0u32..3000).prop_map(|ms| format!("+{}.{:03}", ms / 1000, ms % 1000)),
+        Just("*".to_string()),
+        (0u32..2000, 0u32..500).prop_map(|(a, b)| format!(
+            "+{}.{:03}~+{}.{:03}",
+            a / 1000,
+            a % 1000,
+            (a + b) / 1000,
+            (a + b) % 1000
+        )),
+    ];
+    let flags = prop::sample::select(vec!["S", "S.", ".", "P.", "F.", "R", "R.", "-", "FP."]);
+    let num = prop_oneof![0u32..5000, any::<u32>()];
+    let opts = prop::sample::select(vec![
+        "",
+        " <mss 1000>",
+        " <mss 0>",
+        " <...>",
+        " <nop,wscale 14>",
+        " <sackOK,sack 1:100>",
+        " <TS val 5 ecr 0>",
+    ]);
+    let packet = (
+        prop::sample::select(vec!["<", ">"]),
+        flags,
+        num.clone(),
+        0u32..3000,
+        num.clone(),
+        any::<u16>(),
+        opts,
+    )
+        .prop_map(|(d, f, seq, len, ack, win, o)| {
+            let ack = if f.contains('.') {
+                format!(" ack {ack}")
+            } else {
+                String::new()
+            };
+            format!(
+                "{d} {f} {seq}:{}({len}){ack} win {win}{o}",
+                seq.wrapping_add(len)
+            )
+        });
+    let call = prop::sample::select(vec![
+        "socket(..., SOCK_STREAM, IPPROTO_TCP) = 3",
+        "bind(3, ..., ...) = 0",
+        "listen(3, 1) = 0",
+        "accept(3, ..., ...) = 4",
+        "fcntl(3, F_SETFL, O_RDWR|O_NONBLOCK) = 0",
+        "connect(3, ..., ...) = -1 EINPROGRESS",
+        "write(4, ..., 3000) = 3000",
+        "write(3, ..., 100) = 100",
+        "read(4, ..., 1000) = 0",
+        "close(4) = 0",
+        "close(3) = 0",
+        "shutdown(4, SHUT_WR) = 0",
+        "send(4, ..., 10, MSG_MORE) = 10",
+        "getsockopt(4, SOL_SOCKET, SO_ERROR, [0], [4]) = 0",
+        "setsockopt(3, IPPROTO_TCP, TCP_TINYGRAM_ACK_POLICY, \"immediate\", 9) = 0",
+    ])
+    .prop_map(str::to_string);
+    let call_time = prop_oneof![
+        Just("+0".to_string()),
+        (0u32..3000).prop_map(|ms| format!("+{}.{:03}", ms / 1000, ms % 1000))
+    ];
+    prop_oneof![
+        (time, packet).prop_map(|(t, e)| format!("{t} {e}")),
+        (call_time, call).prop_map(|(t, e)| format!("{t} {e}")),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn runner_never_panics_on_well_formed_scripts(lines in prop::collection::vec(event_line(), 0..25)) {
+        let text = format!("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n{}\n", lines.join("\n"));
+        let script = parse_script(&text, "gen.pkt").unwrap();
+        let _ = run_script(&script, &Settings::default());
+    }
+}
