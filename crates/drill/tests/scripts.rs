@@ -141,7 +141,7 @@ fn cli_prints_summary_and_fails_on_failure() {
     let out = String::from_utf8(out).unwrap();
     assert!(!ok);
     assert!(out.contains("PASS "), "{out}");
-    assert!(out.contains("wrong-seq.pkt:11: segment mismatch"), "{out}");
+    assert!(out.contains("wrong-seq.pkt:13: segment mismatch"), "{out}");
     assert!(out.trim_end().ends_with("1 passed, 1 failed"), "{out}");
     assert_eq!(tinygram_drill::run_cli(&["--bogus".to_string()]), 2);
 }
