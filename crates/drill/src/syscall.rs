@@ -187,8 +187,9 @@ impl<'a> Runner<'a> {
     }
 
     /// Enables the options the script's first outbound SYN shows, unless set explicitly.
-    fn infer_options(&self, sock: &Sock) -> Config {
+    fn infer_options(&self, idx: usize, sock: &Sock) -> Config {
         let mut cfg = sock.cfg.clone();
+        self.lookahead_send_policy(idx, &mut cfg);
         if sock.explicit_options {
             return cfg;
         }
@@ -220,6 +221,35 @@ impl<'a> Runner<'a> {
             }
         }
         cfg
+    }
+
+    /// Applies send-policy setsockopts that follow event `idx` but precede the first write.
+    fn lookahead_send_policy(&self, idx: usize, cfg: &mut Config) {
+        for ev in &self.script.events[idx + 1..] {
+            let EventKind::Syscall(c) = &ev.kind else {
+                continue;
+            };
+            match c.name.as_str() {
+                "write" | "send" | "sendto" | "sendmsg" | "writev" | "close" | "shutdown" => return,
+                "setsockopt" => {}
+                _ => continue,
+            }
+            let val = c.args.get(3);
+            let name = match (c.args.get(2), val.and_then(int_of)) {
+                (Some(Expr::Ident(n)), Some(v)) if n == "TCP_NODELAY" => {
+                    if v != 0 { "nodelay" } else { "nagle" }.to_string()
+                }
+                (Some(Expr::Ident(n)), Some(v)) if n == "TCP_CORK" && v != 0 => "cork".to_string(),
+                (Some(Expr::Ident(n)), _) if n == "TCP_TINYGRAM_SEND_POLICY" => match val {
+                    Some(Expr::Str(s)) => s.clone(),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            if let Ok(p) = SendPolicyKind::from_str(&name) {
+                cfg.send_policy = p;
+            }
+        }
     }
 
     /// Tries a system call; `first` is false when retrying a blocked call.
@@ -305,7 +335,7 @@ impl<'a> Runner<'a> {
                 if !matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
                     return Ok(Outcome::Done(Err("EINVAL")));
                 }
-                let cfg = self.infer_options(&sock);
+                let cfg = self.infer_options(idx, &sock);
                 if let Err(e) = cfg.validate() {
                     return Err(self.fail(
                         idx,
@@ -533,7 +563,7 @@ impl<'a> Runner<'a> {
     /// connect(): starts the active open, then reports its completion.
     fn connect(&mut self, idx: usize, fd: i64, sock: &Sock, first: bool) -> Res<Outcome> {
         if first && matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
-            let cfg = self.infer_options(sock);
+            let cfg = self.infer_options(idx, sock);
             if let Err(e) = cfg.validate() {
                 return Err(self.fail(
                     idx,
