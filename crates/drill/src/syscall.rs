@@ -261,14 +261,17 @@ impl<'a> Runner<'a> {
     ) -> Res<Outcome> {
         let name = spec.name.as_str();
         if name == "socket" {
-            if let Some(Expr::Ident(t)) = spec.args.get(1) {
-                if t != "SOCK_STREAM" {
-                    return Err(self.unsupported(
-                        idx,
-                        format!("socket type {t}: only SOCK_STREAM (TCP) is supported"),
-                    ));
-                }
+            let types = spec.args.get(1).and_then(symbols).unwrap_or_default();
+            let other = types
+                .iter()
+                .find(|t| t.as_str() != "SOCK_STREAM" && t.as_str() != "SOCK_NONBLOCK");
+            if let Some(t) = other {
+                return Err(self.unsupported(
+                    idx,
+                    format!("socket type {t}: only SOCK_STREAM (TCP) is supported"),
+                ));
             }
+            let nonblocking = types.iter().any(|t| t == "SOCK_NONBLOCK");
             if spec.ret < 0 {
                 return Err(self.unsupported(
                     idx,
@@ -279,7 +282,7 @@ impl<'a> Runner<'a> {
                 spec.ret,
                 Sock {
                     kind: SockKind::Fresh,
-                    nonblocking: false,
+                    nonblocking,
                     cfg: Config::default(),
                     explicit_options: false,
                     err_reported: false,
