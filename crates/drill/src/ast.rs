@@ -1,0 +1,262 @@
+//! The parsed form of a packetdrill script: options, then timed events.
+
+use std::fmt;
+
+/// A whole script: `--name=value` option lines, then events in file order.
+#[derive(Clone, Debug, Default)]
+pub struct Script {
+    /// The file the script came from (for messages).
+    pub path: String,
+    /// `--name[=value]` lines at the top of the script.
+    pub options: Vec<ScriptOption>,
+    /// Timed events in file order.
+    pub events: Vec<Event>,
+}
+
+/// One `--name[=value]` line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptOption {
+    /// 1-based line number.
+    pub line: usize,
+    /// Option name without the leading dashes.
+    pub name: String,
+    /// Text after `=`, if any.
+    pub value: Option<String>,
+}
+
+/// One timed line (or multi-line construct) of the script.
+#[derive(Clone, Debug)]
+pub struct Event {
+    /// 1-based line number where the event starts.
+    pub line: usize,
+    /// The source text, whitespace-collapsed, for messages.
+    pub text: String,
+    /// When it should happen.
+    pub time: TimeSpec,
+    /// What happens.
+    pub kind: EventKind,
+}
+
+/// How an event's time is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeKind {
+    /// `t`: seconds since the script started.
+    Absolute,
+    /// `+t`: seconds after the previous event.
+    Relative,
+    /// `*`: any time.
+    Any,
+}
+
+/// An event's time column: `t`, `+t`, `a~b`, `+a~+b`, `*`, or `a...b` for blocking calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeSpec {
+    /// Absolute, relative or any.
+    pub kind: TimeKind,
+    /// Start (or only) time in microseconds.
+    pub start_us: i64,
+    /// End of an `a~b` range in microseconds (same kind as start).
+    pub range_end_us: Option<i64>,
+    /// End of a blocking system call written `a...b`, in microseconds.
+    pub block_end_us: Option<i64>,
+}
+
+/// What a line does.
+#[derive(Clone, Debug)]
+pub enum EventKind {
+    /// `<` or `>` TCP segment.
+    Packet(PacketSpec),
+    /// A system call with its expected result.
+    Syscall(SyscallSpec),
+    /// A backtick shell command: never run, reported as skipped.
+    Command(String),
+    /// A `%{ ... }%` python block: never run, reported as skipped.
+    Code(String),
+}
+
+/// Direction of a scripted segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// `<`: the remote peer (the runner) sends it to the engine.
+    Inbound,
+    /// `>`: the engine must send it.
+    Outbound,
+}
+
+/// A scripted TCP segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PacketSpec {
+    /// `<` or `>`.
+    pub dir: Direction,
+    /// Flag bits in the TCP header layout (FIN=0x01 ... CWR=0x80).
+    pub flags: u8,
+    /// First sequence number (script-relative).
+    pub seq: u32,
+    /// Payload length from `start:end(len)`.
+    pub len: u32,
+    /// `ack N` (script-relative), if written.
+    pub ack: Option<u32>,
+    /// `win N`, if written.
+    pub win: Option<u16>,
+    /// `<...>` options, if written.
+    pub options: Option<OptionsSpec>,
+}
+
+/// The `<...>` part of a scripted segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptionsSpec {
+    /// `<...>`: do not check options.
+    Any,
+    /// A list of options in order.
+    List(Vec<OptSpec>),
+}
+
+/// One scripted TCP option.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptSpec {
+    /// `mss N`.
+    Mss(u16),
+    /// `nop`.
+    Nop,
+    /// `eol`.
+    Eol,
+    /// `wscale N`.
+    Wscale(u8),
+    /// `sackOK`.
+    SackOk,
+    /// `sack a:b c:d ...` (script-relative).
+    Sack(Vec<(u32, u32)>),
+    /// `TS val X ecr Y`.
+    Ts {
+        /// TSval.
+        val: u32,
+        /// TSecr.
+        ecr: u32,
+    },
+}
+
+/// A scripted system call: `name(args) = ret [ERRNO (text)]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyscallSpec {
+    /// Call name, e.g. `write`.
+    pub name: String,
+    /// Arguments as written.
+    pub args: Vec<Expr>,
+    /// Expected return value.
+    pub ret: i64,
+    /// Expected errno name when `ret` is -1.
+    pub errno: Option<String>,
+}
+
+/// An argument expression in a system call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expr {
+    /// `...`: filled in by the runner.
+    Ellipsis,
+    /// An integer literal.
+    Int(i64),
+    /// A symbol such as `SOL_SOCKET`.
+    Ident(String),
+    /// A string literal.
+    Str(String),
+    /// `A|B|C`.
+    Or(Vec<Expr>),
+    /// `[a, b]`.
+    List(Vec<Expr>),
+    /// `{a, k=v}`: fields with optional keys.
+    Struct(Vec<(Option<Expr>, Expr)>),
+    /// `name(args)`, e.g. `msg_iov(1)`.
+    Call(String, Vec<Expr>),
+}
+
+/// Flag bits, as in the TCP header.
+pub mod flag {
+    /// FIN.
+    pub const FIN: u8 = 0x01;
+    /// SYN.
+    pub const SYN: u8 = 0x02;
+    /// RST.
+    pub const RST: u8 = 0x04;
+    /// PSH.
+    pub const PSH: u8 = 0x08;
+    /// ACK.
+    pub const ACK: u8 = 0x10;
+    /// URG.
+    pub const URG: u8 = 0x20;
+    /// ECE.
+    pub const ECE: u8 = 0x40;
+    /// CWR.
+    pub const CWR: u8 = 0x80;
+}
+
+/// Formats flag bits the way scripts write them (`S.`, `P.`, `F.`, `R`, `-`).
+pub fn flags_to_string(f: u8) -> String {
+    let mut s = String::new();
+    for (bit, c) in [
+        (flag::SYN, 'S'),
+        (flag::FIN, 'F'),
+        (flag::RST, 'R'),
+        (flag::PSH, 'P'),
+        (flag::URG, 'U'),
+        (flag::ECE, 'E'),
+        (flag::CWR, 'W'),
+    ] {
+        if f & bit != 0 {
+            s.push(c);
+        }
+    }
+    if f & flag::ACK != 0 {
+        s.push('.');
+    }
+    if s.is_empty() {
+        s.push('-');
+    }
+    s
+}
+
+impl fmt::Display for OptSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptSpec::Mss(v) => write!(f, "mss {v}"),
+            OptSpec::Nop => f.write_str("nop"),
+            OptSpec::Eol => f.write_str("eol"),
+            OptSpec::Wscale(v) => write!(f, "wscale {v}"),
+            OptSpec::SackOk => f.write_str("sackOK"),
+            OptSpec::Sack(blocks) => {
+                f.write_str("sack")?;
+                for (a, b) in blocks {
+                    write!(f, " {a}:{b}")?;
+                }
+                Ok(())
+            }
+            OptSpec::Ts { val, ecr } => write!(f, "TS val {val} ecr {ecr}"),
+        }
+    }
+}
+
+impl fmt::Display for PacketSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}:{}({})",
+            flags_to_string(self.flags),
+            self.seq,
+            self.seq.wrapping_add(self.len),
+            self.len
+        )?;
+        if let Some(a) = self.ack {
+            write!(f, " ack {a}")?;
+        }
+        if let Some(w) = self.win {
+            write!(f, " win {w}")?;
+        }
+        match &self.options {
+            None => Ok(()),
+            Some(OptionsSpec::Any) => f.write_str(" <...>"),
+            Some(OptionsSpec::List(l)) => {
+                let parts: Vec<String> = l.iter().map(|o| o.to_string()).collect();
+                write!(f, " <{}>", parts.join(","))
+            }
+        }
+    }
+}

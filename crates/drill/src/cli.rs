@@ -1,0 +1,101 @@
+//! The `tinygram drill` command line: arguments, per-script output, summary.
+
+use crate::run_file;
+use crate::runner::Settings;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `tinygram drill` (clap-ready: flatten or use as a subcommand).
+#[derive(Debug, Clone, clap::Args)]
+pub struct DrillArgs {
+    /// Scripts to run (packetdrill syntax).
+    #[arg(required = true, value_name = "SCRIPT.pkt")]
+    pub scripts: Vec<PathBuf>,
+    /// Minimum timing tolerance in microseconds (the larger of this and 12.5% of the gap applies).
+    #[arg(
+        long = "tolerance_usecs",
+        alias = "tolerance-usecs",
+        default_value_t = 4000
+    )]
+    pub tolerance_usecs: i64,
+    /// Compare each outbound segment alone instead of merging consecutive ones.
+    #[arg(long = "strict_segments", alias = "strict-segments")]
+    pub strict_segments: bool,
+    /// Print every segment in and out of each script.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Print only failures and the summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Standalone parser for `run_cli` (the main CLI can embed `DrillArgs` instead).
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "tinygram drill",
+    about = "Run packetdrill scripts against the tinygram engine on a virtual clock"
+)]
+struct Standalone {
+    #[command(flatten)]
+    args: DrillArgs,
+}
+
+/// Runs the scripts, prints results and `N passed, N failed`; true when all passed.
+pub fn run_scripts(args: &DrillArgs, out: &mut dyn std::io::Write) -> bool {
+    let settings = Settings {
+        tolerance_usecs: args.tolerance_usecs.max(0),
+        strict_segments: args.strict_segments,
+        ..Settings::default()
+    };
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for path in &args.scripts {
+        let rep = run_file(path, &settings);
+        if rep.passed() {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
+        if !rep.passed() || !args.quiet {
+            let _ = writeln!(out, "{rep}");
+        }
+        if args.verbose {
+            for t in &rep.trace {
+                let _ = writeln!(out, "    {t}");
+            }
+        }
+    }
+    let _ = writeln!(out, "{passed} passed, {failed} failed");
+    failed == 0
+}
+
+/// Entry for a clap subcommand: runs and maps the result to an exit code.
+pub fn run(args: &DrillArgs) -> ExitCode {
+    if run_scripts(args, &mut std::io::stdout()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Entry for a hand-rolled CLI: `args` are the words after `drill`; returns the exit status.
+pub fn run_cli(args: &[String]) -> i32 {
+    use clap::Parser;
+    let argv = std::iter::once("tinygram drill".to_string()).chain(args.iter().cloned());
+    match Standalone::try_parse_from(argv) {
+        Ok(s) => {
+            if run_scripts(&s.args, &mut std::io::stdout()) {
+                0
+            } else {
+                1
+            }
+        }
+        Err(e) => {
+            let _ = e.print();
+            if e.use_stderr() {
+                2
+            } else {
+                0
+            }
+        }
+    }
+}

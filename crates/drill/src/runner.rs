@@ -1,0 +1,993 @@
+//! Plays a script against one engine connection: the runner is the peer, the host and the clock.
+
+use crate::ast::*;
+use crate::report::{secs, FailKind, Failure, ScriptReport};
+use crate::syscall::{Outcome, Sock};
+use std::collections::{BTreeMap, VecDeque};
+use tinygram_proto::wire::{SackBlocks, Timestamps};
+use tinygram_proto::{Config, Connection, Flags, Instant, SeqNumber, TcpOptions, TcpRepr};
+
+/// Results inside the runner; failures are boxed to keep `Result` small.
+pub(crate) type Res<T> = Result<T, Box<Failure>>;
+
+/// Engine time of the script's time zero (keeps clear of `Instant::ZERO`).
+const BASE_NS: u64 = 1_000_000_000;
+/// Initial sequence number given to the engine.
+pub(crate) const LOCAL_ISN: u32 = 1_000_000_000;
+/// Added to the script's inbound sequence numbers on the wire.
+pub(crate) const REMOTE_BASE: u32 = 3_000_000_000;
+/// The engine's port for passive opens (and the peer's for active opens).
+pub(crate) const SERVER_PORT: u16 = 8080;
+/// The other end's port.
+pub(crate) const CLIENT_PORT: u16 = 40_000;
+/// How long `*` waits for a segment.
+const ANY_WAIT_NS: i64 = 3_600 * 1_000_000_000;
+/// Engine steps allowed at one instant before the runner calls it a loop.
+const MAX_STEPS_AT_ONE_TIME: u32 = 100_000;
+
+/// Run-wide settings (from the command line, overridden by script options).
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Minimum timing tolerance in microseconds (packetdrill's --tolerance_usecs).
+    pub tolerance_usecs: i64,
+    /// Dynamic tolerance as a percentage of the gap since the previous event.
+    pub tolerance_percent: f64,
+    /// Do not merge consecutive outbound segments (packetdrill's --strict_segments).
+    pub strict_segments: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            tolerance_usecs: 4_000,
+            tolerance_percent: 12.5,
+            strict_segments: false,
+        }
+    }
+}
+
+/// A segment the engine (or the emulated host) sent, with its virtual send time.
+#[derive(Clone, Debug)]
+pub(crate) struct Emitted {
+    pub t: i64,
+    pub repr: TcpRepr,
+    pub payload_len: usize,
+}
+
+/// A blocking system call that has started and not yet returned.
+#[derive(Clone, Debug)]
+pub(crate) struct Pending {
+    pub event: usize,
+    pub end_ns: i64,
+    pub tol_ns: i64,
+}
+
+/// The runner's whole state.
+pub(crate) struct Runner<'a> {
+    pub script: &'a Script,
+    pub settings: Settings,
+    /// Virtual time, ns since script start.
+    pub now: i64,
+    pub conn: Option<Connection>,
+    /// The configuration the live connection was created with.
+    pub conn_cfg: Option<Config>,
+    /// The connection has reached a synchronized state at least once.
+    pub ever_synced: bool,
+    /// The listener's connection was returned by accept().
+    pub conn_accepted: bool,
+    pub listener_fd: Option<i64>,
+    pub local_port: u16,
+    pub remote_port: u16,
+    pub script_local_isn: u32,
+    pub ts_offset: Option<u32>,
+    pub queue: VecDeque<Emitted>,
+    pub socks: BTreeMap<i64, Sock>,
+    pub pending: Option<Pending>,
+    pub report: ScriptReport,
+    /// Scheduled time of the previous event.
+    last_sched: i64,
+    last_inbound: bool,
+    have_last: bool,
+    buf: Vec<u8>,
+    /// Bytes the current (possibly blocked) write call has handed to the engine.
+    pub write_progress: usize,
+}
+
+/// Converts script-relative nanoseconds to an engine instant.
+pub(crate) fn instant(ns: i64) -> Instant {
+    Instant::from_nanos(BASE_NS.saturating_add(ns.max(0) as u64))
+}
+
+/// Converts an engine instant to script-relative nanoseconds.
+fn rel(i: Instant) -> i64 {
+    i.as_nanos().saturating_sub(BASE_NS).min(i64::MAX as u64) as i64
+}
+
+/// Runs a parsed script and reports the outcome.
+pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
+    let mut settings = settings.clone();
+    let mut report = ScriptReport {
+        path: script.path.clone(),
+        failure: None,
+        skipped: Vec::new(),
+        notes: Vec::new(),
+        trace: Vec::new(),
+    };
+    for o in &script.options {
+        match apply_option(&mut settings, o) {
+            Ok(true) => {}
+            Ok(false) => report.notes.push(format!(
+                "line {}: option --{} is ignored by the drill runner",
+                o.line, o.name
+            )),
+            Err(m) => {
+                report.failure = Some(Failure::new(o.line, FailKind::Parse, m));
+                return report;
+            }
+        }
+    }
+    let script_local_isn = script
+        .events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::Packet(p) if p.dir == Direction::Outbound && p.flags & flag::SYN != 0 => {
+                Some(p.seq)
+            }
+            _ => None,
+        })
+        .unwrap_or(0);
+    let mut r = Runner {
+        script,
+        settings,
+        now: 0,
+        conn: None,
+        conn_cfg: None,
+        ever_synced: false,
+        conn_accepted: false,
+        listener_fd: None,
+        local_port: SERVER_PORT,
+        remote_port: CLIENT_PORT,
+        script_local_isn,
+        ts_offset: None,
+        queue: VecDeque::new(),
+        socks: BTreeMap::new(),
+        pending: None,
+        report,
+        last_sched: 0,
+        last_inbound: false,
+        have_last: false,
+        buf: Vec::new(),
+        write_progress: 0,
+    };
+    if let Err(f) = r.run() {
+        r.report.failure = Some(*f);
+    }
+    r.report
+}
+
+/// Applies one `--name=value` script option; false when it is ignored.
+fn apply_option(s: &mut Settings, o: &ScriptOption) -> Result<bool, String> {
+    let v = o.value.as_deref();
+    match o.name.as_str() {
+        "tolerance_usecs" => {
+            s.tolerance_usecs = v
+                .and_then(|v| v.parse().ok())
+                .filter(|v: &i64| *v >= 0)
+                .ok_or("--tolerance_usecs needs a non-negative integer")?;
+            Ok(true)
+        }
+        "tolerance_percent" => {
+            s.tolerance_percent = v
+                .and_then(|v| v.parse().ok())
+                .filter(|v: &f64| *v >= 0.0 && v.is_finite())
+                .ok_or("--tolerance_percent needs a non-negative number")?;
+            Ok(true)
+        }
+        "strict_segments" => {
+            s.strict_segments = !matches!(v, Some("0") | Some("false"));
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+impl<'a> Runner<'a> {
+    /// Builds a failure for event `idx` with the current time.
+    pub(crate) fn fail(&self, idx: usize, kind: FailKind, msg: impl Into<String>) -> Box<Failure> {
+        let ev = &self.script.events[idx];
+        let mut f = Box::new(Failure::new(ev.line, kind, msg));
+        f.script = Some(ev.text.clone());
+        f.time_ns = Some(self.now);
+        f
+    }
+
+    /// Runs every event, then checks nothing is left over.
+    fn run(&mut self) -> Res<()> {
+        for idx in 0..self.script.events.len() {
+            self.run_event(idx)?;
+        }
+        self.finish()
+    }
+
+    /// Resolves an event's (start, end, tolerance) per packetdrill's rules.
+    fn resolve_time(&self, ev: &Event, inbound: bool) -> (i64, i64, i64) {
+        let t = ev.time;
+        let (start, end) = match t.kind {
+            TimeKind::Any => (self.now, self.now.saturating_add(ANY_WAIT_NS)),
+            TimeKind::Absolute => {
+                let s = t.start_us * 1_000;
+                (s, t.range_end_us.map_or(s, |e| e * 1_000))
+            }
+            TimeKind::Relative => {
+                let base = if self.have_last && self.last_inbound && inbound {
+                    self.last_sched
+                } else {
+                    self.now
+                };
+                let s = base.saturating_add(t.start_us * 1_000);
+                (
+                    s,
+                    t.range_end_us.map_or(s, |e| base.saturating_add(e * 1_000)),
+                )
+            }
+        };
+        let mut tol = self.settings.tolerance_usecs * 1_000;
+        if self.have_last {
+            let gap = start.saturating_sub(self.last_sched).max(0) as f64;
+            let dynamic = (gap * self.settings.tolerance_percent / 100.0) as i64;
+            tol = tol.max(dynamic);
+        }
+        (start, end, tol)
+    }
+
+    /// End time of a blocking call written `a...b`, resolved like its start.
+    fn resolve_block_end(&self, ev: &Event, start: i64) -> Option<i64> {
+        let b = ev.time.block_end_us? * 1_000;
+        Some(match ev.time.kind {
+            TimeKind::Relative => start
+                .saturating_sub(ev.time.start_us * 1_000)
+                .saturating_add(b),
+            _ => b,
+        })
+    }
+
+    fn run_event(&mut self, idx: usize) -> Res<()> {
+        let ev = &self.script.events[idx];
+        let inbound = matches!(&ev.kind, EventKind::Packet(p) if p.dir == Direction::Inbound);
+        let (start, end, tol) = self.resolve_time(ev, inbound);
+        match &ev.kind {
+            EventKind::Packet(p) if p.dir == Direction::Outbound => {
+                self.check_pending_overdue(start)?;
+                self.expect_outbound(idx, p, start, end, tol)?;
+            }
+            kind => {
+                self.advance_to(start)?;
+                if self.now > start.saturating_add(tol) {
+                    return Err(self.fail(
+                        idx,
+                        FailKind::Timing,
+                        format!(
+                            "event scheduled at {} s could only run at {} s (earlier events ran late; tolerance {} s)",
+                            secs(start),
+                            secs(self.now),
+                            secs(tol)
+                        ),
+                    ));
+                }
+                self.check_pending_overdue(self.now)?;
+                match kind {
+                    EventKind::Packet(p) => self.inject(p),
+                    EventKind::Syscall(s) => {
+                        let block_end = self.resolve_block_end(ev, start);
+                        self.syscall(idx, s, block_end, tol)?;
+                    }
+                    EventKind::Command(c) => self
+                        .report
+                        .skipped
+                        .push((ev.line, format!("shell command `{c}` is not run"))),
+                    EventKind::Code(_) => self
+                        .report
+                        .skipped
+                        .push((ev.line, "%{ }% python block is not run".into())),
+                }
+            }
+        }
+        self.check_pending_done()?;
+        self.last_sched = start;
+        self.last_inbound = inbound;
+        self.have_last = true;
+        Ok(())
+    }
+
+    /// After the last event: a blocked call must return, no segment may be left unchecked.
+    fn finish(&mut self) -> Res<()> {
+        if let Some(p) = self.pending.clone() {
+            let deadline = p.end_ns.saturating_add(p.tol_ns);
+            self.advance_to(deadline)?;
+            self.check_pending_done()?;
+            if self.pending.is_some() {
+                return Err(self.fail(
+                    p.event,
+                    FailKind::Syscall,
+                    format!(
+                        "blocking system call had not returned by {} s (expected at {} s)",
+                        secs(deadline),
+                        secs(p.end_ns)
+                    ),
+                ));
+            }
+        }
+        if let Some(e) = self.queue.front().cloned() {
+            let last = self.script.events.len().saturating_sub(1);
+            let mut f = Box::new(Failure::new(
+                self.script.events.last().map_or(0, |e| e.line),
+                FailKind::Mismatch,
+                "the engine sent a segment the script does not expect (after its last line)",
+            ));
+            f.script = self.script.events.get(last).map(|e| e.text.clone());
+            f.expected = Some("no more segments".into());
+            f.actual = Some(self.fmt_actual(&e.repr, e.payload_len));
+            f.time_ns = Some(e.t);
+            return Err(f);
+        }
+        Ok(())
+    }
+
+    /// Runs engine timers due up to `t`, then sets the clock to `t`.
+    pub(crate) fn advance_to(&mut self, t: i64) -> Res<()> {
+        let mut steps = 0u32;
+        let mut last_dl = i64::MIN;
+        while let Some(dl) = self.conn.as_ref().and_then(|c| c.poll_timeout()) {
+            let dl = rel(dl);
+            if dl > t {
+                break;
+            }
+            if dl == last_dl {
+                steps += 1;
+                if steps > MAX_STEPS_AT_ONE_TIME {
+                    let mut f = Box::new(Failure::new(
+                        0,
+                        FailKind::Engine,
+                        format!(
+                            "engine keeps asking for a timeout at {} s without progress",
+                            secs(dl)
+                        ),
+                    ));
+                    f.time_ns = Some(self.now);
+                    return Err(f);
+                }
+            } else {
+                steps = 0;
+                last_dl = dl;
+            }
+            self.now = self.now.max(dl);
+            let now = instant(self.now);
+            if let Some(c) = self.conn.as_mut() {
+                c.handle_timeout(now);
+            }
+            self.drain();
+            self.check_pending_done()?;
+        }
+        self.now = self.now.max(t);
+        Ok(())
+    }
+
+    /// Collects everything the engine wants to send now.
+    pub(crate) fn drain(&mut self) {
+        let now = instant(self.now);
+        let Some(c) = self.conn.as_mut() else {
+            return;
+        };
+        let mut out = Vec::new();
+        for _ in 0..MAX_STEPS_AT_ONE_TIME {
+            self.buf.clear();
+            match c.poll_transmit(now, &mut self.buf) {
+                Some(repr) => out.push(Emitted {
+                    t: self.now,
+                    repr,
+                    payload_len: self.buf.len(),
+                }),
+                None => break,
+            }
+        }
+        if c.state().synchronized() {
+            self.ever_synced = true;
+        }
+        for e in out {
+            let line = format!(
+                "{} > {}",
+                secs(self.now),
+                self.fmt_actual(&e.repr, e.payload_len)
+            );
+            self.report.trace.push(line);
+            self.queue.push_back(e);
+        }
+    }
+
+    /// Delivers a scripted inbound segment (or answers it as the host would).
+    fn inject(&mut self, p: &PacketSpec) {
+        let repr = self.inbound_repr(p);
+        let len = p.len as usize;
+        self.report.trace.push(format!("{} < {p}", secs(self.now)));
+        let alive = self
+            .conn
+            .as_ref()
+            .is_some_and(|c| c.state() != tinygram_proto::State::Closed);
+        if alive {
+            let payload = vec![0u8; len];
+            let now = instant(self.now);
+            if let Some(c) = self.conn.as_mut() {
+                c.handle_segment(now, &repr, &payload);
+            }
+            self.drain();
+        } else {
+            self.host_reset(&repr, len);
+        }
+    }
+
+    /// RFC 9293 3.10.7.1: a segment for no connection is answered with a RST.
+    fn host_reset(&mut self, seg: &TcpRepr, len: usize) {
+        let Some(r) = tinygram_proto::conn::rst_reply(seg, len) else {
+            return;
+        };
+        self.report.trace.push(format!(
+            "{} > {} (host: no connection)",
+            secs(self.now),
+            self.fmt_actual(&r, 0)
+        ));
+        self.queue.push_back(Emitted {
+            t: self.now,
+            repr: r,
+            payload_len: 0,
+        });
+    }
+
+    /// Maps a scripted inbound segment to wire values.
+    fn inbound_repr(&self, p: &PacketSpec) -> TcpRepr {
+        let mut o = TcpOptions::default();
+        if let Some(OptionsSpec::List(list)) = &p.options {
+            for opt in list {
+                match opt {
+                    OptSpec::Mss(v) => o.mss = Some(*v),
+                    OptSpec::Wscale(v) => o.window_scale = Some(*v),
+                    OptSpec::SackOk => o.sack_permitted = true,
+                    OptSpec::Sack(blocks) => {
+                        let mut sb = SackBlocks::default();
+                        for (l, r) in blocks {
+                            sb.push(
+                                SeqNumber(self.local_wire(*l)),
+                                SeqNumber(self.local_wire(*r)),
+                            );
+                        }
+                        o.sack_blocks = sb;
+                    }
+                    OptSpec::Ts { val, ecr } => {
+                        o.timestamps = Some(Timestamps {
+                            tsval: *val,
+                            tsecr: if *ecr == 0 {
+                                0
+                            } else {
+                                ecr.wrapping_add(self.ts_offset.unwrap_or(0))
+                            },
+                        })
+                    }
+                    OptSpec::Nop | OptSpec::Eol => {}
+                }
+            }
+        }
+        TcpRepr {
+            src_port: self.remote_port,
+            dst_port: self.local_port,
+            seq: SeqNumber(p.seq.wrapping_add(REMOTE_BASE)),
+            ack: SeqNumber(p.ack.map_or(0, |a| self.local_wire(a))),
+            flags: Flags(p.flags),
+            window: p.win.unwrap_or(65_535),
+            urgent: 0,
+            options: o,
+        }
+    }
+
+    /// Script-relative local sequence number to wire.
+    fn local_wire(&self, s: u32) -> u32 {
+        s.wrapping_add(LOCAL_ISN.wrapping_sub(self.script_local_isn))
+    }
+
+    /// Wire local sequence number to script-relative.
+    fn local_script(&self, w: u32) -> u32 {
+        w.wrapping_sub(LOCAL_ISN.wrapping_sub(self.script_local_isn))
+    }
+
+    /// Takes the next emitted segment, running timers up to `deadline` if none is queued.
+    fn next_emitted(&mut self, deadline: i64) -> Res<Option<Emitted>> {
+        let mut steps = 0u32;
+        loop {
+            if let Some(e) = self.queue.pop_front() {
+                return Ok(Some(e));
+            }
+            let Some(dl) = self.conn.as_ref().and_then(|c| c.poll_timeout()) else {
+                return Ok(None);
+            };
+            let dl = rel(dl);
+            if dl > deadline {
+                return Ok(None);
+            }
+            steps += 1;
+            if steps > MAX_STEPS_AT_ONE_TIME {
+                let mut f = Box::new(Failure::new(
+                    0,
+                    FailKind::Engine,
+                    "engine timers fire without end and send nothing",
+                ));
+                f.time_ns = Some(self.now);
+                return Err(f);
+            }
+            self.now = self.now.max(dl);
+            let now = instant(self.now);
+            if let Some(c) = self.conn.as_mut() {
+                c.handle_timeout(now);
+            }
+            self.drain();
+            self.check_pending_done()?;
+        }
+    }
+
+    /// Waits for the engine's next segment and checks it against `p`.
+    fn expect_outbound(
+        &mut self,
+        idx: usize,
+        p: &PacketSpec,
+        start: i64,
+        end: i64,
+        tol: i64,
+    ) -> Res<()> {
+        let any = self.script.events[idx].time.kind == TimeKind::Any;
+        let deadline = if any { end } else { end.saturating_add(tol) };
+        let Some(first) = self.next_emitted(deadline)? else {
+            self.now = self.now.max(deadline);
+            let mut f = self.fail(
+                idx,
+                FailKind::Mismatch,
+                if any {
+                    "expected segment was never sent".to_string()
+                } else {
+                    format!(
+                        "expected segment was not sent by {} s (expected at {} s, tolerance {} s)",
+                        secs(deadline),
+                        secs(if start == end { start } else { end }),
+                        secs(tol)
+                    )
+                },
+            );
+            f.expected = Some(p.to_string());
+            let next = self
+                .conn
+                .as_ref()
+                .and_then(|c| c.poll_timeout())
+                .map(|d| format!("nothing (next engine timer at {} s)", secs(rel(d))))
+                .unwrap_or_else(|| "nothing (no engine timer pending)".into());
+            f.actual = Some(next);
+            return Err(f);
+        };
+        if !any && (first.t < start.saturating_sub(tol) || first.t > end.saturating_add(tol)) {
+            let early = first.t < start.saturating_sub(tol);
+            let mut f = self.fail(
+                idx,
+                FailKind::Timing,
+                format!(
+                    "segment sent {} at {} s; expected {} (tolerance {} s)",
+                    if early { "too early" } else { "too late" },
+                    secs(first.t),
+                    if start == end {
+                        format!("at {} s", secs(start))
+                    } else {
+                        format!("in {}~{} s", secs(start), secs(end))
+                    },
+                    secs(tol)
+                ),
+            );
+            f.expected = Some(p.to_string());
+            f.actual = Some(self.fmt_actual(&first.repr, first.payload_len));
+            f.time_ns = Some(first.t);
+            return Err(f);
+        }
+        let mut agg = first.clone();
+        if !self.settings.strict_segments {
+            while agg.payload_len < p.len as usize && agg.payload_len > 0 {
+                let Some(n) = self.next_emitted(deadline)? else {
+                    break;
+                };
+                let contiguous = n.repr.seq == agg.repr.seq + agg.payload_len
+                    && n.payload_len > 0
+                    && !n.repr.flags.syn()
+                    && !n.repr.flags.rst()
+                    && !agg.repr.flags.fin()
+                    && n.repr.flags.ack() == agg.repr.flags.ack();
+                if !contiguous {
+                    self.queue.push_front(n);
+                    break;
+                }
+                agg.payload_len += n.payload_len;
+                agg.repr.flags = Flags(agg.repr.flags.0 | n.repr.flags.0);
+                agg.repr.ack = n.repr.ack;
+                agg.repr.window = n.repr.window;
+            }
+        }
+        if let Err(msg) = self.compare(p, &agg) {
+            let mut f = self.fail(idx, FailKind::Mismatch, msg);
+            f.expected = Some(p.to_string());
+            f.actual = Some(self.fmt_actual(&agg.repr, agg.payload_len));
+            f.time_ns = Some(first.t);
+            return Err(f);
+        }
+        Ok(())
+    }
+
+    /// Compares an (aggregated) emitted segment with the script; Err names the first difference.
+    fn compare(&mut self, p: &PacketSpec, e: &Emitted) -> Result<(), String> {
+        let a = &e.repr;
+        if a.flags.0 != p.flags {
+            return Err(format!(
+                "flags: expected {} but the engine sent {}",
+                flags_to_string(p.flags),
+                flags_to_string(a.flags.0)
+            ));
+        }
+        if a.src_port != self.local_port || a.dst_port != self.remote_port {
+            return Err(format!(
+                "ports: expected {} > {} but the engine sent {} > {}",
+                self.local_port, self.remote_port, a.src_port, a.dst_port
+            ));
+        }
+        let seq = self.local_script(a.seq.0);
+        if seq != p.seq {
+            return Err(format!(
+                "sequence number: expected {} but the engine sent {seq}",
+                p.seq
+            ));
+        }
+        if e.payload_len != p.len as usize {
+            return Err(format!(
+                "payload length: expected {} bytes but the engine sent {}",
+                p.len, e.payload_len
+            ));
+        }
+        if let Some(ack) = p.ack {
+            let actual = a.ack.0.wrapping_sub(REMOTE_BASE);
+            if actual != ack {
+                return Err(format!(
+                    "ack number: expected {ack} but the engine sent {actual}"
+                ));
+            }
+        }
+        if let Some(w) = p.win {
+            if a.window != w {
+                return Err(format!(
+                    "window: expected {w} but the engine sent {}",
+                    a.window
+                ));
+            }
+        }
+        self.compare_options(p, a)
+    }
+
+    /// Checks options: none written = none sent (timestamps allowed), `<...>` = anything.
+    fn compare_options(&mut self, p: &PacketSpec, a: &TcpRepr) -> Result<(), String> {
+        let o = &a.options;
+        let extra_engine = o.big_window_offer.is_some()
+            || o.big_window_upper.is_some()
+            || o.nak_permitted
+            || o.nak.is_some()
+            || !o.unknown.is_empty();
+        let list = match &p.options {
+            Some(OptionsSpec::Any) => return Ok(()),
+            None => {
+                if o.mss.is_some()
+                    || o.window_scale.is_some()
+                    || o.sack_permitted
+                    || !o.sack_blocks.is_empty()
+                    || extra_engine
+                {
+                    return Err("options: the script expects none but the engine sent some".into());
+                }
+                return Ok(());
+            }
+            Some(OptionsSpec::List(l)) => l,
+        };
+        let mut mss = None;
+        let mut ws = None;
+        let mut sack_ok = false;
+        let mut sack: Option<&Vec<(u32, u32)>> = None;
+        let mut ts = None;
+        for opt in list {
+            match opt {
+                OptSpec::Mss(v) => mss = Some(*v),
+                OptSpec::Wscale(v) => ws = Some(*v),
+                OptSpec::SackOk => sack_ok = true,
+                OptSpec::Sack(b) => sack = Some(b),
+                OptSpec::Ts { val, ecr } => ts = Some((*val, *ecr)),
+                OptSpec::Nop | OptSpec::Eol => {}
+            }
+        }
+        let show = |v: Option<String>| v.unwrap_or_else(|| "none".into());
+        if o.mss != mss {
+            return Err(format!(
+                "mss option: expected {} but the engine sent {}",
+                show(mss.map(|v| v.to_string())),
+                show(o.mss.map(|v| v.to_string()))
+            ));
+        }
+        if o.window_scale != ws {
+            return Err(format!(
+                "wscale option: expected {} but the engine sent {}",
+                show(ws.map(|v| v.to_string())),
+                show(o.window_scale.map(|v| v.to_string()))
+            ));
+        }
+        if o.sack_permitted != sack_ok {
+            return Err(format!(
+                "sackOK option: expected {} but the engine sent {}",
+                if sack_ok { "it" } else { "none" },
+                if o.sack_permitted { "it" } else { "none" }
+            ));
+        }
+        let actual_sack: Vec<(u32, u32)> = o
+            .sack_blocks
+            .as_slice()
+            .iter()
+            .map(|(l, r)| (l.0.wrapping_sub(REMOTE_BASE), r.0.wrapping_sub(REMOTE_BASE)))
+            .collect();
+        let want_sack = sack.cloned().unwrap_or_default();
+        if actual_sack != want_sack {
+            return Err(format!(
+                "sack blocks: expected {want_sack:?} but the engine sent {actual_sack:?}"
+            ));
+        }
+        match (ts, o.timestamps) {
+            (None, None) => {}
+            (Some((val, ecr)), Some(t)) => {
+                if self.ts_offset.is_none() {
+                    self.ts_offset = Some(t.tsval.wrapping_sub(val));
+                }
+                if t.tsecr != ecr {
+                    return Err(format!(
+                        "TS ecr: expected {ecr} but the engine sent {}",
+                        t.tsecr
+                    ));
+                }
+            }
+            (Some(_), None) => return Err("TS option: expected it but the engine sent none".into()),
+            (None, Some(_)) => return Err("TS option: expected none but the engine sent it".into()),
+        }
+        if extra_engine {
+            return Err("options: the engine sent options packetdrill syntax cannot express (RFC 1106 or unknown)".into());
+        }
+        Ok(())
+    }
+
+    /// Formats an emitted segment in script notation (relative numbers).
+    pub(crate) fn fmt_actual(&self, a: &TcpRepr, len: usize) -> String {
+        let seq = self.local_script(a.seq.0);
+        let mut s = format!(
+            "{} {}:{}({})",
+            flags_to_string(a.flags.0),
+            seq,
+            seq.wrapping_add(len as u32),
+            len
+        );
+        if a.flags.ack() {
+            s.push_str(&format!(" ack {}", a.ack.0.wrapping_sub(REMOTE_BASE)));
+        }
+        s.push_str(&format!(" win {}", a.window));
+        let o = &a.options;
+        let mut parts = Vec::new();
+        if let Some(m) = o.mss {
+            parts.push(format!("mss {m}"));
+        }
+        if o.sack_permitted {
+            parts.push("sackOK".into());
+        }
+        if let Some(t) = o.timestamps {
+            parts.push(format!("TS val {} ecr {}", t.tsval, t.tsecr));
+        }
+        if let Some(w) = o.window_scale {
+            parts.push(format!("wscale {w}"));
+        }
+        if !o.sack_blocks.is_empty() {
+            let b: Vec<String> = o
+                .sack_blocks
+                .as_slice()
+                .iter()
+                .map(|(l, r)| {
+                    format!(
+                        "{}:{}",
+                        l.0.wrapping_sub(REMOTE_BASE),
+                        r.0.wrapping_sub(REMOTE_BASE)
+                    )
+                })
+                .collect();
+            parts.push(format!("sack {}", b.join(" ")));
+        }
+        if o.big_window_offer.is_some() || o.big_window_upper.is_some() {
+            parts.push("rfc1106-bigwin".into());
+        }
+        if o.nak_permitted || o.nak.is_some() {
+            parts.push("rfc1106-nak".into());
+        }
+        if !o.unknown.is_empty() {
+            parts.push(format!("unknown {:?}", o.unknown));
+        }
+        if !parts.is_empty() {
+            s.push_str(&format!(" <{}>", parts.join(",")));
+        }
+        s
+    }
+
+    /// Fails if a blocked call's return window has passed at time `t`.
+    fn check_pending_overdue(&mut self, t: i64) -> Res<()> {
+        if let Some(p) = &self.pending {
+            if t > p.end_ns.saturating_add(p.tol_ns) {
+                let (ev, end) = (p.event, p.end_ns);
+                self.advance_to(end.saturating_add(p.tol_ns))?;
+                self.check_pending_done()?;
+                if self.pending.is_some() {
+                    return Err(self.fail(
+                        ev,
+                        FailKind::Syscall,
+                        format!(
+                            "blocking system call still blocked after its expected return at {} s",
+                            secs(end)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Retries a blocked call; when it returns, checks its result and time.
+    pub(crate) fn check_pending_done(&mut self) -> Res<()> {
+        let Some(p) = self.pending.clone() else {
+            return Ok(());
+        };
+        let EventKind::Syscall(spec) = &self.script.events[p.event].kind else {
+            self.pending = None;
+            return Ok(());
+        };
+        let spec = spec.clone();
+        match self.try_syscall(p.event, &spec, false)? {
+            Outcome::Block => Ok(()),
+            Outcome::Done(res) => {
+                self.pending = None;
+                self.drain();
+                self.check_result(p.event, &spec, res)?;
+                if self.now < p.end_ns.saturating_sub(p.tol_ns)
+                    || self.now > p.end_ns.saturating_add(p.tol_ns)
+                {
+                    return Err(self.fail(
+                        p.event,
+                        FailKind::Timing,
+                        format!(
+                            "blocking system call returned at {} s; expected at {} s (tolerance {} s)",
+                            secs(self.now),
+                            secs(p.end_ns),
+                            secs(p.tol_ns)
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Starts a system call line: runs it, or parks it when it blocks.
+    fn syscall(
+        &mut self,
+        idx: usize,
+        spec: &SyscallSpec,
+        block_end: Option<i64>,
+        tol: i64,
+    ) -> Res<()> {
+        if let Some(p) = &self.pending {
+            let line = self.script.events[p.event].line;
+            return Err(self.fail(
+                idx,
+                FailKind::Unsupported,
+                format!("a system call starts while the blocking call of line {line} has not returned (one blocking call at a time)"),
+            ));
+        }
+        self.report.trace.push(format!(
+            "{} {}",
+            secs(self.now),
+            self.script.events[idx].text
+        ));
+        self.write_progress = 0;
+        let out = self.try_syscall(idx, spec, true)?;
+        self.drain();
+        match out {
+            Outcome::Done(res) => {
+                self.check_result(idx, spec, res)?;
+                if let Some(end) = block_end {
+                    if self.now < end.saturating_sub(tol) || self.now > end.saturating_add(tol) {
+                        return Err(self.fail(
+                            idx,
+                            FailKind::Timing,
+                            format!(
+                                "system call returned at once at {} s; the script expects it to block until {} s",
+                                secs(self.now),
+                                secs(end)
+                            ),
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            Outcome::Block => match block_end {
+                Some(end) => {
+                    self.pending = Some(Pending {
+                        event: idx,
+                        end_ns: end,
+                        tol_ns: tol,
+                    });
+                    Ok(())
+                }
+                None => Err(self.fail(
+                    idx,
+                    FailKind::Syscall,
+                    format!(
+                        "{} would block, but the line neither marks it blocking (a...b) nor is the socket O_NONBLOCK",
+                        spec.name
+                    ),
+                )),
+            },
+        }
+    }
+
+    /// Compares a system call's result with the script.
+    fn check_result(
+        &self,
+        idx: usize,
+        spec: &SyscallSpec,
+        res: Result<i64, &'static str>,
+    ) -> Res<()> {
+        let ok = match (&res, spec.errno.as_deref()) {
+            (Ok(v), None) => *v == spec.ret,
+            (Err(e), Some(want)) => spec.ret == -1 && errno_eq(e, want),
+            (Err(_), None) => spec.ret == -1,
+            (Ok(_), Some(_)) => false,
+        };
+        if ok {
+            return Ok(());
+        }
+        let expected = match &spec.errno {
+            Some(e) => format!("{} {e}", spec.ret),
+            None => spec.ret.to_string(),
+        };
+        let actual = match res {
+            Ok(v) => v.to_string(),
+            Err(e) => format!("-1 {e}"),
+        };
+        let mut f = self.fail(
+            idx,
+            FailKind::Syscall,
+            format!(
+                "{} returned {actual}, the script expects {expected}",
+                spec.name
+            ),
+        );
+        f.expected = Some(format!("{} = {expected}", spec.name));
+        f.actual = Some(format!("{} = {actual}", spec.name));
+        Err(f)
+    }
+}
+
+/// Errno names, with EAGAIN and EWOULDBLOCK the same.
+fn errno_eq(a: &str, b: &str) -> bool {
+    let norm = |s: &str| {
+        if s == "EWOULDBLOCK" {
+            "EAGAIN".to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    norm(a) == norm(b)
+}

@@ -1,0 +1,913 @@
+//! System calls mapped onto the engine's application API, with Linux errno semantics.
+
+use crate::ast::*;
+use crate::report::{FailKind, Failure};
+use crate::runner::{instant, Res, Runner, CLIENT_PORT, LOCAL_ISN, SERVER_PORT};
+use std::str::FromStr;
+use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
+use tinygram_proto::{Config, OptionSet};
+use tinygram_proto::{ConnError, Connection, Duration, LossIs, SeqNumber, SlowStart, WriteError};
+
+/// Linux O_RDWR.
+const O_RDWR: i64 = 2;
+/// Linux O_NONBLOCK.
+const O_NONBLOCK: i64 = 0o4000;
+
+/// What a system call did: returned, or would block.
+pub(crate) enum Outcome {
+    /// Returned a value or an errno name.
+    Done(Result<i64, &'static str>),
+    /// Cannot complete yet.
+    Block,
+}
+
+/// What a script file descriptor is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SockKind {
+    /// After socket().
+    Fresh,
+    /// After bind().
+    Bound,
+    /// After listen().
+    Listener,
+    /// Connected or connecting (connect() or accept()).
+    Stream,
+}
+
+/// One script file descriptor.
+#[derive(Clone, Debug)]
+pub(crate) struct Sock {
+    pub kind: SockKind,
+    pub nonblocking: bool,
+    pub cfg: Config,
+    /// TCP_TINYGRAM_OPTIONS was set: do not infer options from the script.
+    pub explicit_options: bool,
+    /// The connection's error was already returned once (as Linux clears sk_err).
+    pub err_reported: bool,
+    pub shut_wr: bool,
+    /// SO_RCVBUF was set: do not size the buffer from the script's wscale.
+    pub rcvbuf_set: bool,
+}
+
+/// Linux errno name of an engine error.
+fn conn_errno(e: ConnError) -> &'static str {
+    match e {
+        ConnError::Reset => "ECONNRESET",
+        ConnError::Refused => "ECONNREFUSED",
+        ConnError::TimedOut => "ETIMEDOUT",
+    }
+}
+
+/// Linux errno number of a name (for SO_ERROR).
+fn errno_number(name: &str) -> i64 {
+    match name {
+        "ECONNRESET" => 104,
+        "ECONNREFUSED" => 111,
+        "ETIMEDOUT" => 110,
+        "EPIPE" => 32,
+        _ => 0,
+    }
+}
+
+/// Integer value of `N`, `[N]` or `-N`.
+fn int_of(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Int(v) => Some(*v),
+        Expr::List(l) if l.len() == 1 => int_of(&l[0]),
+        _ => None,
+    }
+}
+
+/// Symbol names in `A|B`, `A`, or `0`.
+fn symbols(e: &Expr) -> Option<Vec<String>> {
+    match e {
+        Expr::Int(0) => Some(Vec::new()),
+        Expr::Ident(s) => Some(vec![s.clone()]),
+        Expr::Or(v) => {
+            let mut out = Vec::new();
+            for x in v {
+                out.extend(symbols(x)?);
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+/// Parses `200ms`, `1s`, `500us`, or a bare number of milliseconds.
+fn duration_of(e: &Expr) -> Option<Duration> {
+    if let Some(ms) = int_of(e) {
+        return u64::try_from(ms).ok().map(Duration::from_millis);
+    }
+    let Expr::Str(s) = e else {
+        return None;
+    };
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit())?;
+    let (n, unit) = s.split_at(split);
+    let n: u64 = n.parse().ok()?;
+    Some(match unit {
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "us" => Duration::from_micros(n),
+        _ => return None,
+    })
+}
+
+/// Total length of an iovec list `[{..., n}, ...]`.
+fn iov_len(e: &Expr) -> Option<i64> {
+    let Expr::List(items) = e else {
+        return None;
+    };
+    let mut total = 0;
+    for it in items {
+        let Expr::Struct(fields) = it else {
+            return None;
+        };
+        total += int_of(&fields.last()?.1)?;
+    }
+    Some(total)
+}
+
+/// Sum of iov lengths in a `sendmsg` msghdr `{msg_name(...)=..., msg_iov(n)=[...], msg_flags=0}`.
+fn msghdr_len(e: &Expr) -> Option<i64> {
+    let Expr::Struct(fields) = e else {
+        return None;
+    };
+    fields.iter().find_map(|(k, v)| match k {
+        Some(Expr::Call(n, _)) | Some(Expr::Ident(n)) if n == "msg_iov" => iov_len(v),
+        _ => None,
+    })
+}
+
+impl<'a> Runner<'a> {
+    /// Looks up the fd in argument 0.
+    fn fd_arg(&self, idx: usize, spec: &SyscallSpec) -> Res<i64> {
+        spec.args.first().and_then(int_of).ok_or_else(|| {
+            self.fail(
+                idx,
+                FailKind::Unsupported,
+                format!(
+                    "{}: the first argument must be a file descriptor number",
+                    spec.name
+                ),
+            )
+        })
+    }
+
+    /// Argument `i` as an integer, or a named failure.
+    fn int_arg(&self, idx: usize, spec: &SyscallSpec, i: usize, what: &str) -> Res<i64> {
+        spec.args.get(i).and_then(int_of).ok_or_else(|| {
+            self.fail(
+                idx,
+                FailKind::Unsupported,
+                format!(
+                    "{}: argument {} ({what}) must be a number",
+                    spec.name,
+                    i + 1
+                ),
+            )
+        })
+    }
+
+    /// A failure for an unsupported construct at event `idx`.
+    fn unsupported(&self, idx: usize, msg: impl Into<String>) -> Box<Failure> {
+        self.fail(idx, FailKind::Unsupported, msg)
+    }
+
+    /// Returns the connection's error once per socket (Linux clears sk_err on report).
+    fn take_error(&mut self, fd: i64) -> Option<&'static str> {
+        let err = self.conn.as_ref().and_then(|c| c.error())?;
+        let sock = self.socks.get_mut(&fd)?;
+        if sock.err_reported {
+            return None;
+        }
+        sock.err_reported = true;
+        Some(conn_errno(err))
+    }
+
+    /// Enables the options the script's first outbound SYN shows, unless set explicitly.
+    fn infer_options(&self, idx: usize, sock: &Sock) -> Config {
+        let mut cfg = sock.cfg.clone();
+        self.lookahead_send_policy(idx, &mut cfg);
+        if sock.explicit_options {
+            return cfg;
+        }
+        let syn = self.script.events.iter().find_map(|e| match &e.kind {
+            EventKind::Packet(p) if p.dir == Direction::Outbound && p.flags & flag::SYN != 0 => {
+                Some(p.options.clone())
+            }
+            _ => None,
+        });
+        match syn {
+            Some(Some(OptionsSpec::Any)) | None => {}
+            Some(None) => {
+                cfg.options.window_scale = false;
+                cfg.options.timestamps = false;
+                cfg.options.sack = false;
+            }
+            Some(Some(OptionsSpec::List(l))) => {
+                let ws = l.iter().find_map(|o| match o {
+                    OptSpec::Wscale(n) => Some(*n),
+                    _ => None,
+                });
+                if let (Some(n), false) = (ws, sock.rcvbuf_set) {
+                    // The engine's shift is the smallest that fits rcv_buf in 16 bits.
+                    cfg.rcv_buf = (65_535usize << n.min(14)).min(1 << 30);
+                }
+                cfg.options.window_scale = ws.is_some();
+                cfg.options.timestamps = l.iter().any(|o| matches!(o, OptSpec::Ts { .. }));
+                cfg.options.sack = l.iter().any(|o| matches!(o, OptSpec::SackOk));
+            }
+        }
+        cfg
+    }
+
+    /// Applies send-policy setsockopts that follow event `idx` but precede the first write.
+    fn lookahead_send_policy(&self, idx: usize, cfg: &mut Config) {
+        for ev in &self.script.events[idx + 1..] {
+            let EventKind::Syscall(c) = &ev.kind else {
+                continue;
+            };
+            match c.name.as_str() {
+                "write" | "send" | "sendto" | "sendmsg" | "writev" | "close" | "shutdown" => return,
+                "setsockopt" => {}
+                _ => continue,
+            }
+            let val = c.args.get(3);
+            let name = match (c.args.get(2), val.and_then(int_of)) {
+                (Some(Expr::Ident(n)), Some(v)) if n == "TCP_NODELAY" => {
+                    if v != 0 { "nodelay" } else { "nagle" }.to_string()
+                }
+                (Some(Expr::Ident(n)), Some(v)) if n == "TCP_CORK" && v != 0 => "cork".to_string(),
+                (Some(Expr::Ident(n)), _) if n == "TCP_TINYGRAM_SEND_POLICY" => match val {
+                    Some(Expr::Str(s)) => s.clone(),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            if let Ok(p) = SendPolicyKind::from_str(&name) {
+                cfg.send_policy = p;
+            }
+        }
+    }
+
+    /// Tries a system call; `first` is false when retrying a blocked call.
+    pub(crate) fn try_syscall(
+        &mut self,
+        idx: usize,
+        spec: &SyscallSpec,
+        first: bool,
+    ) -> Res<Outcome> {
+        let name = spec.name.as_str();
+        if name == "socket" {
+            let types = spec.args.get(1).and_then(symbols).unwrap_or_default();
+            let other = types
+                .iter()
+                .find(|t| t.as_str() != "SOCK_STREAM" && t.as_str() != "SOCK_NONBLOCK");
+            if let Some(t) = other {
+                return Err(self.unsupported(
+                    idx,
+                    format!("socket type {t}: only SOCK_STREAM (TCP) is supported"),
+                ));
+            }
+            let nonblocking = types.iter().any(|t| t == "SOCK_NONBLOCK");
+            if spec.ret < 0 {
+                return Err(self.unsupported(
+                    idx,
+                    "socket() is expected to fail; the runner always creates the socket",
+                ));
+            }
+            self.socks.insert(
+                spec.ret,
+                Sock {
+                    kind: SockKind::Fresh,
+                    nonblocking,
+                    cfg: Config::default(),
+                    explicit_options: false,
+                    err_reported: false,
+                    shut_wr: false,
+                    rcvbuf_set: false,
+                },
+            );
+            return Ok(Outcome::Done(Ok(spec.ret)));
+        }
+        let known = [
+            "bind",
+            "listen",
+            "accept",
+            "accept4",
+            "connect",
+            "write",
+            "send",
+            "sendto",
+            "sendmsg",
+            "writev",
+            "read",
+            "recv",
+            "recvfrom",
+            "shutdown",
+            "close",
+            "setsockopt",
+            "getsockopt",
+            "fcntl",
+        ];
+        if !known.contains(&name) {
+            return Err(self.unsupported(
+                idx,
+                format!(
+                    "system call {name}() is not supported (supported: socket, {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        let fd = self.fd_arg(idx, spec)?;
+        let Some(sock) = self.socks.get(&fd).cloned() else {
+            return Ok(Outcome::Done(Err("EBADF")));
+        };
+        match name {
+            "bind" => {
+                if let Some(s) = self.socks.get_mut(&fd) {
+                    if s.kind == SockKind::Fresh {
+                        s.kind = SockKind::Bound;
+                    }
+                }
+                Ok(Outcome::Done(Ok(0)))
+            }
+            "listen" => {
+                if !matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
+                    return Ok(Outcome::Done(Err("EINVAL")));
+                }
+                let cfg = self.infer_options(idx, &sock);
+                if let Err(e) = cfg.validate() {
+                    return Err(self.fail(
+                        idx,
+                        FailKind::Syscall,
+                        format!("engine rejects the configuration: {e}"),
+                    ));
+                }
+                self.conn = Some(Connection::listen(
+                    cfg.clone(),
+                    SERVER_PORT,
+                    SeqNumber(LOCAL_ISN),
+                ));
+                self.conn_cfg = Some(cfg);
+                self.local_port = SERVER_PORT;
+                self.remote_port = CLIENT_PORT;
+                self.listener_fd = Some(fd);
+                self.conn_accepted = false;
+                self.ever_synced = false;
+                if let Some(s) = self.socks.get_mut(&fd) {
+                    s.kind = SockKind::Listener;
+                }
+                Ok(Outcome::Done(Ok(0)))
+            }
+            "accept" | "accept4" => {
+                if sock.kind != SockKind::Listener || self.listener_fd != Some(fd) {
+                    return Ok(Outcome::Done(Err("EINVAL")));
+                }
+                if !self.conn_accepted && self.conn.is_some() && self.ever_synced {
+                    let new_fd = if spec.ret >= 0 {
+                        spec.ret
+                    } else {
+                        self.socks.keys().max().copied().unwrap_or(2) + 1
+                    };
+                    let mut s = sock.clone();
+                    s.kind = SockKind::Stream;
+                    s.nonblocking = false;
+                    s.err_reported = false;
+                    self.socks.insert(new_fd, s);
+                    self.conn_accepted = true;
+                    return Ok(Outcome::Done(Ok(new_fd)));
+                }
+                Ok(self.would_block(&sock))
+            }
+            "connect" => self.connect(idx, fd, &sock, first),
+            "write" | "send" | "sendto" | "sendmsg" | "writev" => {
+                let (len, flags) = match name {
+                    "write" => (self.int_arg(idx, spec, 2, "length")?, None),
+                    "send" | "sendto" => (self.int_arg(idx, spec, 2, "length")?, spec.args.get(3)),
+                    "writev" => (
+                        spec.args.get(1).and_then(iov_len).ok_or_else(|| {
+                            self.unsupported(
+                                idx,
+                                "writev: expected an iovec list like [{..., 10}, {..., 20}]",
+                            )
+                        })?,
+                        None,
+                    ),
+                    _ => (
+                        spec.args.get(1).and_then(msghdr_len).ok_or_else(|| {
+                            self.unsupported(
+                                idx,
+                                "sendmsg: expected {..., msg_iov(n)=[{..., len}, ...], ...}",
+                            )
+                        })?,
+                        spec.args.get(2),
+                    ),
+                };
+                let flags = match flags {
+                    None => Vec::new(),
+                    Some(e) => symbols(e).ok_or_else(|| {
+                        self.unsupported(idx, "send flags must be 0 or MSG_* names")
+                    })?,
+                };
+                let mut more = false;
+                let mut dontwait = false;
+                for f in &flags {
+                    match f.as_str() {
+                        "MSG_MORE" => more = true,
+                        "MSG_DONTWAIT" => dontwait = true,
+                        "MSG_NOSIGNAL" => {}
+                        other => return Err(self.unsupported(idx, format!("send flag {other} is not supported (MSG_MORE, MSG_DONTWAIT, MSG_NOSIGNAL are)"))),
+                    }
+                }
+                let len =
+                    usize::try_from(len).map_err(|_| self.unsupported(idx, "negative length"))?;
+                if len > 64 << 20 {
+                    return Err(self.unsupported(idx, "writes over 64 MiB are not supported"));
+                }
+                self.write(fd, &sock, len, more, dontwait)
+            }
+            "read" | "recv" | "recvfrom" => {
+                let n = self.int_arg(idx, spec, 2, "length")?;
+                let mut dontwait = false;
+                if name != "read" {
+                    if let Some(e) = spec.args.get(3) {
+                        for f in symbols(e).ok_or_else(|| {
+                            self.unsupported(idx, "recv flags must be 0 or MSG_* names")
+                        })? {
+                            match f.as_str() {
+                                "MSG_DONTWAIT" => dontwait = true,
+                                other => {
+                                    return Err(self.unsupported(
+                                        idx,
+                                        format!(
+                                            "recv flag {other} is not supported (MSG_DONTWAIT is)"
+                                        ),
+                                    ))
+                                }
+                            }
+                        }
+                    }
+                }
+                let n = usize::try_from(n).map_err(|_| self.unsupported(idx, "negative length"))?;
+                if n > 64 << 20 {
+                    return Err(self.unsupported(idx, "reads over 64 MiB are not supported"));
+                }
+                Ok(self.read(fd, &sock, n, dontwait))
+            }
+            "shutdown" => {
+                let how = match spec.args.get(1) {
+                    Some(Expr::Ident(s)) => s.clone(),
+                    Some(Expr::Int(0)) => "SHUT_RD".into(),
+                    Some(Expr::Int(1)) => "SHUT_WR".into(),
+                    Some(Expr::Int(2)) => "SHUT_RDWR".into(),
+                    _ => {
+                        return Err(self
+                            .unsupported(idx, "shutdown: expected SHUT_RD, SHUT_WR or SHUT_RDWR"))
+                    }
+                };
+                if sock.kind != SockKind::Stream {
+                    return Ok(Outcome::Done(Err("ENOTCONN")));
+                }
+                match how.as_str() {
+                    "SHUT_RD" => {}
+                    "SHUT_WR" | "SHUT_RDWR" => {
+                        if !sock.shut_wr {
+                            if let Some(c) = self.conn.as_mut() {
+                                c.close();
+                            }
+                            if let Some(s) = self.socks.get_mut(&fd) {
+                                s.shut_wr = true;
+                            }
+                        }
+                    }
+                    other => {
+                        return Err(self.unsupported(idx, format!("shutdown: unknown mode {other}")))
+                    }
+                }
+                Ok(Outcome::Done(Ok(0)))
+            }
+            "close" => {
+                self.socks.remove(&fd);
+                match sock.kind {
+                    SockKind::Listener => {
+                        if self.listener_fd == Some(fd) {
+                            self.listener_fd = None;
+                            if !self.conn_accepted {
+                                let listening = self
+                                    .conn
+                                    .as_ref()
+                                    .is_some_and(|c| c.state() == tinygram_proto::State::Listen);
+                                if listening {
+                                    self.conn = None;
+                                } else if let Some(c) = self.conn.as_mut() {
+                                    c.abort();
+                                }
+                            }
+                        }
+                    }
+                    SockKind::Stream => {
+                        if let Some(c) = self.conn.as_mut() {
+                            if c.recv_available() > 0 {
+                                c.abort();
+                            } else if !sock.shut_wr {
+                                c.close();
+                            }
+                        }
+                    }
+                    SockKind::Fresh | SockKind::Bound => {}
+                }
+                Ok(Outcome::Done(Ok(0)))
+            }
+            "setsockopt" => self.setsockopt(idx, fd, &sock, spec),
+            "getsockopt" => self.getsockopt(idx, fd, &sock, spec),
+            "fcntl" => {
+                let cmd = match spec.args.get(1) {
+                    Some(Expr::Ident(c)) => c.as_str(),
+                    _ => return Err(self.unsupported(idx, "fcntl: expected F_SETFL or F_GETFL")),
+                };
+                match cmd {
+                    "F_GETFL" => Ok(Outcome::Done(Ok(
+                        O_RDWR | if sock.nonblocking { O_NONBLOCK } else { 0 }
+                    ))),
+                    "F_SETFL" => {
+                        let flags = spec.args.get(2).and_then(symbols).ok_or_else(|| {
+                            self.unsupported(
+                                idx,
+                                "fcntl F_SETFL: expected flags like O_RDWR|O_NONBLOCK",
+                            )
+                        })?;
+                        if let Some(s) = self.socks.get_mut(&fd) {
+                            s.nonblocking = flags.iter().any(|f| f == "O_NONBLOCK");
+                        }
+                        Ok(Outcome::Done(Ok(0)))
+                    }
+                    other => Err(self.unsupported(
+                        idx,
+                        format!("fcntl command {other} is not supported (F_SETFL, F_GETFL are)"),
+                    )),
+                }
+            }
+            _ => Err(self.unsupported(idx, format!("system call {name}() is not supported"))),
+        }
+    }
+
+    /// EAGAIN for non-blocking sockets, otherwise block.
+    fn would_block(&self, sock: &Sock) -> Outcome {
+        if sock.nonblocking {
+            Outcome::Done(Err("EAGAIN"))
+        } else {
+            Outcome::Block
+        }
+    }
+
+    /// connect(): starts the active open, then reports its completion.
+    fn connect(&mut self, idx: usize, fd: i64, sock: &Sock, first: bool) -> Res<Outcome> {
+        if first && matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
+            let cfg = self.infer_options(idx, sock);
+            if let Err(e) = cfg.validate() {
+                return Err(self.fail(
+                    idx,
+                    FailKind::Syscall,
+                    format!("engine rejects the configuration: {e}"),
+                ));
+            }
+            self.conn = Some(Connection::connect(
+                cfg.clone(),
+                CLIENT_PORT,
+                SERVER_PORT,
+                SeqNumber(LOCAL_ISN),
+                instant(self.now),
+            ));
+            self.conn_cfg = Some(cfg);
+            self.local_port = CLIENT_PORT;
+            self.remote_port = SERVER_PORT;
+            self.ever_synced = false;
+            self.conn_accepted = true;
+            self.listener_fd = None;
+            if let Some(s) = self.socks.get_mut(&fd) {
+                s.kind = SockKind::Stream;
+            }
+            if sock.nonblocking {
+                return Ok(Outcome::Done(Err("EINPROGRESS")));
+            }
+            return Ok(Outcome::Block);
+        }
+        if sock.kind != SockKind::Stream {
+            return Ok(Outcome::Done(Err("EINVAL")));
+        }
+        if let Some(e) = self.take_error(fd) {
+            return Ok(Outcome::Done(Err(e)));
+        }
+        if self.ever_synced {
+            return Ok(Outcome::Done(if first { Err("EISCONN") } else { Ok(0) }));
+        }
+        if sock.nonblocking {
+            return Ok(Outcome::Done(Err("EALREADY")));
+        }
+        Ok(Outcome::Block)
+    }
+
+    /// write()/send(): hands bytes to the engine, blocking or partial as Linux would.
+    fn write(
+        &mut self,
+        fd: i64,
+        sock: &Sock,
+        len: usize,
+        more: bool,
+        dontwait: bool,
+    ) -> Res<Outcome> {
+        if sock.kind != SockKind::Stream {
+            return Ok(Outcome::Done(Err(if sock.kind == SockKind::Listener {
+                "ENOTCONN"
+            } else {
+                "EPIPE"
+            })));
+        }
+        if let Some(e) = self.take_error(fd) {
+            return Ok(Outcome::Done(Err(e)));
+        }
+        if sock.shut_wr || self.conn.is_none() {
+            return Ok(Outcome::Done(Err("EPIPE")));
+        }
+        let nb = sock.nonblocking || dontwait;
+        let Some(c) = self.conn.as_mut() else {
+            return Ok(Outcome::Done(Err("EPIPE")));
+        };
+        let remaining = len - self.write_progress;
+        if remaining > 0 {
+            let chunk = remaining.min(c.send_space());
+            if chunk > 0 {
+                let data = vec![0u8; chunk];
+                match c.write(&data, more || chunk < remaining) {
+                    Ok(k) => self.write_progress += k,
+                    Err(WriteError::Closed) => {
+                        return Ok(Outcome::Done(if self.write_progress > 0 {
+                            Ok(self.write_progress as i64)
+                        } else {
+                            Err("EPIPE")
+                        }))
+                    }
+                    Err(WriteError::Conn(e)) => {
+                        if let Some(s) = self.socks.get_mut(&fd) {
+                            s.err_reported = true;
+                        }
+                        return Ok(Outcome::Done(Err(conn_errno(e))));
+                    }
+                }
+            }
+        }
+        if self.write_progress == len {
+            return Ok(Outcome::Done(Ok(len as i64)));
+        }
+        if nb {
+            return Ok(Outcome::Done(if self.write_progress > 0 {
+                Ok(self.write_progress as i64)
+            } else {
+                Err("EAGAIN")
+            }));
+        }
+        Ok(Outcome::Block)
+    }
+
+    /// read()/recv(): data, 0 at end of stream, the connection's error, or EAGAIN/block.
+    fn read(&mut self, fd: i64, sock: &Sock, n: usize, dontwait: bool) -> Outcome {
+        if sock.kind != SockKind::Stream {
+            return Outcome::Done(Err(if sock.kind == SockKind::Listener {
+                "EINVAL"
+            } else {
+                "ENOTCONN"
+            }));
+        }
+        if let Some(e) = self.take_error(fd) {
+            return Outcome::Done(Err(e));
+        }
+        let Some(c) = self.conn.as_mut() else {
+            return Outcome::Done(Ok(0));
+        };
+        if c.recv_available() > 0 && n > 0 {
+            let mut b = vec![0u8; n];
+            let k = c.read(&mut b);
+            return Outcome::Done(Ok(k as i64));
+        }
+        if n == 0
+            || c.read_closed()
+            || c.error().is_some()
+            || c.state() == tinygram_proto::State::Closed
+        {
+            return Outcome::Done(Ok(0));
+        }
+        if sock.nonblocking || dontwait {
+            Outcome::Done(Err("EAGAIN"))
+        } else {
+            Outcome::Block
+        }
+    }
+
+    /// setsockopt(): Linux options and the TCP_TINYGRAM_* family.
+    fn setsockopt(&mut self, idx: usize, fd: i64, sock: &Sock, spec: &SyscallSpec) -> Res<Outcome> {
+        let name = match spec.args.get(2) {
+            Some(Expr::Ident(n)) => n.clone(),
+            _ => {
+                return Err(self.unsupported(
+                    idx,
+                    "setsockopt: the option name must be a symbol like TCP_NODELAY",
+                ))
+            }
+        };
+        let val = spec.args.get(3).cloned().unwrap_or(Expr::Ellipsis);
+        let int = |r: &Self| {
+            int_of(&val).ok_or_else(|| {
+                r.unsupported(
+                    idx,
+                    format!("setsockopt {name}: expected a number like [1]"),
+                )
+            })
+        };
+        let string = |r: &Self| match &val {
+            Expr::Str(s) => Ok(s.clone()),
+            _ => Err(r.unsupported(
+                idx,
+                format!("setsockopt {name}: expected a string like \"name\""),
+            )),
+        };
+        let dur = |r: &Self| {
+            duration_of(&val).ok_or_else(|| {
+                r.unsupported(idx, format!("setsockopt {name}: expected milliseconds like [200] or a string like \"200ms\""))
+            })
+        };
+        let bad =
+            |r: &Self, m: String| r.fail(idx, FailKind::Syscall, format!("setsockopt {name}: {m}"));
+        let mut cfg = sock.cfg.clone();
+        let mut explicit = sock.explicit_options;
+        let live =
+            matches!(sock.kind, SockKind::Listener | SockKind::Stream) && self.conn.is_some();
+        match name.as_str() {
+            "SO_REUSEADDR" | "SO_REUSEPORT" => return Ok(Outcome::Done(Ok(0))),
+            "SO_RCVBUF" => {
+                cfg.rcv_buf = int(self)?.max(0) as usize;
+                if let Some(s) = self.socks.get_mut(&fd) {
+                    s.rcvbuf_set = true;
+                }
+            }
+            "SO_SNDBUF" => cfg.snd_buf = int(self)?.max(0) as usize,
+            "TCP_MAXSEG" => cfg.mss = u16::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
+            "TCP_NODELAY" => {
+                let pol = if int(self)? != 0 { "nodelay" } else { "nagle" };
+                cfg.send_policy = SendPolicyKind::from_str(pol)
+                    .map_err(|e| self.unsupported(idx, format!("TCP_NODELAY: the engine has no {pol:?} send policy ({e})")))?;
+            }
+            "TCP_CORK" => {
+                if int(self)? != 0 {
+                    cfg.send_policy = SendPolicyKind::from_str("cork")
+                        .map_err(|e| self.unsupported(idx, format!("TCP_CORK: the engine has no \"cork\" send policy ({e})")))?;
+                } else if live {
+                    if let Some(c) = self.conn.as_mut() {
+                        c.flush();
+                    }
+                    return Ok(Outcome::Done(Ok(0)));
+                } else {
+                    cfg.send_policy = Config::default().send_policy;
+                }
+            }
+            "TCP_TINYGRAM_SEND_POLICY" => {
+                cfg.send_policy = SendPolicyKind::from_str(&string(self)?).map_err(|e| bad(self, e))?
+            }
+            "TCP_TINYGRAM_ACK_POLICY" => cfg.ack_policy = AckPolicyKind::from_str(&string(self)?).map_err(|e| bad(self, e))?,
+            "TCP_TINYGRAM_DELACK" => cfg.delack = dur(self)?,
+            "TCP_TINYGRAM_DELACK_SEGMENTS" => cfg.delack_segments = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
+            "TCP_TINYGRAM_RTO_MIN" => cfg.rto_min = dur(self)?,
+            "TCP_TINYGRAM_RTO_MAX" => cfg.rto_max = dur(self)?,
+            "TCP_TINYGRAM_RTO_INITIAL" => cfg.rto_initial = dur(self)?,
+            "TCP_TINYGRAM_MSL" => cfg.msl = dur(self)?,
+            "TCP_TINYGRAM_INITIAL_WINDOW" => cfg.initial_window = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
+            "TCP_TINYGRAM_DUPACK_THRESHOLD" => cfg.dupack_threshold = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
+            "TCP_TINYGRAM_MAX_RETRIES" => cfg.max_retries = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
+            "TCP_TINYGRAM_SYN_RETRIES" => cfg.syn_retries = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
+            "TCP_TINYGRAM_LOSS_IS" => {
+                cfg.loss_is = match string(self)?.as_str() {
+                    "congestion" => LossIs::Congestion,
+                    "noise" => LossIs::Noise,
+                    o => return Err(bad(self, format!("unknown value {o:?} (congestion, noise)"))),
+                }
+            }
+            "TCP_TINYGRAM_SLOW_START" => {
+                cfg.slow_start = match string(self)?.as_str() {
+                    "standard" => SlowStart::Standard,
+                    "double" => SlowStart::Double,
+                    o => return Err(bad(self, format!("unknown value {o:?} (standard, double)"))),
+                }
+            }
+            "TCP_TINYGRAM_OPTIONS" => {
+                let mut set = OptionSet::default();
+                let s = string(self)?;
+                for part in s.split(',').map(str::trim).filter(|p| !p.is_empty() && *p != "none") {
+                    set.enable(part).map_err(|e| bad(self, e))?;
+                }
+                cfg.options = set;
+                explicit = true;
+            }
+            other => {
+                return Err(self.unsupported(
+                    idx,
+                    format!("setsockopt option {other} is not supported (see the drill README for the list)"),
+                ))
+            }
+        }
+        if live {
+            let current = self.conn_cfg.as_ref().map(|c| format!("{c:?}"));
+            let mut merged = self.conn_cfg.clone().unwrap_or_default();
+            apply_named(&mut merged, &cfg, &name);
+            if current.as_deref() != Some(&format!("{merged:?}")) {
+                return Err(self.unsupported(
+                    idx,
+                    format!("{name} cannot change a live connection's configuration; set it before connect()/listen()"),
+                ));
+            }
+            return Ok(Outcome::Done(Ok(0)));
+        }
+        if let Some(s) = self.socks.get_mut(&fd) {
+            s.cfg = cfg;
+            s.explicit_options = explicit;
+        }
+        Ok(Outcome::Done(Ok(0)))
+    }
+
+    /// getsockopt(): reports the value and checks it against the script's `[value]`.
+    fn getsockopt(&mut self, idx: usize, fd: i64, sock: &Sock, spec: &SyscallSpec) -> Res<Outcome> {
+        let name = match spec.args.get(2) {
+            Some(Expr::Ident(n)) => n.clone(),
+            _ => {
+                return Err(self.unsupported(
+                    idx,
+                    "getsockopt: the option name must be a symbol like SO_ERROR",
+                ))
+            }
+        };
+        let cfg = if sock.kind == SockKind::Stream || sock.kind == SockKind::Listener {
+            self.conn_cfg.clone().unwrap_or_else(|| sock.cfg.clone())
+        } else {
+            sock.cfg.clone()
+        };
+        let actual: i64 = match name.as_str() {
+            "SO_ERROR" => self.take_error(fd).map_or(0, errno_number),
+            "SO_RCVBUF" => cfg.rcv_buf as i64,
+            "SO_SNDBUF" => cfg.snd_buf as i64,
+            "TCP_MAXSEG" => match (&self.conn, sock.kind) {
+                (Some(c), SockKind::Stream) if self.ever_synced => c.effective_mss() as i64,
+                _ => i64::from(cfg.mss),
+            },
+            "TCP_NODELAY" => i64::from(cfg.send_policy.to_string() == "nodelay"),
+            "TCP_CORK" => i64::from(cfg.send_policy.to_string() == "cork"),
+            "SO_REUSEADDR" => 1,
+            other => {
+                return Err(self.unsupported(
+                    idx,
+                    format!("getsockopt option {other} is not supported (SO_ERROR, SO_RCVBUF, SO_SNDBUF, TCP_MAXSEG, TCP_NODELAY, TCP_CORK are)"),
+                ))
+            }
+        };
+        if let Some(want) = spec.args.get(3).and_then(int_of) {
+            if want != actual {
+                let mut f = self.fail(
+                    idx,
+                    FailKind::Syscall,
+                    format!("getsockopt {name}: value {actual}, the script expects {want}"),
+                );
+                f.expected = Some(format!("[{want}]"));
+                f.actual = Some(format!("[{actual}]"));
+                return Err(f);
+            }
+        }
+        Ok(Outcome::Done(Ok(0)))
+    }
+}
+
+/// Copies the field that setsockopt `name` controls from `from` into `to`.
+fn apply_named(to: &mut Config, from: &Config, name: &str) {
+    match name {
+        "SO_RCVBUF" => to.rcv_buf = from.rcv_buf,
+        "SO_SNDBUF" => to.snd_buf = from.snd_buf,
+        "TCP_MAXSEG" => to.mss = from.mss,
+        "TCP_NODELAY" | "TCP_CORK" | "TCP_TINYGRAM_SEND_POLICY" => {
+            to.send_policy = from.send_policy
+        }
+        "TCP_TINYGRAM_ACK_POLICY" => to.ack_policy = from.ack_policy,
+        "TCP_TINYGRAM_DELACK" => to.delack = from.delack,
+        "TCP_TINYGRAM_DELACK_SEGMENTS" => to.delack_segments = from.delack_segments,
+        "TCP_TINYGRAM_RTO_MIN" => to.rto_min = from.rto_min,
+        "TCP_TINYGRAM_RTO_MAX" => to.rto_max = from.rto_max,
+        "TCP_TINYGRAM_RTO_INITIAL" => to.rto_initial = from.rto_initial,
+        "TCP_TINYGRAM_MSL" => to.msl = from.msl,
+        "TCP_TINYGRAM_INITIAL_WINDOW" => to.initial_window = from.initial_window,
+        "TCP_TINYGRAM_DUPACK_THRESHOLD" => to.dupack_threshold = from.dupack_threshold,
+        "TCP_TINYGRAM_MAX_RETRIES" => to.max_retries = from.max_retries,
+        "TCP_TINYGRAM_SYN_RETRIES" => to.syn_retries = from.syn_retries,
+        "TCP_TINYGRAM_LOSS_IS" => to.loss_is = from.loss_is,
+        "TCP_TINYGRAM_SLOW_START" => to.slow_start = from.slow_start,
+        "TCP_TINYGRAM_OPTIONS" => to.options = from.options,
+        _ => {}
+    }
+}
