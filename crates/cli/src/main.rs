@@ -37,6 +37,8 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Run packetdrill scripts against the engine on virtual time.
+    Drill(tinygram_drill::DrillArgs),
     /// Document every scenario key with its default.
     Scenario,
     /// List the send and ACK policies with their sources.
@@ -98,6 +100,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
+        Cmd::Drill(args) => tinygram_drill::run(&args),
         Cmd::Scenario => {
             print!("{}", scenario_keys_help());
             ExitCode::SUCCESS

@@ -657,7 +657,8 @@ impl Connection {
             return;
         }
         if seg.flags.ack() {
-            self.pending_rst = Some(self.rst_segment(seg.ack, None));
+            // RFC 9293 3.10.7.2: <SEQ=SEG.ACK><CTL=RST>, to whoever sent it.
+            self.pending_rst = rst_reply(seg, 0);
             return;
         }
         if !seg.flags.syn() {
