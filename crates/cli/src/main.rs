@@ -1,12 +1,15 @@
 //! `tinygram`: run scenarios, list policies, benchmark the simulator.
 
 mod bench;
+mod explain;
 mod output;
 
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tinygram_sim::scenario::{Scenario, KEYS};
+use tinygram_sim::world::Sim;
 
 #[derive(Parser)]
 #[command(
@@ -36,6 +39,12 @@ enum Cmd {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Write the why-trace (hold/release, ACK decisions) and every segment as JSON lines.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+        /// Print which rule held data, for how long, and the Nagle x delayed-ACK pairs.
+        #[arg(long)]
+        explain: bool,
     },
     /// Run packetdrill scripts against the engine on virtual time.
     Drill(tinygram_drill::DrillArgs),
@@ -76,6 +85,8 @@ fn main() -> ExitCode {
             set,
             json,
             quiet,
+            trace,
+            explain,
         } => {
             let sc = match Scenario::from_file(&scenario, &set) {
                 Ok(sc) => sc,
@@ -84,7 +95,14 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let result = output::run_with_progress(&sc, quiet || json);
+            let mut sim = Sim::new(&sc);
+            if trace.is_some() || explain {
+                sim.enable_trace();
+            }
+            if trace.is_some() {
+                sim.enable_capture(false);
+            }
+            let result = output::run_with_progress(&mut sim, quiet || json);
             if json {
                 println!(
                     "{}",
@@ -92,6 +110,20 @@ fn main() -> ExitCode {
                 );
             } else {
                 print!("{}", output::table(&sc, &result));
+            }
+            if explain {
+                print!("{}", explain::summary(sim.traces()));
+            }
+            if let Some(path) = trace {
+                let written = std::fs::File::create(&path).and_then(|f| {
+                    let mut w = std::io::BufWriter::new(f);
+                    explain::write_trace(&mut w, sim.traces(), sim.capture().0)?;
+                    w.flush()
+                });
+                if let Err(e) = written {
+                    eprintln!("error: cannot write trace {}: {e}", path.display());
+                    return ExitCode::FAILURE;
+                }
             }
             if result.integrity_ok {
                 ExitCode::SUCCESS

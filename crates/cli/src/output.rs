@@ -8,8 +8,7 @@ use tinygram_sim::scenario::Scenario;
 use tinygram_sim::world::Sim;
 
 /// Runs `sc`, showing a progress bar on stderr for runs that take a while.
-pub fn run_with_progress(sc: &Scenario, quiet: bool) -> RunResult {
-    let mut sim = Sim::new(sc);
+pub fn run_with_progress(sim: &mut Sim, quiet: bool) -> RunResult {
     if quiet {
         return sim.run(&mut |_, _| {});
     }

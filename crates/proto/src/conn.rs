@@ -370,6 +370,11 @@ impl Connection {
         self.send_buf.flush();
     }
 
+    /// Turns the why-trace on or off (see `Config::trace`).
+    pub fn set_trace(&mut self, on: bool) {
+        self.cfg.trace = on;
+    }
+
     /// Moves the why-trace recorded so far into `out` (only with `Config::trace`).
     pub fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
         out.append(&mut self.trace);

@@ -10,7 +10,7 @@ use crate::workload::{App, Role, WriteStep};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tinygram_proto::wire::IPV4_HEADER_LEN;
-use tinygram_proto::{Connection, Instant, SeqNumber, TcpRepr};
+use tinygram_proto::{Connection, Instant, SeqNumber, TcpRepr, TraceEvent};
 
 /// The client's and server's TCP ports.
 pub const CLIENT_PORT: u16 = 40_000;
@@ -75,6 +75,8 @@ pub struct Sim {
     capture: Option<Vec<WireEvent>>,
     /// Payload bytes of captured frames, if requested (for pcap files).
     capture_payloads: Option<Vec<Vec<u8>>>,
+    /// Why-trace per host, if requested.
+    traces: Option<[Vec<TraceEvent>; 2]>,
 }
 
 impl Sim {
@@ -113,6 +115,23 @@ impl Sim {
             seed: sc.seed,
             capture: None,
             capture_payloads: None,
+            traces: None,
+        }
+    }
+
+    /// Records both engines' why-traces (hold/release and ACK decisions).
+    pub fn enable_trace(&mut self) {
+        for h in &mut self.hosts {
+            h.conn.set_trace(true);
+        }
+        self.traces = Some([Vec::new(), Vec::new()]);
+    }
+
+    /// The why-traces of the client (0) and server (1), in time order.
+    pub fn traces(&self) -> [&[TraceEvent]; 2] {
+        match &self.traces {
+            Some([c, s]) => [c, s],
+            None => [&[], &[]],
         }
     }
 
@@ -229,6 +248,9 @@ impl Sim {
                 }
                 WriteStep::Blocked | WriteStep::Idle => break,
             }
+        }
+        if let Some(t) = &mut self.traces {
+            self.hosts[h].conn.drain_trace(&mut t[h]);
         }
         let host = &mut self.hosts[h];
         if wake != host.app_at {

@@ -1,0 +1,134 @@
+//! The `tinygram` command as a user runs it.
+
+use assert_cmd::Command;
+use std::io::Write;
+
+fn tinygram() -> Command {
+    Command::cargo_bin("tinygram").unwrap()
+}
+
+fn scenario(text: &str) -> tempfile::NamedTempFile {
+    let mut f = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+    f
+}
+
+/// A malformed scenario prints one clear error naming file, line and key, and exits non-zero.
+#[test]
+fn malformed_scenarios_are_clear_errors() {
+    for (text, key, line) in [
+        ("[link]\nrate = \"1Gbps\"\nspeed = 3\n", "link.speed", 3),
+        ("[client]\ndelack = \"20 parsecs\"\n", "client.delack", 2),
+        ("[link]\n\nrate = \"-1Mbps\"\n", "link.rate", 3),
+    ] {
+        let f = scenario(text);
+        let out = tinygram().arg("run").arg(f.path()).output().unwrap();
+        assert!(!out.status.success(), "{text}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "one error line: {err}");
+        let name = f.path().file_name().unwrap().to_string_lossy().to_string();
+        assert!(err.contains(&name), "names the file: {err}");
+        assert!(err.contains(key), "names the key {key}: {err}");
+        assert!(
+            err.contains(&format!(":{line}:")),
+            "names line {line}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn json_output_is_deterministic_and_has_the_stable_fields() {
+    let f = scenario("[workload]\nrequest = [5000]\nresponse = [100]\nrequests = 10\n");
+    let run = || {
+        tinygram()
+            .args(["run", "--json"])
+            .arg(f.path())
+            .output()
+            .unwrap()
+    };
+    let (a, b) = (run(), run());
+    assert!(a.status.success());
+    assert_eq!(a.stdout, b.stdout);
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    for k in [
+        "transactions",
+        "transactions_per_s",
+        "goodput_bytes_per_s",
+        "integrity_ok",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    for k in ["p50", "p99", "max"] {
+        assert!(
+            v["completion_ms"].get(k).is_some(),
+            "missing completion_ms.{k}"
+        );
+    }
+    for h in ["client", "server"] {
+        for k in [
+            "data_segments",
+            "small_segments",
+            "pure_acks",
+            "retransmits",
+            "naks_sent",
+            "wire_bytes",
+        ] {
+            assert!(v[h].get(k).is_some(), "missing {h}.{k}");
+        }
+    }
+    assert_eq!(v["transactions"], 10);
+    assert_eq!(v["integrity_ok"], true);
+}
+
+#[test]
+fn set_overrides_and_explain_names_the_rules() {
+    let out = tinygram()
+        .args([
+            "run",
+            "../../examples/cheshire.toml",
+            "--explain",
+            "--set",
+            "workload.requests=5",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("client held 88 B (nagle)"), "{s}");
+    assert!(s.contains("server delayed its ACK"), "{s}");
+    let out = tinygram()
+        .args([
+            "run",
+            "../../examples/cheshire.toml",
+            "--explain",
+            "--set",
+            "workload.requests=5",
+            "--set",
+            "client.send_policy=doupnik",
+        ])
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("no Nagle x delayed-ACK stall"), "{s}");
+}
+
+#[test]
+fn policies_lists_every_policy() {
+    let out = tinygram().arg("policies").output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    for p in [
+        "nodelay",
+        "nagle",
+        "nagle-liberal",
+        "minshall",
+        "doupnik",
+        "doupnik-liberal",
+        "naglim:N",
+        "cork",
+        "delayed",
+        "immediate",
+    ] {
+        assert!(s.contains(p), "missing {p}");
+    }
+}
