@@ -130,9 +130,9 @@ pub fn summary(traces: [&[TraceEvent]; 2]) -> String {
     // timer-driven ACK.
     let mut pairs = 0;
     let mut example = None;
-    for h in 0..2 {
+    for (h, host_eps) in eps.iter().enumerate() {
         let peer = 1 - h;
-        for x in eps[h]
+        for x in host_eps
             .iter()
             .filter(|x| matches!(x.rule, HoldRule::Policy(_)))
         {
