@@ -19,20 +19,20 @@ queue = "64MiB"
 
 [client]
 mss = 1448
-rcv_buf = "8MiB"
-snd_buf = "8MiB"
+rcv_buf = "4MiB"
+snd_buf = "4MiB"
 options = ["wscale"]
 
 [server]
 mss = 1448
-rcv_buf = "8MiB"
-snd_buf = "8MiB"
+rcv_buf = "4MiB"
+snd_buf = "4MiB"
 options = ["wscale"]
 
 [workload]
 type = "bulk"
 bytes = "{bytes}"
-write_size = "1MiB"
+write_size = "64KiB"
 "#
     )
 }

@@ -9,6 +9,7 @@ use crate::scenario::Scenario;
 use crate::workload::{App, Role, WriteStep};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
 use tinygram_proto::wire::IPV4_HEADER_LEN;
 use tinygram_proto::{Connection, Instant, SeqNumber, TcpRepr, TraceEvent};
 
@@ -27,8 +28,10 @@ struct Packet {
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
-    /// A packet reaches host `to`.
+    /// A packet reaches host `to` (one that left its link's FIFO order).
     Arrive { to: usize, pkt: u32 },
+    /// The packet at the head of link `link`'s in-flight FIFO arrives.
+    LinkHead { link: usize },
     /// Host's engine timer; `deferred` once it has yielded to same-time arrivals.
     Timer { host: usize, deferred: bool },
     /// Host's application wants to run (a timed write).
@@ -64,6 +67,10 @@ pub struct Sim {
     queue: EventQueue<Ev>,
     hosts: [Host; 2],
     links: [Link; 2],
+    /// Packets in flight on each link, in arrival order: (arrival, packet).
+    /// Only the head is in the event queue, which keeps the heap tiny however
+    /// many packets a long fat pipe holds.
+    in_flight: [VecDeque<(Instant, u32)>; 2],
     rng: ChaCha8Rng,
     slab: Vec<Option<Packet>>,
     free_slots: Vec<u32>,
@@ -106,6 +113,7 @@ impl Sim {
             queue: EventQueue::new(),
             hosts: [host(client, Role::Client), host(server, Role::Server)],
             links: [Link::new(sc.forward.clone()), Link::new(sc.reverse.clone())],
+            in_flight: [VecDeque::new(), VecDeque::new()],
             rng,
             slab: Vec::new(),
             free_slots: Vec::new(),
@@ -172,14 +180,13 @@ impl Sim {
                 progress(self.now, self.end);
             }
             match ev {
-                Ev::Arrive { to, pkt } => {
-                    let p = self.slab[pkt as usize].take().expect("live packet");
-                    self.free_slots.push(pkt);
-                    self.hosts[to]
-                        .conn
-                        .handle_segment(self.now, &p.repr, &p.payload);
-                    self.spare_payloads.push(p.payload);
-                    self.service(to);
+                Ev::Arrive { to, pkt } => self.deliver(to, pkt),
+                Ev::LinkHead { link } => {
+                    let (_, pkt) = self.in_flight[link].pop_front().expect("link head");
+                    if let Some(&(next, _)) = self.in_flight[link].front() {
+                        self.queue.push(next, Ev::LinkHead { link });
+                    }
+                    self.deliver(1 - link, pkt);
                 }
                 Ev::Timer { host, deferred } => {
                     if self.hosts[host].timer_at != Some(at) {
@@ -259,10 +266,14 @@ impl Sim {
                 self.queue.push(t.max(now), Ev::App { host: h });
             }
         }
-        let t = host.conn.poll_timeout();
-        if t != host.timer_at {
-            host.timer_at = t.map(|t| t.max(now));
-            if let Some(t) = host.timer_at {
+        // Timer events are lazy: one is pushed only when the engine's deadline
+        // moves earlier than the event already queued. A later deadline (the
+        // RTO restarting on every ACK) is picked up when that event fires, so
+        // the heap never fills with superseded timers.
+        if let Some(t) = host.conn.poll_timeout() {
+            let t = t.max(now);
+            if host.timer_at.is_none_or(|queued| t < queued) {
+                host.timer_at = Some(t);
                 self.queue.push(
                     t,
                     Ev::Timer {
@@ -271,6 +282,31 @@ impl Sim {
                     },
                 );
             }
+        }
+    }
+
+    /// Hands packet `pkt` to host `to`'s engine and lets the host react.
+    fn deliver(&mut self, to: usize, pkt: u32) {
+        let p = self.slab[pkt as usize].take().expect("live packet");
+        self.free_slots.push(pkt);
+        self.hosts[to]
+            .conn
+            .handle_segment(self.now, &p.repr, &p.payload);
+        self.spare_payloads.push(p.payload);
+        self.service(to);
+    }
+
+    /// Schedules packet `pkt` to arrive over link `link` at `at`: appended to
+    /// the link's FIFO when it keeps arrival order, else its own event.
+    fn schedule_arrival(&mut self, link: usize, at: Instant, pkt: u32) {
+        let fifo = &mut self.in_flight[link];
+        match fifo.back() {
+            None => {
+                fifo.push_back((at, pkt));
+                self.queue.push(at, Ev::LinkHead { link });
+            }
+            Some(&(last, _)) if at >= last => fifo.push_back((at, pkt)),
+            Some(_) => self.queue.push(at, Ev::Arrive { to: 1 - link, pkt }),
         }
     }
 
@@ -317,7 +353,7 @@ impl Sim {
                     self.queue.push(dup_at, Ev::Arrive { to, pkt });
                 }
                 let pkt = self.store(Packet { repr, payload });
-                self.queue.push(at, Ev::Arrive { to, pkt });
+                self.schedule_arrival(from, at, pkt);
             }
         }
     }
