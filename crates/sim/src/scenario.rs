@@ -807,7 +807,7 @@ impl Doc {
             if count > MAX_WRITES - out.len() {
                 return Err(self.fail_at(e, v, format!("too many writes (at most {MAX_WRITES})")));
             }
-            out.extend(std::iter::repeat(size).take(count));
+            out.extend(std::iter::repeat_n(size, count));
         }
         Ok(Some(out))
     }
