@@ -1,8 +1,6 @@
 //! `tinygram`: run scenarios, list policies, benchmark the simulator.
 
-mod bench;
-mod explain;
-mod output;
+use tinygram_cli::{bench, explain, output, reproduce};
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -48,6 +46,20 @@ enum Cmd {
     },
     /// Run packetdrill scripts against the engine on virtual time.
     Drill(tinygram_drill::DrillArgs),
+    /// Run the source documents' experiments and write a report beside the published numbers.
+    Reproduce {
+        /// Experiments to run: all (default), doupnik-web, davids-traces, cheshire-cliff, ...
+        names: Vec<String>,
+        /// Report directory (markdown, HTML, SVG charts).
+        #[arg(long, default_value = "tinygram-report")]
+        out: PathBuf,
+        /// A reduced set that runs in seconds.
+        #[arg(long)]
+        quick: bool,
+        /// Simulations run in parallel (default: one per core).
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
     /// Document every scenario key with its default.
     Scenario,
     /// List the send and ACK policies with their sources.
@@ -133,6 +145,35 @@ fn main() -> ExitCode {
             }
         }
         Cmd::Drill(args) => tinygram_drill::run(&args),
+        Cmd::Reproduce {
+            names,
+            out,
+            quick,
+            jobs,
+        } => {
+            let threads =
+                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let sections = match reproduce::reproduce(&names, quick, threads, true) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            for s in &sections {
+                print!("{}", reproduce::format_section(s));
+            }
+            if let Err(e) = reproduce::write_report(&out, &sections, quick) {
+                eprintln!("error: cannot write the report to {}: {e}", out.display());
+                return ExitCode::FAILURE;
+            }
+            println!(
+                "\nReport: {} (open index.html in a browser) and {}",
+                out.join("index.html").display(),
+                out.join("report.md").display()
+            );
+            ExitCode::SUCCESS
+        }
         Cmd::Scenario => {
             print!("{}", scenario_keys_help());
             ExitCode::SUCCESS

@@ -1,0 +1,7 @@
+//! The `tinygram` command's building blocks, as a library so tests can drive
+//! them: run output, the why-trace summary, the benchmark, and `reproduce`.
+
+pub mod bench;
+pub mod explain;
+pub mod output;
+pub mod reproduce;
