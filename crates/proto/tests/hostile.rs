@@ -50,7 +50,11 @@ fn hostile(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig {
+        cases: 48,
+        max_shrink_iters: 64,
+        ..ProptestConfig::default()
+    })]
     #[test]
     #[allow(clippy::too_many_arguments)]
     fn random_segments_never_panic_or_corrupt(
@@ -58,12 +62,16 @@ proptest! {
             (any::<bool>(), any::<bool>(), any::<i32>(), any::<i32>(), any::<u8>(), any::<u16>(), 0usize..2000),
             1..60),
         seed in any::<u32>(),
+        near_allowed in any::<bool>(),
     ) {
         let mut p = Pair::new(Config::default(), Config::default(), seed, seed ^ 0x5555, ms(3));
         p.run_until(ms(100), true, |p| p.conns[B].state() == State::Established);
         let total = 200_000;
         let mut written = 0;
+        let mut any_near = false;
         for (i, (to_b, near, dseq, dack, flags, window, len)) in attacks.into_iter().enumerate() {
+            let near = near && near_allowed;
+            any_near |= near;
             written += p.write(A, (total - written).min(20_000));
             p.run_until(ms(2), true, |_| false);
             let to = if to_b { B } else { A };
@@ -89,8 +97,13 @@ proptest! {
         let rest = &got[good..];
         prop_assert!(rest.is_empty() || rest[0] == 0xee,
             "byte {} corrupted: {:#x}", good, rest[0]);
-        if p.conns[A].error().is_none() && p.conns[B].error().is_none() && good == got.len() {
-            prop_assert_eq!(got.len(), written, "undisturbed connection delivers everything");
+        // Segments far outside the sequence space must be harmless: the transfer
+        // completes. (A forged ACK inside the acceptable range, RFC 5961 5.2,
+        // is indistinguishable from a real one and may acknowledge data the peer
+        // never got; no unauthenticated TCP can recover from that, so near-range
+        // attacks are only held to "no panic, no corruption".)
+        if !any_near {
+            prop_assert_eq!(got.len(), written, "out-of-window garbage disturbed the transfer");
         }
     }
 }
