@@ -623,10 +623,13 @@ pub enum AckPolicyKind {
 impl AckPolicyKind {
     /// Every policy: (name, one-line description with its source).
     pub const ALL: &'static [(&'static str, &'static str)] = &[
-        ("immediate", "ACK every data segment at once"),
+        (
+            "immediate",
+            "ACK every data segment at once (no delayed ACK; RFC 9293 3.10.7.4)",
+        ),
         (
             "delayed",
-            "ACK every `delack_segments`th segment (2; `delack_count` any or full) or after `delack` (200 ms) or at the next `delack_tick` (RFC 1122 4.2.3.2, RFC 5681 4.2; BSD)",
+            "ACK every `delack_segments`th segment (2; `delack_count` any or full) or after `delack` (200 ms) or at the next `delack_tick` (RFC 1122 4.2.3.2, RFC 5681 4.2; BSD; Solaris tcp_deferred_ack_interval, seed 001)",
         ),
         (
             "interactivity:N",
