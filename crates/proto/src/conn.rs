@@ -1179,7 +1179,10 @@ impl Connection {
     /// (cleared first). Call until it returns `None`.
     pub fn poll_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
         payload.clear();
-        if std::mem::take(&mut self.window_opened) && self.ack_now.is_none() {
+        if std::mem::take(&mut self.window_opened)
+            && self.ack_now.is_none()
+            && self.state.synchronized()
+        {
             let ctx = self.ack_ctx(now, 0);
             let d = self.ack_policy.on_window_open(&ctx);
             self.apply_ack_decision(now, d);
