@@ -4,6 +4,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write;
+use tinygram_proto::policy::ack::fmt_ms;
 use tinygram_proto::policy::AckReason;
 use tinygram_proto::{Duration, HoldRule, Instant, TraceEvent};
 use tinygram_sim::world::WireEvent;
@@ -102,14 +103,20 @@ pub fn summary(traces: [&[TraceEvent]; 2]) -> String {
                 x.rule
             );
         }
-        let mut acks: BTreeMap<String, (usize, Duration)> = BTreeMap::new();
+        // Grouped by rule; the label is the reason's text when every ACK of the
+        // rule gave the same one ("timer 200 ms"), else the rule and an example.
+        let mut acks: BTreeMap<&str, (usize, Duration, String, bool)> = BTreeMap::new();
         let mut delayed = 0;
         for ev in traces[h] {
             match ev {
                 TraceEvent::AckSent { reason, waited, .. } => {
-                    let r = acks.entry(reason.to_string()).or_default();
+                    let text = reason.to_string();
+                    let r = acks
+                        .entry(reason.name())
+                        .or_insert_with(|| (0, Duration::ZERO, text.clone(), true));
                     r.0 += 1;
                     r.1 = r.1.max(*waited);
+                    r.3 &= r.2 == text;
                 }
                 TraceEvent::AckDelayed { .. } => delayed += 1,
                 _ => {}
@@ -117,10 +124,24 @@ pub fn summary(traces: [&[TraceEvent]; 2]) -> String {
         }
         if !acks.is_empty() || delayed > 0 {
             let _ = writeln!(s, "    ACKs: {delayed} delayed; sent because:");
-            for (reason, (n, max)) in &acks {
+            let label = |name: &str, example: &String, same: bool| {
+                if same {
+                    example.clone()
+                } else {
+                    format!("{name} (e.g. {example})")
+                }
+            };
+            let width = acks
+                .iter()
+                .map(|(n, (_, _, e, same))| label(n, e, *same).len())
+                .max()
+                .unwrap_or(0)
+                .max(22);
+            for (name, (n, max, example, same)) in &acks {
+                let reason = label(name, example, *same);
                 let _ = writeln!(
                     s,
-                    "      {reason:<22} {n:>6}  longest wait {:>8.2} ms",
+                    "      {reason:<width$} {n:>6}  longest wait {:>8.2} ms",
                     ms(*max)
                 );
             }
@@ -139,28 +160,39 @@ pub fn summary(traces: [&[TraceEvent]; 2]) -> String {
             let timer_ack = traces[peer].iter().find_map(|ev| match *ev {
                 TraceEvent::AckSent {
                     at,
-                    reason: AckReason::Timer,
-                    waited,
-                } if at >= x.start && at <= x.end => Some(waited),
+                    reason: AckReason::Timer { .. },
+                    ..
+                } if at >= x.start && at <= x.end => Some(at),
                 _ => None,
             });
-            if let Some(waited) = timer_ack {
+            if let Some(sent) = timer_ack {
                 pairs += 1;
-                example.get_or_insert((h, *x, waited));
+                // The decision that armed that timer: the first delay with its deadline.
+                let why = traces[peer].iter().find_map(|ev| match *ev {
+                    TraceEvent::AckDelayed {
+                        at,
+                        deadline,
+                        reason,
+                        ..
+                    } if deadline == sent && at <= sent => {
+                        Some(format!("{reason}, timer {}", fmt_ms(deadline - at)))
+                    }
+                    _ => None,
+                });
+                example.get_or_insert((h, *x, why.unwrap_or_else(|| "timer".into())));
             }
         }
     }
-    if let Some((h, x, waited)) = example {
+    if let Some((h, x, why)) = example {
         let _ = writeln!(
             s,
             "  Diagnosis: {pairs} hold(s) ended only when the peer's delayed-ACK timer fired.\n  \
-             e.g. {} held {} B ({}) for {:.1} ms while {} delayed its ACK (timer, {:.1} ms after the data arrived)",
+             e.g. {} held {} B ({}) for {:.1} ms while {} delayed its ACK ({why})",
             HOSTS[h],
             x.bytes,
             x.rule.name(),
             ms(x.end - x.start),
             HOSTS[1 - h],
-            ms(waited)
         );
     } else {
         let _ = writeln!(
@@ -189,10 +221,17 @@ fn event_json(host: usize, e: &TraceEvent) -> serde_json::Value {
             held,
         } => json!({"t": at.as_secs_f64(), "host": h, "event": "release", "rule": rule.name(),
                     "bytes": bytes, "held_ms": ms(*held)}),
-        TraceEvent::AckDelayed { at, deadline, segs } => json!({"t": at.as_secs_f64(), "host": h,
-                    "event": "ack_delayed", "deadline": deadline.as_secs_f64(), "segments": segs}),
+        TraceEvent::AckDelayed {
+            at,
+            deadline,
+            segs,
+            reason,
+        } => json!({"t": at.as_secs_f64(), "host": h,
+                    "event": "ack_delayed", "deadline": deadline.as_secs_f64(), "segments": segs,
+                    "why": reason.to_string()}),
         TraceEvent::AckSent { at, reason, waited } => json!({"t": at.as_secs_f64(), "host": h,
-                    "event": "ack_sent", "reason": reason.to_string(), "waited_ms": ms(*waited)}),
+                    "event": "ack_sent", "rule": reason.name(), "reason": reason.to_string(),
+                    "waited_ms": ms(*waited)}),
     }
 }
 

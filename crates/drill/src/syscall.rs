@@ -5,7 +5,7 @@ use crate::report::{FailKind, Failure};
 use crate::runner::{instant, Res, Runner, CLIENT_PORT, LOCAL_ISN, SERVER_PORT};
 use std::str::FromStr;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
-use tinygram_proto::{Config, OptionSet};
+use tinygram_proto::{Config, DelackCount, OptionSet, WindowUpdate};
 use tinygram_proto::{ConnError, Connection, Duration, LossIs, SeqNumber, SlowStart, WriteError};
 
 /// Linux O_RDWR.
@@ -778,6 +778,22 @@ impl<'a> Runner<'a> {
             "TCP_TINYGRAM_ACK_POLICY" => cfg.ack_policy = AckPolicyKind::from_str(&string(self)?).map_err(|e| bad(self, e))?,
             "TCP_TINYGRAM_DELACK" => cfg.delack = dur(self)?,
             "TCP_TINYGRAM_DELACK_SEGMENTS" => cfg.delack_segments = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
+            "TCP_TINYGRAM_DELACK_COUNT" => cfg.delack_count = DelackCount::from_str(&string(self)?).map_err(|e| bad(self, e))?,
+            "TCP_TINYGRAM_DELACK_TICK" => {
+                cfg.delack_tick = match &val {
+                    Expr::Str(s) if s == "none" => None,
+                    _ => Some(dur(self)?),
+                }
+            }
+            "TCP_TINYGRAM_WINDOW_UPDATE" => cfg.window_update = WindowUpdate::from_str(&string(self)?).map_err(|e| bad(self, e))?,
+            "TCP_TINYGRAM_ADAPTIVE_K" => {
+                cfg.adaptive_k = match &val {
+                    Expr::Str(s) => s.trim().parse::<f64>().map_err(|_| bad(self, format!("expected a number of RTTs like \"1.5\", not {s:?}")))?,
+                    _ => int(self)? as f64,
+                }
+            }
+            "TCP_TINYGRAM_ADAPTIVE_MIN" => cfg.adaptive_min = dur(self)?,
+            "TCP_TINYGRAM_ADAPTIVE_MAX" => cfg.adaptive_max = dur(self)?,
             "TCP_TINYGRAM_RTO_MIN" => cfg.rto_min = dur(self)?,
             "TCP_TINYGRAM_RTO_MAX" => cfg.rto_max = dur(self)?,
             "TCP_TINYGRAM_RTO_INITIAL" => cfg.rto_initial = dur(self)?,
@@ -897,6 +913,12 @@ fn apply_named(to: &mut Config, from: &Config, name: &str) {
         "TCP_TINYGRAM_ACK_POLICY" => to.ack_policy = from.ack_policy,
         "TCP_TINYGRAM_DELACK" => to.delack = from.delack,
         "TCP_TINYGRAM_DELACK_SEGMENTS" => to.delack_segments = from.delack_segments,
+        "TCP_TINYGRAM_DELACK_COUNT" => to.delack_count = from.delack_count,
+        "TCP_TINYGRAM_DELACK_TICK" => to.delack_tick = from.delack_tick,
+        "TCP_TINYGRAM_WINDOW_UPDATE" => to.window_update = from.window_update,
+        "TCP_TINYGRAM_ADAPTIVE_K" => to.adaptive_k = from.adaptive_k,
+        "TCP_TINYGRAM_ADAPTIVE_MIN" => to.adaptive_min = from.adaptive_min,
+        "TCP_TINYGRAM_ADAPTIVE_MAX" => to.adaptive_max = from.adaptive_max,
         "TCP_TINYGRAM_RTO_MIN" => to.rto_min = from.rto_min,
         "TCP_TINYGRAM_RTO_MAX" => to.rto_max = from.rto_max,
         "TCP_TINYGRAM_RTO_INITIAL" => to.rto_initial = from.rto_initial,

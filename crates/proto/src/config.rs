@@ -1,6 +1,7 @@
 //! Per-connection settings. Every default matches a common real stack and is
 //! documented where it is chosen.
 
+use crate::policy::ack::{DelackCount, WindowUpdate};
 use crate::policy::{AckPolicyKind, SendPolicyKind};
 use crate::time::Duration;
 
@@ -91,10 +92,26 @@ pub struct Config {
     pub send_policy: SendPolicyKind,
     /// When to acknowledge (see `policy::ack`).
     pub ack_policy: AckPolicyKind,
-    /// Delayed-ACK timer (RFC 1122 4.2.3.2: at most 500 ms; BSD 200 ms).
+    /// Delayed-ACK timer (RFC 1122 4.2.3.2: at most 500 ms; BSD 200 ms; Solaris
+    /// tcp_deferred_ack_interval, seed 001).
     pub delack: Duration,
     /// ACK at once on every Nth data segment (RFC 1122 4.2.3.2, RFC 5681 4.2: 2).
     pub delack_segments: u32,
+    /// Which segments count toward `delack_segments`: any (BSD, Cheshire) or
+    /// only full-sized ones (RFC 1122 4.2.3.2's wording).
+    pub delack_count: DelackCount,
+    /// Free-running delayed-ACK tick (BSD fast timer 200 ms, lwIP 250 ms): a
+    /// deferred ACK leaves at the next tick. `None`: an exact one-shot `delack`.
+    pub delack_tick: Option<Duration>,
+    /// Announce a window opened by a read at once (RFC 1122 4.2.3.3) or let it
+    /// wait for the ACK policy (Tops-20, Westfield 003).
+    pub window_update: WindowUpdate,
+    /// `adaptive` ACK policy: delay = k x SRTT (Doupnik 1.6: "one or two round trip times").
+    pub adaptive_k: f64,
+    /// `adaptive` ACK policy: least delay.
+    pub adaptive_min: Duration,
+    /// `adaptive` ACK policy: greatest delay (RFC 1122 4.2.3.2: at most 500 ms).
+    pub adaptive_max: Duration,
     /// Reaction to repaired losses (RFC 1106 4.2).
     pub loss_is: LossIs,
     /// Slow-start growth (RFC 1106 4.2).
@@ -123,6 +140,12 @@ impl Default for Config {
             ack_policy: AckPolicyKind::default(),
             delack: Duration::from_millis(200),
             delack_segments: 2,
+            delack_count: DelackCount::Any,
+            delack_tick: None,
+            window_update: WindowUpdate::Immediate,
+            adaptive_k: 1.0,
+            adaptive_min: Duration::from_millis(1),
+            adaptive_max: Duration::from_millis(500),
             loss_is: LossIs::Congestion,
             slow_start: SlowStart::Standard,
             dupack_threshold: 3,
@@ -168,6 +191,32 @@ impl Config {
         }
         if self.delack_segments == 0 {
             return err("delack_segments", "must be at least 1");
+        }
+        if let Some(t) = self.delack_tick {
+            if t.is_zero() {
+                return err(
+                    "delack_tick",
+                    "must be positive (leave it out for the exact one-shot timer)",
+                );
+            }
+            if t > Duration::from_millis(500) {
+                return err(
+                    "delack_tick",
+                    "must be at most 500ms (RFC 1122 4.2.3.2: an ACK must not be delayed longer)",
+                );
+            }
+        }
+        if !(self.adaptive_k.is_finite() && self.adaptive_k > 0.0) {
+            return err("adaptive_k", "must be a positive number of RTTs");
+        }
+        if self.adaptive_max > Duration::from_millis(500) {
+            return err(
+                "adaptive_max",
+                "must be at most 500ms (RFC 1122 4.2.3.2: an ACK must not be delayed longer)",
+            );
+        }
+        if self.adaptive_min > self.adaptive_max {
+            return err("adaptive_min", "must not exceed adaptive_max");
         }
         if self.rto_min > self.rto_max {
             return err("rto_min", "must not exceed rto_max");

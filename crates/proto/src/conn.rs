@@ -15,7 +15,10 @@
 use crate::cc::{CongestionControl, NewReno};
 use crate::config::{Config, LossIs};
 use crate::counters::Counters;
-use crate::policy::{AckCtx, AckDecision, AckPolicy, AckReason, SendCtx, SendDecision, SendPolicy};
+use crate::policy::{
+    AckCtx, AckDecision, AckPolicy, AckReason, DelayReason, SendCtx, SendDecision, SendPolicy,
+    WindowUpdate,
+};
 use crate::recv_buf::RecvBuffer;
 use crate::rtt::RttEstimator;
 use crate::send_buf::SendBuffer;
@@ -138,6 +141,12 @@ pub struct Connection {
     extra_acks: u32,
     segs_since_ack: u32,
     full_segs_since_ack: u32,
+    /// In-order payload bytes received since we last sent an ACK.
+    bytes_since_ack: usize,
+    /// A read opened the window and the ACK policy has yet to say when to announce it.
+    window_opened: bool,
+    /// What the armed delayed-ACK timer was set for (for the why-trace).
+    delack_len: Duration,
     /// Send SYN (SYN-SENT) or SYN-ACK (SYN-RECEIVED) on the next poll.
     need_syn: bool,
     pending_rst: Option<TcpRepr>,
@@ -219,6 +228,9 @@ impl Connection {
             extra_acks: 0,
             segs_since_ack: 0,
             full_segs_since_ack: 0,
+            bytes_since_ack: 0,
+            window_opened: false,
+            delack_len: Duration::ZERO,
             need_syn: false,
             pending_rst: None,
             burst: None,
@@ -226,7 +238,7 @@ impl Connection {
             ack_owed_since: None,
             trace: Vec::new(),
             send_policy: cfg.send_policy.build(),
-            ack_policy: cfg.ack_policy.build(),
+            ack_policy: cfg.ack_policy.build(&cfg),
             counters: Counters::default(),
             error: None,
             cfg,
@@ -407,12 +419,21 @@ impl Connection {
     }
 
     /// RFC 1122 4.2.3.3: announce a window the read opened, once it moves the
-    /// right edge by min(half the buffer, 2 x MSS) (BSD's threshold).
+    /// right edge by min(half the buffer, 2 x MSS) (BSD's threshold); with
+    /// `window_update = "delayed"` the ACK policy decides when (Tops-20, seed 003).
     fn after_read(&mut self) {
         if !matches!(
             self.state,
             State::Established | State::FinWait1 | State::FinWait2
         ) {
+            return;
+        }
+        if self.cfg.window_update == WindowUpdate::Delayed {
+            // Any move RFC 1122 4.2.3.3 allows goes to the ACK policy, at the
+            // next poll_transmit (which knows the time).
+            if self.ack_now.is_none() && self.right_edge_gain() > 0 {
+                self.window_opened = true;
+            }
             return;
         }
         let cur = self.rcv_adv.distance_from(self.rcv_nxt());
@@ -500,8 +521,12 @@ impl Connection {
         if due(self, Timer::DelayedAck) {
             self.disarm(Timer::DelayedAck);
             if self.state.synchronized() || self.state == State::SynReceived {
-                self.ack_now.get_or_insert(AckReason::Timer);
+                self.ack_now.get_or_insert(AckReason::Timer {
+                    delay: self.delack_len,
+                });
                 self.counters.delack_timer_fired += 1;
+                let ctx = self.ack_ctx(now, 0);
+                self.ack_policy.on_timer(&ctx);
             }
         }
         if due(self, Timer::Persist) {
@@ -734,7 +759,7 @@ impl Connection {
             self.rtt.reset_backoff();
             self.disarm(Timer::Retransmit);
             self.state = State::Established;
-            self.ack_now = Some(AckReason::Immediate);
+            self.ack_now = Some(AckReason::Handshake);
         } else {
             // Simultaneous open: answer with SYN-ACK from our ISN.
             self.state = State::SynReceived;
@@ -838,7 +863,7 @@ impl Connection {
             }
             State::TimeWait => {
                 if seg.flags.fin() {
-                    self.ack_now.get_or_insert(AckReason::Immediate);
+                    self.ack_now.get_or_insert(AckReason::Fin);
                     self.enter_time_wait(now);
                 }
                 return;
@@ -887,7 +912,7 @@ impl Connection {
             return;
         }
         self.fin_rcvd = true;
-        self.ack_now = Some(AckReason::Immediate);
+        self.ack_now = Some(AckReason::Fin);
         match self.state {
             State::SynReceived | State::Established => self.state = State::CloseWait,
             State::FinWait1 => {
@@ -1035,40 +1060,84 @@ impl Connection {
                 self.extra_acks += 1;
             }
             self.ack_now = Some(AckReason::OutOfOrder);
+            let ctx = self.ack_ctx(now, payload.len());
+            self.ack_policy.on_out_of_order(&ctx);
             return;
         }
         self.segs_since_ack += 1;
+        self.bytes_since_ack += r.advanced;
         self.ack_owed_since.get_or_insert(now);
         if payload.len() >= self.snd_mss {
             self.full_segs_since_ack += 1;
         }
-        let ctx = AckCtx {
+        let ctx = self.ack_ctx(now, payload.len());
+        let d = self.ack_policy.on_data(&ctx);
+        self.apply_ack_decision(now, d);
+    }
+
+    /// What the ACK policy sees now (`seg_len` 0 for events other than data).
+    fn ack_ctx(&self, now: Instant, seg_len: usize) -> AckCtx {
+        AckCtx {
             now,
             mss: self.snd_mss,
-            seg_len: payload.len(),
+            seg_len,
             segs_since_ack: self.segs_since_ack,
             full_segs_since_ack: self.full_segs_since_ack,
-            delack: self.cfg.delack,
-            delack_segments: self.cfg.delack_segments,
-        };
-        match self.ack_policy.on_data(&ctx) {
+            bytes_since_ack: self.bytes_since_ack,
+            right_edge_moved: self.right_edge_gain(),
+            rcv_wnd: self.recv_buf.free().min(self.max_rcv_wnd()),
+            srtt: self.rtt.srtt(),
+            rto: self.rtt.rto(),
+        }
+    }
+
+    /// How far an ACK sent now would move the right window edge past the last
+    /// one advertised (the same RFC 1122 4.2.3.3 rule as `window_to_advertise`).
+    fn right_edge_gain(&self) -> usize {
+        let cur = self.rcv_adv.distance_from(self.rcv_nxt());
+        let free = self.recv_buf.free().min(self.max_rcv_wnd());
+        let step = (self.recv_buf.capacity() / 2).min(self.snd_mss);
+        if free > cur && free - cur >= step {
+            free - cur
+        } else {
+            0
+        }
+    }
+
+    /// Acts on an ACK policy's verdict: an ACK now, or the delayed-ACK timer
+    /// (an earlier deadline stays); both are why-trace events.
+    fn apply_ack_decision(&mut self, now: Instant, d: AckDecision) {
+        match d {
             AckDecision::Now(reason) => {
-                if reason == AckReason::EveryNth {
-                    self.counters.acks_every_nth += 1;
+                match reason {
+                    AckReason::EveryNth { .. } => self.counters.acks_every_nth += 1,
+                    AckReason::Interactivity { .. } => self.counters.acks_interactivity += 1,
+                    AckReason::RightEdge { .. } => self.counters.acks_right_edge += 1,
+                    AckReason::QuickAck { .. } | AckReason::MoreThanMss { .. } => {
+                        self.counters.acks_quick += 1
+                    }
+                    AckReason::WindowUpdate => self.counters.window_updates_sent += 1,
+                    _ => {}
                 }
                 self.ack_now.get_or_insert(reason);
             }
-            AckDecision::Delay(at) => {
+            AckDecision::Delay { until, reason } => {
                 let t = &mut self.timers[Timer::DelayedAck as usize];
-                if t.is_none_or(|cur| at < cur) {
-                    *t = Some(at);
-                    if self.cfg.trace {
-                        self.trace.push(TraceEvent::AckDelayed {
-                            at: now,
-                            deadline: at,
-                            segs: self.segs_since_ack,
-                        });
-                    }
+                if t.is_none_or(|cur| until < cur) {
+                    *t = Some(until);
+                    self.delack_len = until - now;
+                }
+                let deadline = t.unwrap_or(until);
+                if reason == DelayReason::WindowUpdate {
+                    self.counters.window_updates_delayed += 1;
+                }
+                if self.cfg.trace {
+                    self.trace.push(TraceEvent::AckDelayed {
+                        at: now,
+                        deadline,
+                        segs: self.segs_since_ack,
+                        reason,
+                    });
                 }
             }
         }
@@ -1110,6 +1179,14 @@ impl Connection {
     /// (cleared first). Call until it returns `None`.
     pub fn poll_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
         payload.clear();
+        if std::mem::take(&mut self.window_opened)
+            && self.ack_now.is_none()
+            && self.state.synchronized()
+        {
+            let ctx = self.ack_ctx(now, 0);
+            let d = self.ack_policy.on_window_open(&ctx);
+            self.apply_ack_decision(now, d);
+        }
         if let Some(rst) = self.pending_rst.take() {
             self.counters.rsts_sent += 1;
             self.counters.segments_sent += 1;
@@ -1150,7 +1227,9 @@ impl Connection {
             self.ack_now = None;
             return None;
         }
+        let acked_new = self.segs_since_ack > 0;
         let seg = self.header(now, self.snd_nxt, Flags::ACK);
+        self.ack_policy.on_sent(now, false, acked_new);
         self.counters.pure_acks_sent += 1;
         self.counters.segments_sent += 1;
         Some(seg)
@@ -1203,14 +1282,13 @@ impl Connection {
     /// A header for a synchronized-state segment, carrying ACK and our window.
     fn header(&mut self, now: Instant, seq: SeqNumber, flags: Flags) -> TcpRepr {
         let window = self.window_to_advertise();
-        if let Some(since) = self.ack_owed_since.take() {
-            if self.cfg.trace {
-                self.trace.push(TraceEvent::AckSent {
-                    at: now,
-                    reason: self.ack_now.unwrap_or(AckReason::Piggyback),
-                    waited: now - since,
-                });
-            }
+        let since = self.ack_owed_since.take();
+        if self.cfg.trace && (since.is_some() || self.ack_now.is_some()) {
+            self.trace.push(TraceEvent::AckSent {
+                at: now,
+                reason: self.ack_now.unwrap_or(AckReason::Piggyback),
+                waited: since.map_or(Duration::ZERO, |t| now - t),
+            });
         }
         self.clear_ack_pending();
         TcpRepr {
@@ -1234,6 +1312,7 @@ impl Connection {
         self.ack_now = None;
         self.segs_since_ack = 0;
         self.full_segs_since_ack = 0;
+        self.bytes_since_ack = 0;
         self.disarm(Timer::DelayedAck);
     }
 
@@ -1438,7 +1517,9 @@ impl Connection {
         if fin {
             flags = flags | Flags::FIN;
         }
+        let acked_new = self.segs_since_ack > 0;
         let r = self.header(now, seq, flags);
+        self.ack_policy.on_sent(now, len > 0, acked_new);
         let new_end = self.seq_of(end);
         let snd_max = self.snd_max;
         let c = &mut self.counters;

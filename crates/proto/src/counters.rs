@@ -43,6 +43,14 @@ pub struct Counters {
     pub delack_timer_fired: u64,
     /// ACKs sent at once because N segments had arrived.
     pub acks_every_nth: u64,
+    /// ACKs sent at once by Westfield's interactivity rule (more than N segments since we sent data).
+    pub acks_interactivity: u64,
+    /// ACKs sent at once by Mills' rule (right window edge moved more than one MSS).
+    pub acks_right_edge: u64,
+    /// ACKs sent at once by the Linux-like quick-ACK policy (quick mode or more than one MSS).
+    pub acks_quick: u64,
+    /// Window updates a read opened that waited for the ACK policy (`window_update = "delayed"`).
+    pub window_updates_delayed: u64,
     /// ACKs sent at once because of out-of-order data or a gap fill.
     pub acks_out_of_order: u64,
     /// Segments that failed the acceptability test (RFC 9293 3.10.7.4).

@@ -21,6 +21,7 @@ pub mod wire;
 pub use config::{Config, ConfigError, LossIs, OptionSet, SlowStart};
 pub use conn::{rst_reply, ConnError, Connection, WriteError};
 pub use counters::Counters;
+pub use policy::{DelackCount, WindowUpdate};
 pub use seq::SeqNumber;
 pub use state::State;
 pub use time::{Duration, Instant};

@@ -2,7 +2,8 @@
 //! every time held data leaves, with the rule responsible (issue: "a trace that
 //! says why each byte waited"). Recorded only when `Config::trace` is on.
 
-use crate::policy::{AckReason, HoldReason};
+use crate::policy::ack::fmt_ms;
+use crate::policy::{AckReason, DelayReason, HoldReason};
 use crate::time::{Duration, Instant};
 use core::fmt;
 
@@ -63,12 +64,13 @@ pub enum TraceEvent {
         bytes: usize,
         held: Duration,
     },
-    /// An ACK was deferred until `deadline`.
+    /// An ACK was deferred until `deadline` (the earliest pending deadline), and why.
     AckDelayed {
         at: Instant,
         deadline: Instant,
         /// Data segments not yet acknowledged.
         segs: u32,
+        reason: DelayReason,
     },
     /// An ACK left (pure, or riding on data), and why.
     AckSent {
@@ -114,9 +116,15 @@ impl fmt::Display for TraceEvent {
                 held.as_secs_f64() * 1e3,
                 rule.name()
             ),
-            TraceEvent::AckDelayed { at, deadline, segs } => write!(
+            TraceEvent::AckDelayed {
+                at,
+                deadline,
+                segs,
+                reason,
+            } => write!(
                 f,
-                "{at} delay ACK of {segs} segment(s) until {deadline}"
+                "{at} delay ACK of {segs} segment(s) until {deadline} ({reason}, timer {})",
+                fmt_ms(*deadline - *at)
             ),
             TraceEvent::AckSent { at, reason, waited } => write!(
                 f,

@@ -18,7 +18,7 @@ use std::fmt;
 use std::path::Path;
 use std::time::Duration;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
-use tinygram_proto::{Config, LossIs, OptionSet, SlowStart};
+use tinygram_proto::{Config, DelackCount, LossIs, OptionSet, SlowStart, WindowUpdate};
 use toml_edit::{ImDocument, InlineTable, Item, Key, Table, Value};
 
 /// A complete, validated experiment: a two-host network, its hosts and what they do.
@@ -220,6 +220,12 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("ack_policy", "(engine default)", "when to acknowledge: a name from `tinygram policies` (immediate, delayed, ...)"),
         ("delack", "\"200ms\"", "delayed-ACK timeout, at most 500ms (RFC 1122 4.2.3.2)"),
         ("delack_segments", "2", "ACK at once every Nth data segment (RFC 1122 4.2.3.2, RFC 5681 4.2)"),
+        ("delack_count", "\"any\"", "segments that count toward delack_segments: \"any\" data segment (BSD; Cheshire) or only \"full\"-sized ones (RFC 1122 4.2.3.2)"),
+        ("delack_tick", "\"none\"", "free-running delayed-ACK tick, e.g. \"200ms\" (BSD fast timer) or \"250ms\" (lwIP): a deferred ACK leaves at the next tick instead of after delack; at most 500ms"),
+        ("window_update", "\"immediate\"", "announce a window the application's read opened \"immediate\"ly (RFC 1122 4.2.3.3; BSD, Linux) or \"delayed\" until the ACK policy sends an ACK (Tops-20, seed 003)"),
+        ("adaptive_k", "1.0", "ack_policy adaptive: the delay is adaptive_k x SRTT (Doupnik 1.6: one or two RTTs)"),
+        ("adaptive_min", "\"1ms\"", "ack_policy adaptive: least delay"),
+        ("adaptive_max", "\"500ms\"", "ack_policy adaptive: greatest delay, at most 500ms (RFC 1122 4.2.3.2)"),
         ("rcv_buf", "\"64KiB\"", "receive buffer: the most window ever offered"),
         ("snd_buf", "\"256KiB\"", "send buffer: unacknowledged plus unsent bytes accepted from the application"),
         ("options", "[]", "TCP options offered besides MSS: wscale, timestamps, sack, bigwin, nak"),
@@ -872,6 +878,38 @@ impl Doc {
         if let Some(v) = self.u32(&k("delack_segments"), 0)? {
             c.delack_segments = v;
         }
+        if let Some((e, s)) = self.string(&k("delack_count"))? {
+            c.delack_count = s.parse::<DelackCount>().map_err(|m| self.fail(e, m))?;
+        }
+        match self.string(&k("delack_tick")) {
+            Ok(Some((_, s))) if s == "none" => c.delack_tick = None,
+            _ => {
+                if let Some(v) = self.duration(&k("delack_tick"))? {
+                    c.delack_tick = Some(v);
+                }
+            }
+        }
+        if let Some((e, s)) = self.string(&k("window_update"))? {
+            c.window_update = s.parse::<WindowUpdate>().map_err(|m| self.fail(e, m))?;
+        }
+        if let Some(e) = self.get(&k("adaptive_k")) {
+            c.adaptive_k = match &e.value {
+                Value::Float(f) => *f.value(),
+                Value::Integer(i) => *i.value() as f64,
+                v => {
+                    return Err(self.fail(
+                        e,
+                        format!("expected a number of RTTs like 1.5, {}", found(v)),
+                    ))
+                }
+            };
+        }
+        if let Some(v) = self.duration(&k("adaptive_min"))? {
+            c.adaptive_min = v;
+        }
+        if let Some(v) = self.duration(&k("adaptive_max"))? {
+            c.adaptive_max = v;
+        }
         if let Some(v) = self.usize_size(&k("rcv_buf"))? {
             c.rcv_buf = v;
         }
@@ -1335,6 +1373,81 @@ queue = 0
                 interval: Duration::from_millis(50),
                 size: 1
             }
+        );
+    }
+
+    #[test]
+    fn ack_policy_keys() {
+        let s = parse(
+            r#"
+[client]
+ack_policy = "interactivity:4"
+delack = "250ms"
+delack_count = "full"
+delack_tick = "250ms"
+window_update = "delayed"
+[server]
+ack_policy = "adaptive"
+adaptive_k = 2
+adaptive_min = "5ms"
+adaptive_max = "300ms"
+delack_tick = "none"
+"#,
+        )
+        .unwrap();
+        let c = &s.client.tcp;
+        assert_eq!(c.ack_policy, AckPolicyKind::Interactivity(4));
+        assert_eq!(c.delack_count, DelackCount::Full);
+        assert_eq!(c.delack_tick, Some(Duration::from_millis(250)));
+        assert_eq!(c.window_update, WindowUpdate::Delayed);
+        let t = &s.server.tcp;
+        assert_eq!(t.ack_policy, AckPolicyKind::Adaptive);
+        assert_eq!(t.adaptive_k, 2.0);
+        assert_eq!(t.adaptive_min, Duration::from_millis(5));
+        assert_eq!(t.adaptive_max, Duration::from_millis(300));
+        assert_eq!(t.delack_tick, None);
+        assert_eq!(t.window_update, WindowUpdate::Immediate);
+        assert_err(
+            parse("[client]\ndelack_count = \"some\""),
+            "s.toml",
+            Some(2),
+            "client.delack_count",
+            "\"any\" or \"full\"",
+        );
+        assert_err(
+            parse("[client]\ndelack_tick = \"600ms\""),
+            "s.toml",
+            Some(2),
+            "client.delack_tick",
+            "500ms",
+        );
+        assert_err(
+            parse("[server]\nwindow_update = \"later\""),
+            "s.toml",
+            Some(2),
+            "server.window_update",
+            "immediate",
+        );
+        assert_err(
+            parse("[server]\nadaptive_k = -1"),
+            "s.toml",
+            Some(2),
+            "server.adaptive_k",
+            "positive",
+        );
+        assert_err(
+            parse("[server]\nadaptive_min = \"400ms\"\nadaptive_max = \"300ms\""),
+            "s.toml",
+            Some(2),
+            "server.adaptive_min",
+            "adaptive_max",
+        );
+        assert_err(
+            parse("[server]\nack_policy = \"interactivity:many\""),
+            "s.toml",
+            Some(2),
+            "server.ack_policy",
+            "interactivity:4",
         );
     }
 

@@ -5,5 +5,8 @@
 pub mod ack;
 pub mod send;
 
-pub use ack::{AckCtx, AckDecision, AckPolicy, AckPolicyKind, AckReason};
+pub use ack::{
+    AckCtx, AckDecision, AckPolicy, AckPolicyKind, AckReason, DelackCount, DelayReason,
+    WindowUpdate,
+};
 pub use send::{HoldReason, SendCtx, SendDecision, SendPolicy, SendPolicyKind};
