@@ -52,6 +52,8 @@ pub struct ReadStats {
     pub malformed: u64,
     /// TCP segments with a checksum that does not verify.
     pub bad_checksums: u64,
+    /// Timestamp of the first TCP segment (ns); reported times count from it.
+    pub start_ns: u64,
 }
 
 /// Why a capture could not be read.
@@ -142,6 +144,7 @@ fn read_pcap(bytes: &[u8], cap: &mut Capture) -> Result<(), CaptureError> {
         let ts = pkt.timestamp.as_nanos() as u64;
         cap.push_frame(link, ts, &pkt.data);
     }
+    cap.finish();
     Ok(())
 }
 
@@ -230,6 +233,7 @@ fn read_pcapng(bytes: &[u8], cap: &mut Capture) -> Result<(), CaptureError> {
             _ => {}
         }
     }
+    cap.finish();
     Ok(())
 }
 
@@ -248,6 +252,10 @@ fn check_link(link: DataLink) -> Result<(), CaptureError> {
 }
 
 impl Capture {
+    fn finish(&mut self) {
+        self.stats.start_ns = self.packets.iter().map(|p| p.ts_ns).min().unwrap_or(0);
+    }
+
     fn push_frame(&mut self, link: DataLink, ts_ns: u64, frame: &[u8]) {
         self.stats.frames += 1;
         match parse_frame(link, ts_ns, frame) {

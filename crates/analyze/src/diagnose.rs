@@ -247,7 +247,10 @@ fn ms(x: f64) -> String {
 /// Signature (Cheshire; Doupnik 1.5): the receiver's pure ACK, covering at most
 /// one full-sized segment (a lone or odd segment), leaves a timer-like interval
 /// after the data it acknowledges, while the sender is idle; then the sender's
-/// next data leaves as soon as that ACK reaches it. A sub-MSS first segment is
+/// next data leaves as soon as that ACK reaches it. The receiver must have been
+/// silent meanwhile: anything it sent would have carried the ACK, so an ACK
+/// that trails the receiver's own segments was queued, not delayed.
+/// A sub-MSS first segment is
 /// a held tail (a send policy held it); a full one is a delayed-ACK stall (the
 /// congestion or peer window held it).
 pub fn stall_events(f: &Flow, s: Dir, dist: &[f64; 2], th: &Thresholds) -> Vec<(Kind, Event)> {
@@ -257,15 +260,26 @@ pub fn stall_events(f: &Flow, s: Dir, dist: &[f64; 2], th: &Thresholds) -> Vec<(
     // Outstanding data of s: (end, time sent, len).
     let mut flight: Vec<(u64, f64, usize)> = Vec::new();
     let mut last_data_t = f64::NEG_INFINITY;
+    let mut high_s = 0u64;
     let mut high_ack = 0u64;
     // A late ACK waiting to see whether the sender reacts: (time, delay, acked).
     let mut cand: Option<(f64, f64, u64)> = None;
     let window = dist[s] + th.release_slack_s + 0.25 * dist[s];
+    // When the receiver last sent anything: a delayed ACK follows silence,
+    // since any segment the receiver sends carries its latest ACK.
+    let mut last_r_t = f64::NEG_INFINITY;
     for g in &f.segs {
         if g.dir == s {
             if g.len == 0 {
                 continue;
             }
+            if g.retransmit && g.end() <= high_s {
+                // A pure resend is not the held data leaving (an RTO may
+                // fire just as the late ACK lands).
+                last_data_t = g.t;
+                continue;
+            }
+            high_s = high_s.max(g.end());
             if let Some((ta, delay, ack)) = cand.take() {
                 if g.t - ta <= window {
                     let tail = g.len < smss;
@@ -296,11 +310,10 @@ pub fn stall_events(f: &Flow, s: Dir, dist: &[f64; 2], th: &Thresholds) -> Vec<(
                 }
             }
             last_data_t = g.t;
-            if !g.retransmit {
-                flight.push((g.end(), g.t, g.len));
-            }
+            flight.push((g.end(), g.t, g.len));
             continue;
         }
+        let silent_since = std::mem::replace(&mut last_r_t, g.t);
         let Some(a) = g.ack else { continue };
         if a <= high_ack {
             continue;
@@ -318,7 +331,9 @@ pub fn stall_events(f: &Flow, s: Dir, dist: &[f64; 2], th: &Thresholds) -> Vec<(
         let full = flight[..n].iter().filter(|x| x.2 >= smss).count();
         let idle = last_data_t <= newest && n == flight.len();
         flight.drain(..n);
-        let delay = g.t - newest - dist[r];
+        // Net of the path, and of any time the ACK spent queued behind the
+        // receiver's own segments.
+        let delay = (g.t - newest - dist[r]).min(g.t - silent_since);
         cand = (g.is_pure_ack()
             && idle
             && full <= 1
