@@ -136,12 +136,18 @@ fn read_pcap(bytes: &[u8], cap: &mut Capture) -> Result<(), CaptureError> {
     let link = parser.header().datalink;
     check_link(link)?;
     cap.stats.link_types.push(format!("{link:?}"));
+    let frac_ns = match parser.header().ts_resolution {
+        pcap_file::TsResolution::MicroSecond => 1000,
+        pcap_file::TsResolution::NanoSecond => 1,
+    };
     while !rest.is_empty() {
+        // Raw records: pcap-file's checked packets refuse an original length
+        // above the snap length, which is every frame a short snap length cut.
         let (r, pkt) = parser
-            .next_packet(rest)
+            .next_raw_packet(rest)
             .map_err(|e| map_err(e, cap.stats.frames, "a packet record"))?;
         rest = r;
-        let ts = pkt.timestamp.as_nanos() as u64;
+        let ts = u64::from(pkt.ts_sec) * 1_000_000_000 + u64::from(pkt.ts_frac) * frac_ns;
         cap.push_frame(link, ts, &pkt.data);
     }
     cap.finish();
@@ -347,15 +353,10 @@ fn parse_frame(link: DataLink, ts_ns: u64, frame: &[u8]) -> Frame {
         return Frame::Malformed;
     };
     let header_len = seg.header_len();
-    let ip_payload_len = match payload.len_source {
-        // The IP length says how long the segment was on the wire, even if the snap length cut it.
-        etherparse::LenSource::Ipv4HeaderTotalLen | etherparse::LenSource::Ipv6HeaderPayloadLen
-            if incomplete =>
-        {
-            ip_payload_len_from_header(&sliced).unwrap_or(bytes.len())
-        }
-        _ => bytes.len(),
-    };
+    // The IP length says how long the segment was on the wire, even where the
+    // snap length cut the frame short.
+    let ip_payload_len = ip_payload_len_from_header(&sliced).unwrap_or(bytes.len());
+    let incomplete = incomplete || ip_payload_len > bytes.len();
     let checksum_ok = (!incomplete).then(|| seg.verify_checksum(&ctx));
     let head = &bytes[..header_len];
     let Ok((repr, _)) = TcpRepr::parse(head, None) else {

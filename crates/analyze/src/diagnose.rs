@@ -669,10 +669,27 @@ pub fn ethernet_wire_bytes(ip_len: usize) -> usize {
     (14 + ip_len + 4).max(64) + 8 + 12
 }
 
-/// Runs of many small segments sent by `s` in quick succession (Davids).
+/// Runs of many small segments sent by `s` in quick succession, with no data
+/// from the peer between them (Davids' 50 writes of 10 bytes).
 fn storms(f: &Flow, s: Dir, th: &Thresholds, out: &mut Vec<Finding>) {
     let small_max = (f.smss(s) / 8).max(32);
-    let segs: Vec<&Seg> = f.segs.iter().filter(|g| g.dir == s && g.len > 0).collect();
+    // Data segments of s, each with whether the peer sent data since the
+    // previous one: an exchange (request, response) ends a run.
+    let mut segs: Vec<&Seg> = Vec::new();
+    let mut exchange: Vec<bool> = Vec::new();
+    let mut peer_spoke = false;
+    for g in &f.segs {
+        if g.len == 0 {
+            continue;
+        }
+        if g.dir == s {
+            segs.push(g);
+            exchange.push(peer_spoke);
+            peer_spoke = false;
+        } else {
+            peer_spoke = true;
+        }
+    }
     let mut events = Vec::new();
     let (mut over, mut over_acks, mut payload) = (0usize, 0usize, 0usize);
     let mut i = 0;
@@ -680,7 +697,7 @@ fn storms(f: &Flow, s: Dir, th: &Thresholds, out: &mut Vec<Finding>) {
         let mut j = i;
         while j < segs.len()
             && segs[j].len <= small_max
-            && (j == i || segs[j].t - segs[j - 1].t <= th.storm_max_gap_s)
+            && (j == i || (segs[j].t - segs[j - 1].t <= th.storm_max_gap_s && !exchange[j]))
         {
             j += 1;
         }
