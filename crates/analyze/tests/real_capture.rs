@@ -303,10 +303,10 @@ fn real_linux_web_pattern_held_tails() {
             flow.segments
         );
     }
-    // How many requests the kernel stalls varies from run to run (about half
-    // here); every stall must be found and explained as a held tail.
+    // How many requests the kernel stalls varies from run to run (a quarter
+    // to a half here); every stall must be found and explained as a held tail.
     assert!(
-        tails[0] * 4 >= REQUESTS,
+        tails[0] * 8 >= REQUESTS,
         "expected held tails on many requests, found {}",
         tails[0]
     );
