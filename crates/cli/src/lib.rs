@@ -1,7 +1,9 @@
 //! The `tinygram` command's building blocks, as a library so tests can drive
-//! them: run output, the why-trace summary, the benchmark, and `reproduce`.
+//! them: run output, the why-trace summary, captures and `diagnose`, the
+//! benchmark, and `reproduce`.
 
 pub mod bench;
+pub mod capture;
 pub mod explain;
 pub mod output;
 pub mod reproduce;

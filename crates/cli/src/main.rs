@@ -1,6 +1,6 @@
 //! `tinygram`: run scenarios, list policies, benchmark the simulator.
 
-use tinygram_cli::{bench, explain, output, reproduce};
+use tinygram_cli::{bench, capture, explain, output, reproduce};
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -43,6 +43,20 @@ enum Cmd {
         /// Print which rule held data, for how long, and the Nagle x delayed-ACK pairs.
         #[arg(long)]
         explain: bool,
+        #[command(flatten)]
+        capture: capture::RunCaptureArgs,
+    },
+    /// Diagnose a real capture (pcap/pcapng): held tails, delayed-ACK stalls,
+    /// window limits, timeouts, tinygram storms, with the fix for each.
+    Diagnose {
+        /// The capture (Ethernet, Linux cooked SLL/SLL2 or raw IP; IPv4/IPv6).
+        file: PathBuf,
+        /// Print the findings as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Write a time-sequence graph (SVG) per flow direction into DIR.
+        #[arg(long, value_name = "DIR")]
+        plot: Option<PathBuf>,
     },
     /// Run packetdrill scripts against the engine on virtual time.
     Drill(tinygram_drill::DrillArgs),
@@ -99,14 +113,16 @@ fn main() -> ExitCode {
             quiet,
             trace,
             explain,
+            capture,
         } => {
-            let sc = match Scenario::from_file(&scenario, &set) {
+            let mut sc = match Scenario::from_file(&scenario, &set) {
                 Ok(sc) => sc,
                 Err(e) => {
                     eprintln!("error: {e}");
                     return ExitCode::from(2);
                 }
             };
+            capture.prepare(&mut sc);
             let mut sim = Sim::new(&sc);
             if trace.is_some() || explain {
                 sim.enable_trace();
@@ -114,7 +130,12 @@ fn main() -> ExitCode {
             if trace.is_some() {
                 sim.enable_capture(false);
             }
+            capture.setup(&mut sim);
             let result = output::run_with_progress(&mut sim, quiet || json);
+            if let Err(e) = capture.finish(&sim) {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
             if json {
                 println!(
                     "{}",
@@ -144,6 +165,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
+        Cmd::Diagnose { file, json, plot } => capture::diagnose_cmd(&file, json, plot.as_deref()),
         Cmd::Drill(args) => tinygram_drill::run(&args),
         Cmd::Reproduce {
             names,

@@ -4,6 +4,7 @@ pub mod event;
 pub mod link;
 pub mod metrics;
 pub mod pattern;
+pub mod pcap;
 pub mod scenario;
 pub mod units;
 pub mod workload;

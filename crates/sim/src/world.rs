@@ -58,6 +58,10 @@ pub struct WireEvent {
     pub payload_len: usize,
     /// Lost on the link (queue, random loss or bit error).
     pub dropped: bool,
+    /// When it reached the other host (`None` if dropped).
+    pub arrived: Option<Instant>,
+    /// When the link's duplicate of it arrived, if the link duplicated it.
+    pub duplicate_arrived: Option<Instant>,
 }
 
 /// A simulation run in progress.
@@ -333,6 +337,14 @@ impl Sim {
                 repr,
                 payload_len: payload.len(),
                 dropped: matches!(fate, Fate::Dropped(_)),
+                arrived: match fate {
+                    Fate::Delivered { at, .. } => Some(at),
+                    Fate::Dropped(_) => None,
+                },
+                duplicate_arrived: match fate {
+                    Fate::Delivered { duplicate_at, .. } => duplicate_at,
+                    Fate::Dropped(_) => None,
+                },
             });
             if let Some(p) = &mut self.capture_payloads {
                 p.push(payload.clone());

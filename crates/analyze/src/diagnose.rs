@@ -1,0 +1,763 @@
+//! Where a flow's time went: held tails, delayed-ACK stalls, window limits,
+//! loss recovery and tinygram storms, each with times, the time lost, and the
+//! fix with the side of the connection that must make it.
+//!
+//! The capture may have been taken anywhere on the path. Each flow's distance
+//! from the capture point to each host (the round trip capture -> host ->
+//! capture) is estimated from the handshake and from the fastest
+//! data-to-ACK samples; delays are measured net of it.
+
+use crate::capture::{Capture, ReadStats};
+use crate::flow::{flows, Dir, Flow, Seg};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Tunables of the detectors.
+#[derive(Clone, Debug)]
+pub struct Thresholds {
+    /// An ACK is "late" when it left this long after the data it acknowledges
+    /// arrived (net of the path). Delayed-ACK timers are 40 ms (Linux) to 200 ms
+    /// (BSD, Solaris); RFC 1122 4.2.3.2 caps them at 500 ms.
+    pub late_ack_s: f64,
+    /// Longest delay still taken for a delayed-ACK timer.
+    pub late_ack_max_s: f64,
+    /// Held data leaves within this long of the late ACK's arrival at the
+    /// sender (plus the capture point's distance to the sender).
+    pub release_slack_s: f64,
+    /// A tinygram storm is at least this many consecutive small segments...
+    pub storm_min_segments: usize,
+    /// ...no further apart than this.
+    pub storm_max_gap_s: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            late_ack_s: 0.004,
+            late_ack_max_s: 1.0,
+            release_slack_s: 0.002,
+            storm_min_segments: 20,
+            storm_max_gap_s: 0.05,
+        }
+    }
+}
+
+/// What kind of problem a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Nagle x delayed ACK (Cheshire; Doupnik 1.5): a sub-MSS segment released
+    /// only by an ACK that came late.
+    HeldTail,
+    /// A sender with full segments waiting (congestion or peer window) for an
+    /// ACK the receiver delayed (RFC 1122 4.2.3.2).
+    DelayedAckStall,
+    /// The sender filled the peer's advertised window and waited.
+    WindowLimited,
+    /// The receiver advertised a zero window (RFC 9293 3.8.6.1).
+    ZeroWindow,
+    /// Loss repaired by the retransmission timer (RFC 6298).
+    TimeoutRecovery,
+    /// Loss repaired by fast retransmit (RFC 5681 3.2), SACK (RFC 6675) or NAK (RFC 1106).
+    FastRecovery,
+    /// Many small segments in quick succession (Davids).
+    TinygramStorm,
+}
+
+impl Kind {
+    pub fn title(self) -> &'static str {
+        match self {
+            Kind::HeldTail => "held tails (Nagle x delayed ACK)",
+            Kind::DelayedAckStall => "delayed-ACK stalls",
+            Kind::WindowLimited => "receive-window-limited",
+            Kind::ZeroWindow => "zero window",
+            Kind::TimeoutRecovery => "recovery by timeout",
+            Kind::FastRecovery => "recovery by fast retransmit",
+            Kind::TinygramStorm => "tinygram storm",
+        }
+    }
+}
+
+/// One occurrence of a finding.
+#[derive(Clone, Debug, Serialize)]
+pub struct Event {
+    /// Seconds since the start of the capture.
+    pub at_s: f64,
+    /// Time lost by this occurrence.
+    pub lost_s: f64,
+    pub detail: String,
+}
+
+/// A fix and the side of the connection that must make it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Recommendation {
+    /// "client" or "server".
+    pub side: &'static str,
+    pub fix: String,
+}
+
+/// All occurrences of one kind of problem in one direction of a flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    pub kind: Kind,
+    /// The side whose data was affected ("client" or "server").
+    pub sender: &'static str,
+    pub count: usize,
+    pub time_lost_s: f64,
+    pub summary: String,
+    pub events: Vec<Event>,
+    pub recommendations: Vec<Recommendation>,
+    /// Tinygram storms: (framing + headers) / payload of the sender's frames (Davids).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overhead_ratio: Option<f64>,
+    /// The same, counting the receiver's pure ACKs too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overhead_ratio_with_acks: Option<f64>,
+}
+
+/// One flow's report.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowReport {
+    pub client: String,
+    pub server: String,
+    pub start_s: f64,
+    pub duration_s: f64,
+    pub segments: usize,
+    pub client_bytes: u64,
+    pub server_bytes: u64,
+    pub client_mss: usize,
+    pub server_mss: usize,
+    /// Round trip from the capture point to the client and back, and to the server.
+    pub capture_to_client_rtt_ms: f64,
+    pub capture_to_server_rtt_ms: f64,
+    pub handshake_seen: bool,
+    pub time_lost_s: f64,
+    pub findings: Vec<Finding>,
+}
+
+/// The whole capture's diagnosis.
+#[derive(Clone, Debug, Serialize)]
+pub struct Diagnosis {
+    pub capture: ReadStats,
+    pub flows: Vec<FlowReport>,
+}
+
+/// Diagnoses every TCP flow of a capture.
+pub fn diagnose(cap: &Capture, th: &Thresholds) -> (Diagnosis, Vec<Flow>) {
+    let fl = flows(&cap.packets);
+    let reports = fl.iter().map(|f| diagnose_flow(f, th)).collect();
+    (
+        Diagnosis {
+            capture: cap.stats.clone(),
+            flows: reports,
+        },
+        fl,
+    )
+}
+
+fn side_name(d: Dir) -> &'static str {
+    if d == 0 {
+        "client"
+    } else {
+        "server"
+    }
+}
+
+/// Diagnoses one flow.
+pub fn diagnose_flow(f: &Flow, th: &Thresholds) -> FlowReport {
+    let dist = distances(f);
+    let mut findings = Vec::new();
+    for s in 0..2 {
+        let ev = stall_events(f, s, &dist, th);
+        let stalled: Vec<(f64, f64)> = ev
+            .iter()
+            .map(|(_, e)| (e.at_s - e.lost_s, e.at_s))
+            .collect();
+        stalls(s, &ev, &mut findings);
+        windows(f, s, &dist, th, &stalled, &mut findings);
+        recovery(f, s, &mut findings);
+        storms(f, s, th, &mut findings);
+    }
+    let (t0, t1) = f.span();
+    let time_lost_s = findings.iter().map(|x| x.time_lost_s).sum();
+    FlowReport {
+        client: f.addr(0).to_string(),
+        server: f.addr(1).to_string(),
+        start_s: t0,
+        duration_s: t1 - t0,
+        segments: f.segs.len(),
+        client_bytes: f.sides[0].bytes,
+        server_bytes: f.sides[1].bytes,
+        client_mss: f.smss(0),
+        server_mss: f.smss(1),
+        capture_to_client_rtt_ms: dist[0] * 1e3,
+        capture_to_server_rtt_ms: dist[1] * 1e3,
+        handshake_seen: f.saw_syn,
+        time_lost_s,
+        findings,
+    }
+}
+
+/// Round trip from the capture point to each host: from the handshake, and
+/// from the fastest data -> ACK exchange (Karn: no retransmitted data).
+pub fn distances(f: &Flow) -> [f64; 2] {
+    let mut dist = [f64::INFINITY; 2];
+    let segs = &f.segs;
+    if let Some(i) = segs
+        .iter()
+        .position(|s| s.dir == 0 && s.flags.syn() && !s.flags.ack())
+    {
+        if let Some(j) = (i + 1..segs.len()).find(|&j| segs[j].dir == 1 && segs[j].flags.syn()) {
+            dist[1] = segs[j].t - segs[i].t;
+            if let Some(k) = (j + 1..segs.len()).find(|&k| segs[k].dir == 0) {
+                dist[0] = segs[k].t - segs[j].t;
+            }
+        }
+    }
+    for s in 0..2 {
+        let mut out: Vec<(u64, f64)> = Vec::new();
+        for g in segs {
+            if g.dir == s && g.len > 0 {
+                if g.retransmit {
+                    out.clear();
+                } else {
+                    out.push((g.end(), g.t));
+                }
+            } else if g.dir != s {
+                if let Some(a) = g.ack {
+                    let n = out.partition_point(|&(e, _)| e <= a);
+                    if n > 0 {
+                        let sample = g.t - out[n - 1].1;
+                        dist[1 - s] = dist[1 - s].min(sample);
+                        out.drain(..n);
+                    }
+                }
+            }
+        }
+    }
+    dist.map(|d| if d.is_finite() { d.max(0.0) } else { 0.0 })
+}
+
+fn ms(x: f64) -> String {
+    format!("{:.1} ms", x * 1e3)
+}
+
+/// Held tails and delayed-ACK stalls of data sent by `s`.
+///
+/// Signature (Cheshire; Doupnik 1.5): the receiver's pure ACK, covering at most
+/// one full-sized segment (a lone or odd segment), leaves a timer-like interval
+/// after the data it acknowledges, while the sender is idle; then the sender's
+/// next data leaves as soon as that ACK reaches it. The receiver must have been
+/// silent meanwhile: anything it sent would have carried the ACK, so an ACK
+/// that trails the receiver's own segments was queued, not delayed.
+/// A sub-MSS first segment is
+/// a held tail (a send policy held it); a full one is a delayed-ACK stall (the
+/// congestion or peer window held it).
+pub fn stall_events(f: &Flow, s: Dir, dist: &[f64; 2], th: &Thresholds) -> Vec<(Kind, Event)> {
+    let r = 1 - s;
+    let smss = f.smss(s);
+    let mut out = Vec::new();
+    // Outstanding data of s: (end, time sent, len).
+    let mut flight: Vec<(u64, f64, usize)> = Vec::new();
+    let mut last_data_t = f64::NEG_INFINITY;
+    let mut high_s = 0u64;
+    let mut high_ack = 0u64;
+    // A late ACK waiting to see whether the sender reacts: (time, delay, acked).
+    let mut cand: Option<(f64, f64, u64)> = None;
+    let window = dist[s] + th.release_slack_s + 0.25 * dist[s];
+    // When the receiver last sent anything: a delayed ACK follows silence,
+    // since any segment the receiver sends carries its latest ACK.
+    let mut last_r_t = f64::NEG_INFINITY;
+    for g in &f.segs {
+        if g.dir == s {
+            if g.len == 0 {
+                continue;
+            }
+            if g.retransmit && g.end() <= high_s {
+                // A pure resend is not the held data leaving (an RTO may
+                // fire just as the late ACK lands).
+                last_data_t = g.t;
+                continue;
+            }
+            high_s = high_s.max(g.end());
+            if let Some((ta, delay, ack)) = cand.take() {
+                if g.t - ta <= window {
+                    let tail = g.len < smss;
+                    let kind = if tail {
+                        Kind::HeldTail
+                    } else {
+                        Kind::DelayedAckStall
+                    };
+                    let lost = delay;
+                    let what = if tail {
+                        format!("{} B segment held", g.len)
+                    } else {
+                        format!("{} B of full segments waited", g.len)
+                    };
+                    out.push((
+                        kind,
+                        Event {
+                            at_s: g.t,
+                            lost_s: lost,
+                            detail: format!(
+                                "{what} until the {} ACKed byte {ack} {} late; it left {} after that ACK",
+                                side_name(r),
+                                ms(delay),
+                                ms((g.t - ta).max(0.0))
+                            ),
+                        },
+                    ));
+                }
+            }
+            last_data_t = g.t;
+            flight.push((g.end(), g.t, g.len));
+            continue;
+        }
+        let silent_since = std::mem::replace(&mut last_r_t, g.t);
+        let Some(a) = g.ack else { continue };
+        if a <= high_ack {
+            continue;
+        }
+        high_ack = a;
+        let n = flight.partition_point(|&(e, _, _)| e <= a);
+        if n == 0 {
+            cand = None;
+            continue;
+        }
+        let newest = flight[..n]
+            .iter()
+            .map(|x| x.1)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let full = flight[..n].iter().filter(|x| x.2 >= smss).count();
+        let idle = last_data_t <= newest && n == flight.len();
+        flight.drain(..n);
+        // Net of the path, and of any time the ACK spent queued behind the
+        // receiver's own segments.
+        let delay = (g.t - newest - dist[r]).min(g.t - silent_since);
+        cand = (g.is_pure_ack()
+            && idle
+            && full <= 1
+            && delay >= th.late_ack_s
+            && delay <= th.late_ack_max_s)
+            .then_some((g.t, delay, a));
+    }
+    out
+}
+
+fn stalls(s: Dir, ev: &[(Kind, Event)], out: &mut Vec<Finding>) {
+    let (snd, rcv) = (side_name(s), side_name(1 - s));
+    for kind in [Kind::HeldTail, Kind::DelayedAckStall] {
+        let events: Vec<Event> = ev
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, e)| e.clone())
+            .collect();
+        if events.is_empty() {
+            continue;
+        }
+        let lost: f64 = events.iter().map(|e| e.lost_s).sum();
+        let typical = median(events.iter().map(|e| e.lost_s).collect());
+        let mut recs = Vec::new();
+        let summary;
+        if kind == Kind::HeldTail {
+            summary = format!(
+                "{} time(s) the {snd} held a sub-MSS segment until the {rcv}'s delayed ACK (typically {} late) released it",
+                events.len(),
+                ms(typical)
+            );
+            recs.push(rec(s, "coalesce each message into one write (or use writev/sendmsg) so no runt waits behind unacknowledged data"));
+            recs.push(rec(
+                s,
+                "once messages go out in one write, set TCP_NODELAY on this side",
+            ));
+            recs.push(rec(s, "or use Minshall's rule or the Doupnik policy (send_policy = \"minshall\" / \"doupnik\"), which never hold the end of a write"));
+            if s == 0 {
+                recs.push(rec(s, "double-buffer requests: keep a second request in flight so the ACK is never owed alone"));
+            }
+            recs.push(rec(
+                1 - s,
+                "a shorter delayed-ACK time (or quick ACKs) shrinks each stall",
+            ));
+        } else {
+            summary = format!(
+                "{} time(s) the {snd} had full segments waiting (congestion or peer window) for an ACK the {rcv} delayed (typically {})",
+                events.len(),
+                ms(typical)
+            );
+            recs.push(rec(1 - s, "a shorter delayed-ACK time, or ACK every segment while the sender's window is small (quick ACKs)"));
+            if s == 0 {
+                recs.push(rec(s, "double-buffer requests so data keeps flowing behind the segment whose ACK is delayed"));
+            } else {
+                recs.push(rec(
+                    1 - s,
+                    "double-buffer requests so the response's ACK rides on the next request",
+                ));
+            }
+        }
+        out.push(Finding {
+            kind,
+            sender: snd,
+            count: events.len(),
+            time_lost_s: lost,
+            summary,
+            events,
+            recommendations: recs,
+            overhead_ratio: None,
+            overhead_ratio_with_acks: None,
+        });
+    }
+}
+
+fn rec(side: Dir, fix: &str) -> Recommendation {
+    Recommendation {
+        side: side_name(side),
+        fix: fix.to_string(),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Zero-window periods and receive-window-limited waits of data sent by `s`.
+fn windows(
+    f: &Flow,
+    s: Dir,
+    dist: &[f64; 2],
+    th: &Thresholds,
+    stalled: &[(f64, f64)],
+    out: &mut Vec<Finding>,
+) {
+    let r = 1 - s;
+    let react = dist[s] * 1.25 + th.release_slack_s;
+    let mut edge_moved_t = f64::NEG_INFINITY;
+    let smss = f.smss(s) as u64;
+    let mut edge: Option<u64> = None;
+    let mut zero_since: Option<(f64, u64)> = None;
+    let mut zero = Vec::new();
+    let mut limited = Vec::new();
+    let mut blocked_since: Option<f64> = None;
+    let mut high = 0u64;
+    for g in &f.segs {
+        if g.dir == r {
+            let Some(a) = g.ack else { continue };
+            if g.flags.syn() || g.flags.rst() {
+                continue;
+            }
+            if g.win == 0 {
+                zero_since.get_or_insert((g.t, a));
+            } else if let Some((t0, a0)) = zero_since.take() {
+                zero.push(Event {
+                    at_s: t0,
+                    lost_s: g.t - t0,
+                    detail: format!(
+                        "the {} advertised a zero window at byte {a0} for {}",
+                        side_name(r),
+                        ms(g.t - t0)
+                    ),
+                });
+            }
+            if edge != Some(a + g.win) {
+                edge_moved_t = g.t;
+            }
+            edge = Some(a + g.win);
+        } else if g.len > 0 && !g.retransmit {
+            if let Some(t0) = blocked_since.take() {
+                // Counted only when the sender went as soon as the window
+                // opened, and not already counted as a stall.
+                let in_stall = stalled.iter().any(|&(a, b)| a < g.t && t0 < b);
+                if g.t - t0 > 0.0 && g.t - edge_moved_t <= react && !in_stall {
+                    limited.push(Event {
+                        at_s: t0,
+                        lost_s: g.t - t0,
+                        detail: format!(
+                            "the {} filled the {}'s window and waited {}",
+                            side_name(s),
+                            side_name(r),
+                            ms(g.t - t0)
+                        ),
+                    });
+                }
+            }
+            high = high.max(g.end());
+            if let Some(e) = edge {
+                // Less than a full segment of window left: the sender must wait.
+                if e.saturating_sub(high) < smss {
+                    blocked_since = Some(g.t);
+                }
+            }
+        }
+    }
+    if let Some((t0, a0)) = zero_since {
+        let t1 = f.span().1;
+        zero.push(Event {
+            at_s: t0,
+            lost_s: t1 - t0,
+            detail: format!(
+                "the {} advertised a zero window at byte {a0} until the end of the capture",
+                side_name(r)
+            ),
+        });
+    }
+    let (t0, t1) = f.span();
+    if !zero.is_empty() {
+        let lost = zero.iter().map(|e| e.lost_s).sum();
+        out.push(Finding {
+            kind: Kind::ZeroWindow,
+            sender: side_name(s),
+            count: zero.len(),
+            time_lost_s: lost,
+            summary: format!(
+                "the {} closed its window {} time(s), stopping the {} for {} in all",
+                side_name(r),
+                zero.len(),
+                side_name(s),
+                ms(lost)
+            ),
+            events: zero,
+            recommendations: vec![rec(
+                r,
+                "the receiving application reads too slowly: read sooner or in larger chunks, or give the socket a larger receive buffer",
+            )],
+            overhead_ratio: None,
+            overhead_ratio_with_acks: None,
+        });
+    }
+    let lost: f64 = limited.iter().map(|e| e.lost_s).sum();
+    if limited.len() >= 3 && lost >= 0.05 * (t1 - t0).max(1e-9) {
+        out.push(Finding {
+            kind: Kind::WindowLimited,
+            sender: side_name(s),
+            count: limited.len(),
+            time_lost_s: lost,
+            summary: format!(
+                "the {} filled the {}'s receive window {} time(s) and waited {} in all ({:.0}% of the flow)",
+                side_name(s),
+                side_name(r),
+                limited.len(),
+                ms(lost),
+                100.0 * lost / (t1 - t0).max(1e-9)
+            ),
+            events: limited,
+            recommendations: vec![rec(
+                r,
+                "offer a larger receive window (bigger receive buffer, window scaling per RFC 7323 or RFC 1106's Big Window): it should cover the bandwidth-delay product",
+            )],
+            overhead_ratio: None,
+            overhead_ratio_with_acks: None,
+        });
+    }
+}
+
+/// Loss recovery of data sent by `s`: by retransmission timeout or fast.
+fn recovery(f: &Flow, s: Dir, out: &mut Vec<Finding>) {
+    let r = 1 - s;
+    let mut last_sent: HashMap<u64, f64> = HashMap::new();
+    let mut high_ack = 0u64;
+    let mut dupacks = 0u32;
+    let mut sacked = false;
+    let mut nak = false;
+    let mut classified_at: Option<u64> = None;
+    let mut timeouts = Vec::new();
+    let mut fast = Vec::new();
+    for g in &f.segs {
+        if g.dir == r {
+            let Some(a) = g.ack else { continue };
+            if a > high_ack {
+                high_ack = a;
+                dupacks = 0;
+                sacked = false;
+                nak = false;
+            } else if a == high_ack && g.is_pure_ack() {
+                dupacks += 1;
+                sacked |= !g.sacks.is_empty();
+            }
+            nak |= g.nak.is_some();
+            continue;
+        }
+        if g.len == 0 {
+            continue;
+        }
+        if g.retransmit && classified_at != Some(high_ack) && g.seq <= high_ack {
+            classified_at = Some(high_ack);
+            let orig = last_sent.get(&g.seq).copied();
+            let waited = orig.map(|o| g.t - o).unwrap_or(0.0);
+            if dupacks >= 3 || (sacked && dupacks >= 1) || nak {
+                let how = if nak {
+                    "a NAK"
+                } else if sacked {
+                    "SACK"
+                } else {
+                    "duplicate ACKs"
+                };
+                fast.push(Event {
+                    at_s: g.t,
+                    lost_s: 0.0,
+                    detail: format!(
+                        "byte {} resent after {dupacks} duplicate ACK(s), {} after it first left (triggered by {how})",
+                        g.seq,
+                        ms(waited)
+                    ),
+                });
+            } else {
+                timeouts.push(Event {
+                    at_s: g.t,
+                    lost_s: waited,
+                    detail: format!(
+                        "byte {} resent by the retransmission timer {} after it last left ({dupacks} duplicate ACK(s))",
+                        g.seq,
+                        ms(waited)
+                    ),
+                });
+            }
+        }
+        last_sent.insert(g.seq, g.t);
+    }
+    let snd = side_name(s);
+    if !timeouts.is_empty() {
+        let lost: f64 = timeouts.iter().map(|e| e.lost_s).sum();
+        let mut recs = vec![rec(
+            s,
+            "keep data flowing behind each message (double-buffer) so a loss is repaired by fast retransmit, not the timer",
+        )];
+        if f.sides[0].sack_permitted && f.sides[1].sack_permitted {
+            recs.push(rec(s, "check the RTO: SACK is on, yet recovery waited for the timer (tail loss: consider tail-loss probes)"));
+        } else {
+            recs.push(rec(s, "enable SACK (RFC 2018) on both sides so several losses in one window do not need the timer"));
+        }
+        out.push(Finding {
+            kind: Kind::TimeoutRecovery,
+            sender: snd,
+            count: timeouts.len(),
+            time_lost_s: lost,
+            summary: format!(
+                "{} loss(es) of {snd} data repaired only by the retransmission timer, {} of RTO waits in all",
+                timeouts.len(),
+                ms(lost)
+            ),
+            events: timeouts,
+            recommendations: recs,
+            overhead_ratio: None,
+            overhead_ratio_with_acks: None,
+        });
+    }
+    if !fast.is_empty() {
+        out.push(Finding {
+            kind: Kind::FastRecovery,
+            sender: snd,
+            count: fast.len(),
+            time_lost_s: 0.0,
+            summary: format!(
+                "{} loss(es) of {snd} data repaired by fast retransmit (no timer wait)",
+                fast.len()
+            ),
+            events: fast,
+            recommendations: vec![rec(s, "none needed for recovery itself; if losses are not congestion (a noisy link), treat loss as noise (RFC 1106 4.2)")],
+            overhead_ratio: None,
+            overhead_ratio_with_acks: None,
+        });
+    }
+}
+
+/// Bytes one frame occupies on an Ethernet wire (Davids): preamble 8, header
+/// 14, FCS 4, inter-frame gap 12, padded to the 64-byte minimum frame.
+pub fn ethernet_wire_bytes(ip_len: usize) -> usize {
+    (14 + ip_len + 4).max(64) + 8 + 12
+}
+
+/// Runs of many small segments sent by `s` in quick succession, with no data
+/// from the peer between them (Davids' 50 writes of 10 bytes).
+fn storms(f: &Flow, s: Dir, th: &Thresholds, out: &mut Vec<Finding>) {
+    let small_max = (f.smss(s) / 8).max(32);
+    // Data segments of s, each with whether the peer sent data since the
+    // previous one: an exchange (request, response) ends a run.
+    let mut segs: Vec<&Seg> = Vec::new();
+    let mut exchange: Vec<bool> = Vec::new();
+    let mut peer_spoke = false;
+    for g in &f.segs {
+        if g.len == 0 {
+            continue;
+        }
+        if g.dir == s {
+            segs.push(g);
+            exchange.push(peer_spoke);
+            peer_spoke = false;
+        } else {
+            peer_spoke = true;
+        }
+    }
+    let mut events = Vec::new();
+    let (mut over, mut over_acks, mut payload) = (0usize, 0usize, 0usize);
+    let mut i = 0;
+    while i < segs.len() {
+        let mut j = i;
+        while j < segs.len()
+            && segs[j].len <= small_max
+            && (j == i || (segs[j].t - segs[j - 1].t <= th.storm_max_gap_s && !exchange[j]))
+        {
+            j += 1;
+        }
+        if j - i >= th.storm_min_segments {
+            let run = &segs[i..j];
+            let (t0, t1) = (run[0].t, run[run.len() - 1].t);
+            let bytes: usize = run.iter().map(|g| g.len).sum();
+            let o: usize = run
+                .iter()
+                .map(|g| ethernet_wire_bytes(g.header_bytes + g.len) - g.len)
+                .sum();
+            let acks: usize = f
+                .segs
+                .iter()
+                .filter(|g| g.dir != s && g.is_pure_ack() && g.t >= t0 && g.t <= t1 + 0.5)
+                .map(|g| ethernet_wire_bytes(g.header_bytes))
+                .sum();
+            over += o;
+            over_acks += o + acks;
+            payload += bytes;
+            events.push(Event {
+                at_s: t0,
+                lost_s: 0.0,
+                detail: format!(
+                    "{} segments carrying {bytes} B over {} (overhead {:.0}% of the data, {:.0}% with the ACKs)",
+                    run.len(),
+                    ms(t1 - t0),
+                    100.0 * o as f64 / bytes as f64,
+                    100.0 * (o + acks) as f64 / bytes as f64
+                ),
+            });
+            i = j;
+        } else {
+            i = j.max(i + 1);
+        }
+    }
+    if events.is_empty() {
+        return;
+    }
+    let n: usize = events.len();
+    let ratio = over as f64 / payload.max(1) as f64;
+    let ratio_acks = over_acks as f64 / payload.max(1) as f64;
+    out.push(Finding {
+        kind: Kind::TinygramStorm,
+        sender: side_name(s),
+        count: n,
+        time_lost_s: 0.0,
+        summary: format!(
+            "{n} burst(s) of small segments (at most {small_max} B each) from the {}: framing and headers are {:.0}% of the data ({:.0}% counting the {}'s ACKs, Davids' ratio)",
+            side_name(s),
+            100.0 * ratio,
+            100.0 * ratio_acks,
+            side_name(1 - s)
+        ),
+        events,
+        recommendations: vec![
+            rec(s, "coalesce small writes in the application (buffer, or writev/sendmsg)"),
+            rec(s, "if TCP_NODELAY is set on this side, clear it, or use a Nagle limit for tiny segments only (naglim, Solaris tcp_naglim_def)"),
+        ],
+        overhead_ratio: Some(ratio),
+        overhead_ratio_with_acks: Some(ratio_acks),
+    });
+}

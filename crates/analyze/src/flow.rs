@@ -1,0 +1,288 @@
+//! TCP flows: a capture's segments grouped by connection, with sequence
+//! numbers made relative to each side's initial sequence number and unwrapped
+//! to 64 bits, and windows scaled as the handshake negotiated (RFC 7323 2.3).
+
+use crate::capture::Packet;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use tinygram_proto::wire::Flags;
+use tinygram_proto::SeqNumber;
+
+/// Direction index: 0 from the connection's initiator (the client), 1 from the responder.
+pub type Dir = usize;
+
+/// One segment of a flow, in relative, unwrapped sequence space.
+#[derive(Clone, Debug)]
+pub struct Seg {
+    /// Seconds since the first packet of the capture.
+    pub t: f64,
+    pub dir: Dir,
+    /// First sequence number (relative to the sender's ISN; the SYN is 0).
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: usize,
+    pub flags: Flags,
+    /// Cumulative ACK (relative to the peer's ISN), when the ACK flag is set.
+    pub ack: Option<u64>,
+    /// Receive window in bytes (scaled, RFC 1106 big-window upper bits applied).
+    pub win: u64,
+    /// SACK blocks, relative to the peer's ISN.
+    pub sacks: Vec<(u64, u64)>,
+    /// RFC 1106 NAK: first missing byte (relative to the peer's ISN) and segment count.
+    pub nak: Option<(u64, u8)>,
+    /// Header bytes on the wire below the payload: IP + TCP.
+    pub header_bytes: usize,
+    /// Sends a byte range already sent before (retransmission).
+    pub retransmit: bool,
+}
+
+impl Seg {
+    /// Sequence number after this segment's payload.
+    pub fn end(&self) -> u64 {
+        self.seq + self.len as u64
+    }
+    pub fn is_pure_ack(&self) -> bool {
+        self.len == 0 && !self.flags.syn() && !self.flags.fin() && !self.flags.rst()
+    }
+}
+
+/// Per-direction facts from the handshake and the traffic.
+#[derive(Clone, Debug, Default)]
+pub struct Side {
+    pub addr: Option<SocketAddr>,
+    /// MSS option this side announced in its SYN.
+    pub mss_option: Option<u16>,
+    pub window_scale: Option<u8>,
+    pub timestamps: bool,
+    pub sack_permitted: bool,
+    /// Largest payload this side sent.
+    pub max_payload: usize,
+    /// Payload bytes sent (retransmissions included).
+    pub bytes: u64,
+    pub data_segments: u64,
+    pub retransmits: u64,
+}
+
+/// One TCP connection.
+#[derive(Clone, Debug)]
+pub struct Flow {
+    /// `sides[0]` is the client (sent the SYN, or the first packet seen).
+    pub sides: [Side; 2],
+    pub segs: Vec<Seg>,
+    /// The handshake was in the capture.
+    pub saw_syn: bool,
+}
+
+impl Flow {
+    pub fn addr(&self, d: Dir) -> SocketAddr {
+        self.sides[d].addr.expect("every flow has both addresses")
+    }
+
+    /// The segment size direction `d` sends when it sends a full segment: the
+    /// MSS the peer announced, less 12 bytes when timestamps are on, or else
+    /// (no handshake in the capture) the largest payload seen.
+    pub fn smss(&self, d: Dir) -> usize {
+        let peer = &self.sides[1 - d];
+        let opt = peer
+            .mss_option
+            .map(|m| usize::from(m).saturating_sub(if self.sides[d].timestamps { 12 } else { 0 }));
+        opt.unwrap_or(self.sides[d].max_payload).max(1)
+    }
+
+    /// Time span of the flow in seconds.
+    pub fn span(&self) -> (f64, f64) {
+        match (self.segs.first(), self.segs.last()) {
+            (Some(a), Some(b)) => (a.t, b.t),
+            _ => (0.0, 0.0),
+        }
+    }
+}
+
+/// Unwraps 32-bit sequence numbers into a 64-bit space relative to a base.
+#[derive(Clone, Copy, Debug)]
+struct Unwrap {
+    last: SeqNumber,
+    last_rel: i64,
+}
+
+impl Unwrap {
+    fn new(base: SeqNumber) -> Self {
+        Unwrap {
+            last: base,
+            last_rel: 0,
+        }
+    }
+    fn rel(&mut self, s: SeqNumber) -> u64 {
+        let d = s.0.wrapping_sub(self.last.0) as i32 as i64;
+        let r = self.last_rel + d;
+        if d > 0 {
+            self.last = s;
+            self.last_rel = r;
+        }
+        r.max(0) as u64
+    }
+}
+
+/// Groups a capture's segments into flows, in order of first appearance.
+pub fn flows(packets: &[Packet]) -> Vec<Flow> {
+    let t0 = packets.iter().map(|p| p.ts_ns).min().unwrap_or(0);
+    let mut index: HashMap<(SocketAddr, SocketAddr), usize> = HashMap::new();
+    let mut raw: Vec<Vec<&Packet>> = Vec::new();
+    for p in packets {
+        let key = if p.src <= p.dst {
+            (p.src, p.dst)
+        } else {
+            (p.dst, p.src)
+        };
+        let i = *index.entry(key).or_insert_with(|| {
+            raw.push(Vec::new());
+            raw.len() - 1
+        });
+        raw[i].push(p);
+    }
+    raw.into_iter()
+        .flat_map(|mut pkts| {
+            pkts.sort_by_key(|p| p.ts_ns);
+            split_connections(pkts)
+        })
+        .map(|pkts| build(&pkts, t0))
+        .collect()
+}
+
+/// Splits one address pair's packets into connections: a new SYN (without
+/// ACK) after the previous connection's FIN or RST starts a new one.
+fn split_connections(pkts: Vec<&Packet>) -> Vec<Vec<&Packet>> {
+    let mut out: Vec<Vec<&Packet>> = vec![Vec::new()];
+    let mut closing = false;
+    for p in pkts {
+        let f = p.repr.flags;
+        let cur = out.last_mut().expect("non-empty");
+        if f.syn() && !f.ack() && closing && !cur.is_empty() {
+            out.push(Vec::new());
+            closing = false;
+        }
+        if f.fin() || f.rst() {
+            closing = true;
+        }
+        out.last_mut().expect("non-empty").push(p);
+    }
+    out
+}
+
+fn build(pkts: &[&Packet], t0: u64) -> Flow {
+    // The client is whoever sent a bare SYN; else the sender of the first packet.
+    let client = pkts
+        .iter()
+        .find(|p| p.repr.flags.syn() && !p.repr.flags.ack())
+        .or_else(|| pkts.first())
+        .map(|p| p.src)
+        .expect("a flow has packets");
+    let dir_of = |p: &Packet| if p.src == client { 0 } else { 1 };
+    let mut sides = [Side::default(), Side::default()];
+    let mut saw_syn = false;
+    // Handshake options and each side's ISN.
+    let mut isn: [Option<SeqNumber>; 2] = [None, None];
+    for p in pkts {
+        let d = dir_of(p);
+        let s = &mut sides[d];
+        s.addr = Some(p.src);
+        if p.repr.flags.syn() {
+            saw_syn = true;
+            isn[d] = Some(p.repr.seq);
+            let o = &p.repr.options;
+            s.mss_option = o.mss;
+            s.window_scale = o.window_scale;
+            s.timestamps = o.timestamps.is_some();
+            s.sack_permitted = o.sack_permitted;
+        }
+    }
+    if sides[1].addr.is_none() {
+        sides[1].addr = pkts.first().map(|p| p.dst);
+    }
+    #[allow(clippy::needless_range_loop)]
+    for d in 0..2 {
+        if isn[d].is_none() {
+            // No SYN: the lowest sequence number seen (or acknowledged) is the base.
+            isn[d] = pkts
+                .iter()
+                .filter(|p| dir_of(p) == d)
+                .map(|p| SeqNumber(p.repr.seq.0.wrapping_sub(1)))
+                .next()
+                .or_else(|| {
+                    pkts.iter()
+                        .filter(|p| dir_of(p) != d && p.repr.flags.ack())
+                        .map(|p| SeqNumber(p.repr.ack.0.wrapping_sub(1)))
+                        .next()
+                });
+        }
+    }
+    // Window scaling applies only when both SYNs carried the option (RFC 7323 2.2).
+    let scaling = sides[0].window_scale.is_some() && sides[1].window_scale.is_some();
+    let mut seq_u = [
+        Unwrap::new(isn[0].unwrap_or_default()),
+        Unwrap::new(isn[1].unwrap_or_default()),
+    ];
+    let mut ack_u = seq_u;
+    let mut high = [0u64; 2];
+    let mut segs = Vec::with_capacity(pkts.len());
+    for p in pkts {
+        let d = dir_of(p);
+        let r = &p.repr;
+        let seq = seq_u[d].rel(r.seq);
+        let ack = r.flags.ack().then(|| ack_u[1 - d].rel(r.ack));
+        let mut win = u64::from(r.window);
+        if !r.flags.syn() {
+            if scaling {
+                win <<= sides[d].window_scale.unwrap_or(0).min(14);
+            }
+            if let Some(up) = r.options.big_window_upper {
+                win |= u64::from(up) << 16;
+            }
+        }
+        let sacks = r
+            .options
+            .sack_blocks
+            .as_slice()
+            .iter()
+            .map(|&(a, b)| {
+                let mut u = ack_u[1 - d];
+                (u.rel(a), u.rel(b))
+            })
+            .collect();
+        let nak = r.options.nak.map(|n| {
+            let mut u = ack_u[1 - d];
+            (u.rel(n.seq), n.count)
+        });
+        // Payload starts one past the SYN's sequence number.
+        let data_seq = seq + u64::from(r.flags.syn());
+        let len = p.payload_len;
+        let end = data_seq + len as u64;
+        let retransmit = len > 0 && data_seq < high[d];
+        if len > 0 {
+            let s = &mut sides[d];
+            s.bytes += len as u64;
+            s.data_segments += 1;
+            s.max_payload = s.max_payload.max(len);
+            s.retransmits += u64::from(retransmit);
+        }
+        high[d] = high[d].max(end);
+        segs.push(Seg {
+            t: (p.ts_ns.saturating_sub(t0)) as f64 * 1e-9,
+            dir: d,
+            seq: data_seq,
+            len,
+            flags: r.flags,
+            ack,
+            win,
+            sacks,
+            nak,
+            header_bytes: p.ip_header_len + p.header_len,
+            retransmit,
+        });
+    }
+    Flow {
+        sides,
+        segs,
+        saw_syn,
+    }
+}

@@ -1,0 +1,13 @@
+//! tinygram-analyze: pcap/pcapng captures -> TCP flows -> findings.
+//!
+//! Depends only on the engine's wire codec (DESIGN.md, "analyze"), so it reads
+//! any capture: tinygram's own, tcpdump's, tshark's.
+
+pub mod capture;
+pub mod diagnose;
+pub mod flow;
+pub mod timeseq;
+
+pub use capture::{read_bytes, read_file, Capture, CaptureError, Packet, ReadStats};
+pub use diagnose::{diagnose, Diagnosis, Finding, FlowReport, Kind, Thresholds};
+pub use flow::{flows, Flow, Seg};

@@ -1,0 +1,165 @@
+//! `run --pcap/--plot` and `tinygram diagnose`: captures of simulated runs,
+//! time-sequence plots, and the analysis of any pcap/pcapng.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tinygram_analyze::timeseq::TimeSeq;
+use tinygram_analyze::{diagnose, read_bytes, read_file, Thresholds};
+use tinygram_report::{holds_from_trace, render, text};
+use tinygram_sim::pcap::{write_pcap, Vantage};
+use tinygram_sim::scenario::Scenario;
+use tinygram_sim::world::Sim;
+
+/// Which side's data a plot of a run shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlotDir {
+    /// The direction that carried more data.
+    #[default]
+    Auto,
+    /// Data sent by the client.
+    Client,
+    /// Data sent by the server.
+    Server,
+}
+
+/// Where a run's pcap is taken.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum PcapAt {
+    /// At the client's interface (like tcpdump on the client).
+    #[default]
+    Client,
+    /// At the server's interface.
+    Server,
+}
+
+/// The capture-related options of `tinygram run`.
+#[derive(clap::Args, Debug, Default)]
+pub struct RunCaptureArgs {
+    /// Write what crossed the simulated wire as a pcap (Ethernet/IPv4/TCP, ns
+    /// timestamps; client 10.0.0.1:40000, server 10.0.0.2:80).
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+    /// Capture point of --pcap: the client's or the server's interface.
+    #[arg(long, value_enum, default_value_t = PcapAt::Client)]
+    pub pcap_at: PcapAt,
+    /// Draw a tcptrace-style time-sequence graph (FILE.svg or FILE.png),
+    /// with the why-trace's holds shaded.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Whose data --plot shows.
+    #[arg(long, value_enum, default_value_t = PlotDir::Auto)]
+    pub plot_dir: PlotDir,
+}
+
+impl RunCaptureArgs {
+    fn any(&self) -> bool {
+        self.pcap.is_some() || self.plot.is_some()
+    }
+
+    /// Turns the engines' why-trace on when a plot will shade holds.
+    pub fn prepare(&self, sc: &mut Scenario) {
+        if self.plot.is_some() {
+            sc.client.tcp.trace = true;
+            sc.server.tcp.trace = true;
+        }
+    }
+
+    /// Asks the simulator to record what the outputs need.
+    pub fn setup(&self, sim: &mut Sim) {
+        if self.any() {
+            sim.enable_capture(self.pcap.is_some());
+        }
+        if self.plot.is_some() {
+            sim.enable_trace();
+        }
+    }
+
+    /// Writes the pcap and the plot after the run.
+    pub fn finish(&self, sim: &Sim) -> Result<(), String> {
+        let (events, payloads) = sim.capture();
+        if let Some(path) = &self.pcap {
+            let vantage = match self.pcap_at {
+                PcapAt::Client => Vantage::Client,
+                PcapAt::Server => Vantage::Server,
+            };
+            let f = std::fs::File::create(path)
+                .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+            write_pcap(std::io::BufWriter::new(f), events, payloads, vantage)
+                .map_err(|e| format!("writing {}: {e}", path.display()))?;
+        }
+        if let Some(path) = &self.plot {
+            // Plot from the sender's own interface, where its why-trace's clock runs.
+            let bytes = |d: u8| -> usize {
+                events
+                    .iter()
+                    .filter(|e| e.dir == d)
+                    .map(|e| e.payload_len)
+                    .sum()
+            };
+            let dir = match self.plot_dir {
+                PlotDir::Client => 0,
+                PlotDir::Server => 1,
+                PlotDir::Auto => usize::from(bytes(1) > bytes(0)),
+            };
+            let vantage = if dir == 0 {
+                Vantage::Client
+            } else {
+                Vantage::Server
+            };
+            let mut buf = Vec::new();
+            write_pcap(&mut buf, events, None, vantage).map_err(|e| e.to_string())?;
+            let cap = read_bytes(&buf).map_err(|e| e.to_string())?;
+            let (_, flows) = diagnose(&cap, &Thresholds::default());
+            let Some(flow) = flows.first() else {
+                return Err("nothing crossed the wire: no plot".into());
+            };
+            let mut ts = TimeSeq::of(flow, dir);
+            let end = events.last().map(|e| e.at).unwrap_or_default();
+            ts.holds = holds_from_trace(sim.traces()[dir], end);
+            render(&ts, path)?;
+        }
+        Ok(())
+    }
+}
+
+/// `tinygram diagnose FILE [--json] [--plot DIR]`.
+pub fn diagnose_cmd(file: &Path, json: bool, plot: Option<&Path>) -> ExitCode {
+    let cap = match read_file(file) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {}: {e}", file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let (d, flows) = diagnose(&cap, &Thresholds::default());
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&d).expect("diagnosis serializes")
+        );
+    } else {
+        print!("{}", text::diagnosis(&d, &file.display().to_string()));
+    }
+    if let Some(dir) = plot {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("error: cannot create {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+        for (i, f) in flows.iter().enumerate() {
+            for (d, who) in [(0, "client"), (1, "server")] {
+                if f.sides[d].bytes == 0 {
+                    continue;
+                }
+                let path = dir.join(format!("flow{}-{who}-data.svg", i + 1));
+                if let Err(e) = render(&TimeSeq::of(f, d), &path) {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+                if !json {
+                    println!("plot: {}", path.display());
+                }
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,7 @@
+//! tinygram-report: the report layer (DESIGN.md): the text of `tinygram
+//! diagnose` and tcptrace-style time-sequence plots in SVG and PNG.
+
+pub mod plot;
+pub mod text;
+
+pub use plot::{holds_from_trace, render, render_svg_string};
