@@ -128,7 +128,7 @@ fn truths(traces: [&[TraceEvent]; 2], wire: &[WireEvent], one_way: f64) -> Vec<T
             .filter_map(|e| match e {
                 TraceEvent::AckSent {
                     at,
-                    reason: AckReason::Timer,
+                    reason: AckReason::Timer { .. },
                     waited,
                 } if waited.as_secs_f64() >= 0.004 && pure_ack_at(*at) => Some(*at),
                 _ => None,
