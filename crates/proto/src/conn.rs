@@ -1689,8 +1689,11 @@ impl Connection {
             return None;
         }
         let r = self.build_data_segment(now, off, len, fin, payload);
-        if !self.armed(Timer::Retransmit) {
-            self.arm(Timer::Retransmit, now + self.rtt.rto());
+        // RFC 1106 4.2: a repair in flight pushes the timer out to a full RTO,
+        // so it does not "go off milliseconds before a naked packet's ack".
+        let at = now + self.rtt.rto();
+        if self.timers[Timer::Retransmit as usize].is_none_or(|t| t < at) {
+            self.arm(Timer::Retransmit, at);
         }
         Some(r)
     }
