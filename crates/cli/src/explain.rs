@@ -232,6 +232,15 @@ fn event_json(host: usize, e: &TraceEvent) -> serde_json::Value {
         TraceEvent::AckSent { at, reason, waited } => json!({"t": at.as_secs_f64(), "host": h,
                     "event": "ack_sent", "rule": reason.name(), "reason": reason.to_string(),
                     "waited_ms": ms(*waited)}),
+        TraceEvent::BufferCapped {
+            at,
+            requested,
+            granted,
+            limit,
+        } => json!({"t": at.as_secs_f64(), "host": h, "event": "buffer_capped",
+                    "requested": requested, "granted": granted, "limit": limit.name()}),
+        TraceEvent::InvalidSegment { at, error } => json!({"t": at.as_secs_f64(), "host": h,
+                    "event": "invalid_segment", "error": error.to_string()}),
     }
 }
 

@@ -133,6 +133,20 @@ pub enum OptSpec {
         /// TSecr.
         ecr: u32,
     },
+    /// tinygram: `nakOK`, RFC 1106 NAK-permitted (kind 253, ExID 0x1106, 'P').
+    NakOk,
+    /// tinygram: `nak S N`, RFC 1106 2.1 NAK of N segments from S (the data
+    /// sender's script-relative numbering).
+    Nak {
+        /// First missing sequence number.
+        seq: u32,
+        /// MSS-sized segments missing.
+        count: u8,
+    },
+    /// tinygram: `bigwin N`, RFC 1106 3 option B, a 30-bit window offer.
+    BigWin(u32),
+    /// tinygram: `winhi N`, RFC 1106 3.1 option C, the window's upper 15 bits.
+    WinHi(u16),
 }
 
 /// A scripted system call: `name(args) = ret [ERRNO (text)]`.
@@ -230,6 +244,10 @@ impl fmt::Display for OptSpec {
                 Ok(())
             }
             OptSpec::Ts { val, ecr } => write!(f, "TS val {val} ecr {ecr}"),
+            OptSpec::NakOk => f.write_str("nakOK"),
+            OptSpec::Nak { seq, count } => write!(f, "nak {seq} {count}"),
+            OptSpec::BigWin(w) => write!(f, "bigwin {w}"),
+            OptSpec::WinHi(w) => write!(f, "winhi {w}"),
         }
     }
 }

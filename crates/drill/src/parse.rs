@@ -547,10 +547,29 @@ fn parse_options(s: &str) -> Result<OptionsSpec, String> {
                 val: num_u32(v, "TS val")?,
                 ecr: num_u32(e, "TS ecr")?,
             },
+            ["nakOK"] => OptSpec::NakOk,
+            ["nak", seq, n] => OptSpec::Nak {
+                seq: num_u32(seq, "nak sequence number")?,
+                count: u8::try_from(num_u32(n, "nak count")?)
+                    .map_err(|_| format!("nak count {n} too large (at most 255)"))?,
+            },
+            ["bigwin", n] => {
+                let w = num_u32(n, "bigwin")?;
+                if w >= 1 << 30 {
+                    return Err(format!("bigwin {n} exceeds 30 bits"));
+                }
+                OptSpec::BigWin(w)
+            }
+            ["winhi", n] => OptSpec::WinHi(
+                u16::try_from(num_u32(n, "winhi")?)
+                    .ok()
+                    .filter(|&v| v < 1 << 15)
+                    .ok_or_else(|| format!("winhi {n} exceeds 15 bits"))?,
+            ),
             [] => return Err("empty TCP option in list".into()),
             _ => {
                 return Err(format!(
-                    "unsupported TCP option {:?} (supported: mss N, nop, eol, wscale N, sackOK, sack a:b, TS val X ecr Y, ...)",
+                    "unsupported TCP option {:?} (supported: mss N, nop, eol, wscale N, sackOK, sack a:b, TS val X ecr Y, nakOK, nak S N, bigwin N, winhi N, ...)",
                     part.trim()
                 ))
             }

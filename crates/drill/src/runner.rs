@@ -4,7 +4,7 @@ use crate::ast::*;
 use crate::report::{secs, FailKind, Failure, ScriptReport};
 use crate::syscall::{Outcome, Sock};
 use std::collections::{BTreeMap, VecDeque};
-use tinygram_proto::wire::{SackBlocks, Timestamps};
+use tinygram_proto::wire::{Nak, SackBlocks, Timestamps};
 use tinygram_proto::{Config, Connection, Flags, Instant, SeqNumber, TcpOptions, TcpRepr};
 
 /// Results inside the runner; failures are boxed to keep `Result` small.
@@ -471,6 +471,15 @@ impl<'a> Runner<'a> {
                             },
                         })
                     }
+                    OptSpec::NakOk => o.nak_permitted = true,
+                    OptSpec::Nak { seq, count } => {
+                        o.nak = Some(Nak {
+                            seq: SeqNumber(self.local_wire(*seq)),
+                            count: *count,
+                        })
+                    }
+                    OptSpec::BigWin(w) => o.big_window_offer = Some(*w),
+                    OptSpec::WinHi(w) => o.big_window_upper = Some(*w),
                     OptSpec::Nop | OptSpec::Eol => {}
                 }
             }
@@ -673,11 +682,7 @@ impl<'a> Runner<'a> {
     /// Checks options: none written = none sent (timestamps allowed), `<...>` = anything.
     fn compare_options(&mut self, p: &PacketSpec, a: &TcpRepr) -> Result<(), String> {
         let o = &a.options;
-        let extra_engine = o.big_window_offer.is_some()
-            || o.big_window_upper.is_some()
-            || o.nak_permitted
-            || o.nak.is_some()
-            || !o.unknown.is_empty();
+        let extra_engine = !o.unknown.is_empty();
         let list = match &p.options {
             Some(OptionsSpec::Any) => return Ok(()),
             None => {
@@ -685,6 +690,9 @@ impl<'a> Runner<'a> {
                     || o.window_scale.is_some()
                     || o.sack_permitted
                     || !o.sack_blocks.is_empty()
+                    || o.nak_permitted
+                    || o.nak.is_some()
+                    || o.big_window_offer.is_some()
                     || extra_engine
                 {
                     return Err("options: the script expects none but the engine sent some".into());
@@ -698,6 +706,7 @@ impl<'a> Runner<'a> {
         let mut sack_ok = false;
         let mut sack: Option<&Vec<(u32, u32)>> = None;
         let mut ts = None;
+        let (mut nak_ok, mut nak, mut bigwin, mut winhi) = (false, None, None, None);
         for opt in list {
             match opt {
                 OptSpec::Mss(v) => mss = Some(*v),
@@ -705,8 +714,46 @@ impl<'a> Runner<'a> {
                 OptSpec::SackOk => sack_ok = true,
                 OptSpec::Sack(b) => sack = Some(b),
                 OptSpec::Ts { val, ecr } => ts = Some((*val, *ecr)),
+                OptSpec::NakOk => nak_ok = true,
+                OptSpec::Nak { seq, count } => nak = Some((*seq, *count)),
+                OptSpec::BigWin(w) => bigwin = Some(*w),
+                OptSpec::WinHi(w) => winhi = Some(*w),
                 OptSpec::Nop | OptSpec::Eol => {}
             }
+        }
+        if o.nak_permitted != nak_ok {
+            return Err(format!(
+                "nakOK option: expected {} but the engine sent {}",
+                if nak_ok { "it" } else { "none" },
+                if o.nak_permitted { "it" } else { "none" }
+            ));
+        }
+        let actual_nak = o.nak.map(|n| (n.seq.0.wrapping_sub(REMOTE_BASE), n.count));
+        if actual_nak != nak {
+            let show =
+                |n: Option<(u32, u8)>| n.map_or("none".into(), |(s, c)| format!("nak {s} {c}"));
+            return Err(format!(
+                "nak option: expected {} but the engine sent {}",
+                show(nak),
+                show(actual_nak)
+            ));
+        }
+        if o.big_window_offer != bigwin {
+            let show = |w: Option<u32>| w.map_or("none".into(), |w| format!("bigwin {w}"));
+            return Err(format!(
+                "bigwin option: expected {} but the engine sent {}",
+                show(bigwin),
+                show(o.big_window_offer)
+            ));
+        }
+        // Option C rides on every segment once big windows are in use: like TS,
+        // unchecked when no options are written, exact when a list is.
+        if o.big_window_upper != winhi {
+            return Err(format!(
+                "winhi option: expected {} but the engine sent {}",
+                winhi.map_or("none".into(), |w| w.to_string()),
+                o.big_window_upper.map_or("none".into(), |w| w.to_string())
+            ));
         }
         let show = |v: Option<String>| v.unwrap_or_else(|| "none".into());
         if o.mss != mss {
@@ -759,7 +806,10 @@ impl<'a> Runner<'a> {
             (None, Some(_)) => return Err("TS option: expected none but the engine sent it".into()),
         }
         if extra_engine {
-            return Err("options: the engine sent options packetdrill syntax cannot express (RFC 1106 or unknown)".into());
+            return Err(
+                "options: the engine sent options the script syntax cannot express (unknown kinds)"
+                    .into(),
+            );
         }
         Ok(())
     }
@@ -807,11 +857,21 @@ impl<'a> Runner<'a> {
                 .collect();
             parts.push(format!("sack {}", b.join(" ")));
         }
-        if o.big_window_offer.is_some() || o.big_window_upper.is_some() {
-            parts.push("rfc1106-bigwin".into());
+        if o.nak_permitted {
+            parts.push("nakOK".into());
         }
-        if o.nak_permitted || o.nak.is_some() {
-            parts.push("rfc1106-nak".into());
+        if let Some(n) = o.nak {
+            parts.push(format!(
+                "nak {} {}",
+                n.seq.0.wrapping_sub(REMOTE_BASE),
+                n.count
+            ));
+        }
+        if let Some(w) = o.big_window_offer {
+            parts.push(format!("bigwin {w}"));
+        }
+        if let Some(w) = o.big_window_upper {
+            parts.push(format!("winhi {w}"));
         }
         if !o.unknown.is_empty() {
             parts.push(format!("unknown {:?}", o.unknown));

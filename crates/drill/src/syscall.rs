@@ -202,9 +202,7 @@ impl<'a> Runner<'a> {
         match syn {
             Some(Some(OptionsSpec::Any)) | None => {}
             Some(None) => {
-                cfg.options.window_scale = false;
-                cfg.options.timestamps = false;
-                cfg.options.sack = false;
+                cfg.options = tinygram_proto::OptionSet::default();
             }
             Some(Some(OptionsSpec::List(l))) => {
                 let ws = l.iter().find_map(|o| match o {
@@ -215,9 +213,21 @@ impl<'a> Runner<'a> {
                     // The engine's shift is the smallest that fits rcv_buf in 16 bits.
                     cfg.rcv_buf = (65_535usize << n.min(14)).min(1 << 30);
                 }
+                let bigwin = l.iter().find_map(|o| match o {
+                    OptSpec::BigWin(w) => Some(*w as usize),
+                    _ => None,
+                });
+                if let (Some(w), false) = (bigwin, sock.rcvbuf_set) {
+                    // RFC 1106 3: the engine offers its whole receive buffer.
+                    cfg.rcv_buf = w.max(cfg.mss as usize);
+                }
+                // The script stands for a host with memory enough for the buffer it shows.
+                cfg.buffer_cap = cfg.buffer_cap.max(cfg.rcv_buf);
                 cfg.options.window_scale = ws.is_some();
                 cfg.options.timestamps = l.iter().any(|o| matches!(o, OptSpec::Ts { .. }));
                 cfg.options.sack = l.iter().any(|o| matches!(o, OptSpec::SackOk));
+                cfg.options.nak = l.iter().any(|o| matches!(o, OptSpec::NakOk));
+                cfg.options.big_window = bigwin.is_some();
             }
         }
         cfg

@@ -105,6 +105,9 @@ fn must_fail_scripts_fail_at_their_line() {
 #[test]
 fn pending_scripts_still_fail() {
     let dir = drill_dir().join("pending");
+    if !dir.exists() {
+        return; // nothing pending
+    }
     let now_passing: Vec<String> = scripts(&dir)
         .iter()
         .filter(|p| {

@@ -20,6 +20,9 @@ pub trait CongestionControl: fmt::Debug + Send {
     fn on_recovery_exit(&mut self, flight: usize, mss: usize);
     /// Retransmission timeout (RFC 5681 3.1, equation 4 and loss window).
     fn on_rto(&mut self, flight: usize, mss: usize);
+    /// A loss repaired without a timeout and without window inflation (NAK,
+    /// RFC 1106 2.1; SACK recovery, RFC 6675 5): once per window of data.
+    fn on_loss_repair(&mut self, flight: usize, mss: usize);
 }
 
 /// RFC 5681 slow start and congestion avoidance with RFC 6582 NewReno recovery.
@@ -106,6 +109,16 @@ impl CongestionControl for NewReno {
         self.ca_acked = 0;
     }
 
+    fn on_loss_repair(&mut self, flight: usize, mss: usize) {
+        if self.reduce_on_repair {
+            // RFC 6675 5 step 4.2 (RFC 5681 eq. 4): ssthresh = cwnd = FlightSize / 2.
+            self.ssthresh = (flight / 2).max(2 * mss);
+            self.cwnd = self.ssthresh;
+            self.ca_acked = 0;
+        }
+        // RFC 1106 4.2 "noise": the window stays open.
+    }
+
     fn on_rto(&mut self, flight: usize, mss: usize) {
         // RFC 5681 3.1 eq. 4 and "LW = 1 SMSS".
         self.ssthresh = (flight / 2).max(2 * mss);
@@ -134,6 +147,16 @@ mod tests {
             c.on_ack(1000, 1000);
         }
         assert_eq!(c.cwnd(), 11_000);
+    }
+
+    #[test]
+    fn loss_repair_halves_only_for_congestion() {
+        let mut c = NewReno::new(20_000, SlowStart::Standard, true);
+        c.on_loss_repair(20_000, 1000);
+        assert_eq!((c.ssthresh(), c.cwnd()), (10_000, 10_000));
+        let mut n = NewReno::new(20_000, SlowStart::Standard, false);
+        n.on_loss_repair(20_000, 1000);
+        assert_eq!(n.cwnd(), 20_000);
     }
 
     #[test]

@@ -40,6 +40,44 @@ impl OptionSet {
     }
 }
 
+impl Config {
+    /// The receive buffer this connection gets: `rcv_buf` within the
+    /// per-connection cap and the host's budget (RFC 1106 5), and what limited it.
+    pub fn granted_rcv_buf(&self) -> (usize, Option<BufferLimit>) {
+        let mut size = self.rcv_buf;
+        let mut limit = None;
+        if self.buffer_cap < size {
+            size = self.buffer_cap;
+            limit = Some(BufferLimit::Connection);
+        }
+        if let Some(b) = self.host_budget {
+            if b < size {
+                size = b;
+                limit = Some(BufferLimit::Host);
+            }
+        }
+        (size.max(1), limit)
+    }
+}
+
+/// What kept the receive buffer below `rcv_buf` (RFC 1106 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BufferLimit {
+    /// `Config::buffer_cap`, the per-connection cap.
+    Connection,
+    /// `Config::host_budget`, the host's memory shared by its connections.
+    Host,
+}
+
+impl BufferLimit {
+    pub fn name(self) -> &'static str {
+        match self {
+            BufferLimit::Connection => "per-connection buffer cap",
+            BufferLimit::Host => "host memory",
+        }
+    }
+}
+
 /// How a loss repaired without a timeout affects cwnd (RFC 1106 section 4.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum LossIs {
@@ -120,6 +158,12 @@ pub struct Config {
     pub dupack_threshold: u32,
     /// Record the why-trace (hold/release and ACK decisions); off on the hot path.
     pub trace: bool,
+    /// Per-connection cap on receive-buffer memory: the engine never allocates
+    /// or advertises more (RFC 1106 5: big windows exhaust host memory). 16 MiB.
+    pub buffer_cap: usize,
+    /// Set by the driver: what the host still has for this connection's
+    /// receive buffer (RFC 1106 5; the simulator's per-host `memory`). `None`: no limit.
+    pub host_budget: Option<usize>,
 }
 
 impl Default for Config {
@@ -150,6 +194,8 @@ impl Default for Config {
             slow_start: SlowStart::Standard,
             dupack_threshold: 3,
             trace: false,
+            buffer_cap: 16 << 20,
+            host_budget: None,
         }
     }
 }
@@ -179,6 +225,9 @@ impl Config {
         }
         if self.rcv_buf > (1 << 30) {
             return err("rcv_buf", "must be at most 1 GiB (2^30, RFC 7323 2.3)");
+        }
+        if self.buffer_cap < self.mss as usize {
+            return err("buffer_cap", "must hold at least one MSS");
         }
         if self.snd_buf == 0 {
             return err("snd_buf", "must be positive");

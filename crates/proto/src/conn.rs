@@ -12,21 +12,28 @@
 //!
 //! Time only moves forward between calls; the engine never reads a clock.
 
+use crate::bigwin;
 use crate::cc::{CongestionControl, NewReno};
-use crate::config::{Config, LossIs};
+use crate::config::{BufferLimit, Config, LossIs};
 use crate::counters::Counters;
+use crate::nak::{NakReceiver, NakSender};
 use crate::policy::{
     AckCtx, AckDecision, AckPolicy, AckReason, DelayReason, SendCtx, SendDecision, SendPolicy,
     WindowUpdate,
 };
 use crate::recv_buf::RecvBuffer;
 use crate::rtt::RttEstimator;
+use crate::sack::{SackReporter, Scoreboard};
 use crate::send_buf::SendBuffer;
 use crate::seq::SeqNumber;
 use crate::state::State;
 use crate::time::{Duration, Instant};
+use crate::timestamps::{TsState, TS_OPTION_SPACE};
 use crate::trace::{HoldRule, TraceEvent};
-use crate::wire::{Flags, TcpOptions, TcpRepr};
+use crate::wire::{
+    ChecksumCtx, Flags, Nak, TcpOptions, TcpRepr, WireError, MAX_OPTIONS_LEN, RFC1106_BIGWIN_MAX,
+};
+use std::collections::VecDeque;
 
 /// Why a connection ended abnormally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -114,6 +121,33 @@ pub struct Connection {
     snd_mss: usize,
     snd_wscale: u8,
     rcv_wscale: u8,
+    /// RFC 7323 3-5 timestamps (TS.Recent, Last.ACK.sent; `enabled` once negotiated).
+    ts: TsState,
+    /// RFC 2018 2: both SYNs carried SACK-permitted.
+    sack_ok: bool,
+    /// RFC 1106 2: both SYNs carried NAK-permitted.
+    nak_ok: bool,
+    /// RFC 1106 3: both SYNs carried the big-window option (wscale then unused).
+    bigwin: bool,
+    /// Receive buffer granted within the memory caps (RFC 1106 5), and what capped it.
+    rcv_buf_size: usize,
+    rcv_buf_limit: Option<BufferLimit>,
+    /// RFC 2018 4: which out-of-order ranges to report first.
+    sack_rx: SackReporter,
+    /// RFC 6675 scoreboard of SACKed sequence ranges above SND.UNA.
+    scoreboard: Scoreboard,
+    /// RFC 6675 HighRxt: highest sequence number retransmitted in this recovery.
+    high_rxt: SeqNumber,
+    /// The current recovery is driven by the SACK scoreboard (RFC 6675), not NewReno.
+    sack_recovery: bool,
+    /// RFC 6675 5 step 4.3: the first retransmission of a recovery ignores pipe.
+    rxt_first: bool,
+    /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
+    nak_rx: NakReceiver,
+    /// RFC 1106 2.1: NAKed data the peer asked for, to resend at once.
+    nak_tx: NakSender,
+    /// NAKs waiting for the next segment we send.
+    pending_naks: VecDeque<Nak>,
 
     rtt: RttEstimator,
     /// The segment being timed (end sequence, send time): one at a time, Karn's rule.
@@ -184,6 +218,11 @@ impl Connection {
     fn new(cfg: Config, local_port: u16, isn: SeqNumber) -> Connection {
         let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
         let mss = cfg.mss as usize;
+        let (rcv_buf_size, rcv_buf_limit) = cfg.granted_rcv_buf();
+        let counters = Counters {
+            rcv_buf_capped: rcv_buf_limit.is_some() as u64,
+            ..Counters::default()
+        };
         let cc = Box::new(NewReno::new(
             cfg.initial_window as usize * mss,
             cfg.slow_start,
@@ -205,13 +244,27 @@ impl Connection {
             irs: SeqNumber(0),
             rcv_adv: SeqNumber(0),
             send_buf: SendBuffer::new(cfg.snd_buf),
-            recv_buf: RecvBuffer::new(cfg.rcv_buf),
+            recv_buf: RecvBuffer::new(rcv_buf_size),
             fin_queued: false,
             fin_rcvd: false,
             rcv_fin_seq: None,
             snd_mss: mss,
             snd_wscale: 0,
             rcv_wscale: 0,
+            ts: TsState::new(isn.0),
+            sack_ok: false,
+            nak_ok: false,
+            bigwin: false,
+            rcv_buf_size,
+            rcv_buf_limit,
+            sack_rx: SackReporter::default(),
+            scoreboard: Scoreboard::default(),
+            high_rxt: isn,
+            sack_recovery: false,
+            rxt_first: false,
+            nak_rx: NakReceiver::default(),
+            nak_tx: NakSender::default(),
+            pending_naks: VecDeque::new(),
             rtt,
             rtt_probe: None,
             cc,
@@ -239,7 +292,7 @@ impl Connection {
             trace: Vec::new(),
             send_policy: cfg.send_policy.build(),
             ack_policy: cfg.ack_policy.build(&cfg),
-            counters: Counters::default(),
+            counters,
             error: None,
             cfg,
         }
@@ -308,6 +361,30 @@ impl Connection {
     /// Effective send MSS (payload bytes per full segment).
     pub fn effective_mss(&self) -> usize {
         self.snd_mss
+    }
+    /// RFC 7323 3: timestamps were negotiated.
+    pub fn timestamps_enabled(&self) -> bool {
+        self.ts.enabled
+    }
+    /// RFC 2018 2: SACK was negotiated.
+    pub fn sack_enabled(&self) -> bool {
+        self.sack_ok
+    }
+    /// RFC 1106 2: NAKs were negotiated.
+    pub fn nak_enabled(&self) -> bool {
+        self.nak_ok
+    }
+    /// RFC 1106 3: big windows were negotiated.
+    pub fn big_window_enabled(&self) -> bool {
+        self.bigwin
+    }
+    /// RFC 7323 2: (send, receive) window-scale shifts in use.
+    pub fn window_scales(&self) -> (u8, u8) {
+        (self.snd_wscale, self.rcv_wscale)
+    }
+    /// Receive buffer granted within the memory caps (RFC 1106 5), and what capped it.
+    pub fn rcv_buf_granted(&self) -> (usize, Option<BufferLimit>) {
+        (self.rcv_buf_size, self.rcv_buf_limit)
     }
     pub fn local_port(&self) -> u16 {
         self.local_port
@@ -574,8 +651,15 @@ impl Connection {
                                        // RFC 6582 4.1: no fast retransmit for data sent before the timeout.
                 self.recover = self.snd_max;
                 self.in_recovery = false;
+                self.sack_recovery = false;
+                self.rxt_first = false;
                 self.dupacks = 0;
                 self.rexmit_one = None;
+                self.nak_tx.clear();
+                if self.retries >= 2 {
+                    // RFC 2018 8: the receiver may have reneged; stop trusting SACKs.
+                    self.scoreboard.clear();
+                }
                 // Go back N: resend from the oldest unacknowledged byte.
                 self.snd_nxt = self.snd_una;
             }
@@ -648,10 +732,55 @@ impl Connection {
     }
     /// Largest window we can express (RFC 7323 2.3).
     fn max_rcv_wnd(&self) -> usize {
-        (u16::MAX as usize) << self.rcv_wscale
+        if self.bigwin {
+            bigwin::MAX_WINDOW // RFC 1106 3: 30 bits
+        } else {
+            (u16::MAX as usize) << self.rcv_wscale
+        }
+    }
+
+    /// The peer's window from a segment: RFC 1106 3.1 reassembly with big
+    /// windows, else RFC 7323 2.3 scaling.
+    fn peer_window(&self, seg: &TcpRepr) -> usize {
+        if self.bigwin {
+            bigwin::join(seg.window, seg.options.big_window_upper.unwrap_or(0))
+        } else {
+            (seg.window as usize) << self.snd_wscale
+        }
     }
 
     // ----- receiving -------------------------------------------------------
+
+    /// Parses a segment's bytes and processes it: for drivers that read a wire.
+    /// A malformed segment (bad option length, option running past the header,
+    /// known option of the wrong size, bad checksum) is dropped, counted in
+    /// `invalid_segments` and traced, and changes nothing else (DESIGN: bad input).
+    pub fn handle_bytes(
+        &mut self,
+        now: Instant,
+        bytes: &[u8],
+        checksum: Option<ChecksumCtx>,
+    ) -> Result<(), WireError> {
+        match TcpRepr::parse(bytes, checksum) {
+            Ok((repr, payload)) => {
+                self.handle_segment(now, &repr, &bytes[payload]);
+                Ok(())
+            }
+            Err(e) => {
+                self.note_invalid_segment(now, e);
+                Err(e)
+            }
+        }
+    }
+
+    /// Counts and traces a segment the driver could not parse (see [`handle_bytes`](Self::handle_bytes)).
+    pub fn note_invalid_segment(&mut self, now: Instant, error: WireError) {
+        self.counters.invalid_segments += 1;
+        if self.cfg.trace {
+            self.trace
+                .push(TraceEvent::InvalidSegment { at: now, error });
+        }
+    }
 
     /// Processes one arriving segment (RFC 9293 3.10.7).
     pub fn handle_segment(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
@@ -682,7 +811,7 @@ impl Connection {
     }
 
     /// RFC 9293 3.10.7.2.
-    fn on_listen(&mut self, _now: Instant, seg: &TcpRepr) {
+    fn on_listen(&mut self, now: Instant, seg: &TcpRepr) {
         if seg.flags.rst() {
             return;
         }
@@ -695,29 +824,55 @@ impl Connection {
             return;
         }
         self.remote_port = seg.src_port;
-        self.accept_syn(seg);
+        self.accept_syn(now, seg);
         self.state = State::SynReceived;
         self.need_syn = true;
     }
 
     /// Takes the peer's ISN and SYN options (RFC 9293 3.7.1, RFC 7323 2.2).
-    fn accept_syn(&mut self, seg: &TcpRepr) {
+    /// An option is in use when we offer it (or, passive, are willing to) and
+    /// the peer's SYN or SYN-ACK carries it.
+    fn accept_syn(&mut self, now: Instant, seg: &TcpRepr) {
         self.irs = seg.seq;
-        self.recv_buf = RecvBuffer::new(self.cfg.rcv_buf);
+        self.recv_buf = RecvBuffer::new(self.rcv_buf_size);
+        let want = self.cfg.options;
+        let o = &seg.options;
+        // RFC 7323 3.2: timestamps only if both SYNs carry them.
+        self.ts.enabled = false;
+        if let (true, Some(ts)) = (want.timestamps, o.timestamps) {
+            self.ts.enabled = true;
+            self.ts.on_syn(now, ts);
+        }
+        // RFC 2018 2: SACK-permitted in both SYNs.
+        self.sack_ok = want.sack && o.sack_permitted;
+        // RFC 1106 2: NAKs negotiated like SACK-permitted.
+        self.nak_ok = want.nak && o.nak_permitted;
+        // RFC 1106 3: big windows only if both SYNs carry option B.
+        self.bigwin = want.big_window && o.big_window_offer.is_some();
         let peer_mss = seg.options.mss.unwrap_or(DEFAULT_MSS);
-        self.snd_mss = (peer_mss.min(self.cfg.mss) as usize).max(1);
-        match (self.cfg.options.window_scale, seg.options.window_scale) {
+        // RFC 6691 / Cheshire: options on every segment come out of the MSS
+        // (timestamps: 1460 becomes 1448; RFC 1106 option C: 8 more).
+        let per_segment = self.ts.enabled as usize * TS_OPTION_SPACE
+            + self.bigwin as usize * bigwin::UPPER_OPTION_SPACE;
+        self.snd_mss = (peer_mss.min(self.cfg.mss) as usize)
+            .saturating_sub(per_segment)
+            .max(1);
+        match (want.window_scale && !self.bigwin, seg.options.window_scale) {
             (true, Some(peer)) => {
                 self.snd_wscale = peer.min(MAX_WSCALE);
-                self.rcv_wscale = wscale_for(self.cfg.rcv_buf);
+                self.rcv_wscale = wscale_for(self.rcv_buf_size);
             }
             _ => {
                 self.snd_wscale = 0;
                 self.rcv_wscale = 0;
             }
         }
-        // The window in a SYN is never scaled (RFC 7323 2.2).
-        self.snd_wnd = seg.window as usize;
+        // The window in a SYN is never scaled (RFC 7323 2.2); with big windows
+        // the offered 30-bit window replaces it (RFC 1106 3).
+        self.snd_wnd = match (self.bigwin, o.big_window_offer) {
+            (true, Some(w)) => w as usize,
+            _ => seg.window as usize,
+        };
         self.max_snd_wnd = self.max_snd_wnd.max(self.snd_wnd);
         self.snd_wl1 = seg.seq;
         self.snd_wl2 = seg.ack;
@@ -730,8 +885,14 @@ impl Connection {
         ));
     }
 
+    /// The window a SYN or SYN-ACK offers: 16 bits, or with big windows
+    /// negotiated the 30-bit window of option B (RFC 1106 3).
     fn syn_window(&self) -> usize {
-        self.cfg.rcv_buf.min(u16::MAX as usize)
+        if self.bigwin {
+            self.rcv_buf_size.min(bigwin::MAX_WINDOW)
+        } else {
+            self.rcv_buf_size.min(u16::MAX as usize)
+        }
     }
 
     /// RFC 9293 3.10.7.3.
@@ -751,10 +912,10 @@ impl Connection {
         if !seg.flags.syn() {
             return;
         }
-        self.accept_syn(seg);
+        self.accept_syn(now, seg);
         if seg.flags.ack() {
             self.snd_una = seg.ack;
-            self.take_rtt_sample(now, seg.ack);
+            self.take_rtt_sample(now, seg);
             self.retries = 0;
             self.rtt.reset_backoff();
             self.disarm(Timer::Retransmit);
@@ -772,6 +933,17 @@ impl Connection {
         let seg_len = seg.segment_len(payload.len());
         let rcv_nxt = self.rcv_nxt();
         let wnd = self.rcv_adv.distance_from(rcv_nxt);
+
+        // RFC 7323 5.3 R1: PAWS drops an old duplicate (with an ACK) before anything else.
+        if self.ts.enabled && !seg.flags.rst() {
+            if let Some(ts) = seg.options.timestamps {
+                if self.ts.paws_rejects(now, ts) {
+                    self.counters.paws_rejected += 1;
+                    self.ack_now.get_or_insert(AckReason::OutOfOrder);
+                    return;
+                }
+            }
+        }
 
         // First: the acceptability test.
         let acceptable = match (seg_len, wnd) {
@@ -798,6 +970,10 @@ impl Connection {
                 self.process_ack(now, seg, 0);
             }
             return;
+        }
+        // RFC 7323 4.3 (2), 5.3 R3: remember the peer's latest TSval.
+        if let (true, Some(ts)) = (self.ts.enabled, seg.options.timestamps) {
+            self.ts.update_recent(now, seg.seq, ts);
         }
 
         // Second: RST (RFC 5961 3.2: exact match resets, in-window gets a challenge ACK).
@@ -836,7 +1012,7 @@ impl Connection {
             if seg.ack > self.snd_una && seg.ack <= self.snd_max {
                 self.state = State::Established;
                 self.need_syn = false;
-                self.snd_wnd = (seg.window as usize) << self.snd_wscale;
+                self.snd_wnd = self.peer_window(seg);
                 self.max_snd_wnd = self.max_snd_wnd.max(self.snd_wnd);
                 self.snd_wl1 = seg.seq;
                 self.snd_wl2 = seg.ack;
@@ -850,6 +1026,9 @@ impl Connection {
         }
         if !self.process_ack(now, seg, payload.len()) {
             return;
+        }
+        if let (true, Some(nak)) = (self.nak_ok, seg.options.nak) {
+            self.on_nak(nak);
         }
         match self.state {
             State::FinWait1 if self.fin_acked() => self.state = State::FinWait2,
@@ -939,7 +1118,7 @@ impl Connection {
         if ack < self.snd_una {
             return true; // old duplicate: ignore the ACK field
         }
-        let window = (seg.window as usize) << self.snd_wscale;
+        let window = self.peer_window(seg);
         let flight_before = self.snd_max.distance_from(self.snd_una);
         // RFC 5681 2: the definition of a duplicate acknowledgment. Replies to
         // zero-window probes look the same and are not counted.
@@ -960,14 +1139,24 @@ impl Connection {
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
-            self.take_rtt_sample(now, ack);
+            self.scoreboard.advance(ack);
+            if self.high_rxt < ack {
+                self.high_rxt = ack;
+            }
+            self.take_rtt_sample(now, seg);
             self.retries = 0;
             self.rtt.reset_backoff();
             if self.in_recovery {
                 if ack >= self.recover {
-                    let flight = self.snd_max.distance_from(self.snd_una);
-                    self.cc.on_recovery_exit(flight, self.snd_mss);
+                    // RFC 6675 5 step 3 / RFC 6582 3.2 step 6: recovery ends.
+                    if !self.sack_recovery {
+                        let flight = self.snd_max.distance_from(self.snd_una);
+                        self.cc.on_recovery_exit(flight, self.snd_mss);
+                    }
                     self.in_recovery = false;
+                    self.sack_recovery = false;
+                } else if self.sack_recovery {
+                    // RFC 6675: a partial ACK only updates the scoreboard; pipe decides.
                 } else {
                     // RFC 6582 3.2 step 5: partial ACK, retransmit the next hole.
                     self.cc.on_partial_ack(acked, self.snd_mss);
@@ -983,10 +1172,39 @@ impl Connection {
             } else {
                 self.arm(Timer::Retransmit, now + self.rtt.rto());
             }
+        }
+        // RFC 6675 Update(): fold the ACK's SACK blocks into the scoreboard.
+        let sack_new = self.sack_ok
+            && !seg.options.sack_blocks.is_empty()
+            && self.scoreboard.update(
+                self.snd_una,
+                self.snd_max,
+                seg.options.sack_blocks.as_slice(),
+            );
+        if self.sack_ok && !self.nak_ok {
+            // RFC 6675 5: an ACK carrying new SACK information counts as a duplicate.
+            if ack == self.snd_una && (is_dup || (sack_new && flight_before > 0)) {
+                self.counters.dup_acks_received += is_dup as u64;
+                self.dupacks += 1;
+            }
+            let thresh = self.cfg.dupack_threshold;
+            if !self.in_recovery
+                && self.snd_una > self.recover
+                && self.snd_una < self.snd_max
+                && (self.dupacks >= thresh
+                    || self.scoreboard.is_lost(self.snd_una, thresh, self.snd_mss))
+            {
+                self.enter_sack_recovery();
+            }
         } else if is_dup {
             self.counters.dup_acks_received += 1;
             self.dupacks += 1;
-            if self.in_recovery {
+            if self.nak_ok {
+                // RFC 1106 4.3: no duplicate-ACK fast retransmit while NAKs are in use.
+                if self.dupacks == self.cfg.dupack_threshold {
+                    self.counters.fast_retransmits_suppressed += 1;
+                }
+            } else if self.in_recovery {
                 self.cc.on_recovery_dupack(self.snd_mss);
             } else if self.dupacks == self.cfg.dupack_threshold && ack > self.recover {
                 // RFC 6582 3.2 step 2: enter fast retransmit / fast recovery.
@@ -1016,7 +1234,53 @@ impl Connection {
         true
     }
 
-    fn take_rtt_sample(&mut self, now: Instant, ack: SeqNumber) {
+    /// RFC 6675 5 step 4: enter loss recovery driven by the SACK scoreboard.
+    fn enter_sack_recovery(&mut self) {
+        let flight = self.snd_max.distance_from(self.snd_una);
+        self.recover = self.snd_max;
+        self.in_recovery = true;
+        self.sack_recovery = true;
+        self.cc.on_loss_repair(flight, self.snd_mss);
+        self.high_rxt = self.snd_una;
+        self.rxt_first = true;
+        self.rtt_probe = None;
+        self.counters.sack_recoveries += 1;
+        self.counters.fast_retransmits += 1;
+    }
+
+    /// RFC 1106 2.1: the peer NAKed [seq, seq + count x MSS): resend it at once.
+    fn on_nak(&mut self, nak: Nak) {
+        self.counters.naks_received += 1;
+        let start = nak.seq.max(self.snd_una);
+        let end = (nak.seq + nak.count as usize * self.snd_mss).min(self.snd_nxt);
+        if start >= end || nak.seq >= self.snd_max {
+            return; // names nothing outstanding: advisory, ignore (RFC 1106 2)
+        }
+        self.nak_tx.push(start, end);
+        if self.rtt_probe.is_some_and(|(e, _)| e > start) {
+            self.rtt_probe = None; // Karn: the timed segment is being resent.
+        }
+        // RFC 1106 4.2: congestion (once per window of data) or noise (no change).
+        if start >= self.recover {
+            let flight = self.snd_max.distance_from(self.snd_una);
+            self.recover = self.snd_max;
+            self.cc.on_loss_repair(flight, self.snd_mss);
+        }
+    }
+
+    /// RTT sample for an ACK of new data: RFC 7323 4.1 RTTM from the echoed
+    /// TSval when timestamps are on, else the one timed segment (Karn, RFC 6298 3).
+    fn take_rtt_sample(&mut self, now: Instant, seg: &TcpRepr) {
+        if self.ts.enabled {
+            if let Some(ts) = seg.options.timestamps {
+                if let Some(r) = self.ts.rtt_sample(now, ts.tsecr) {
+                    self.rtt.sample(r);
+                    self.rtt_probe = None;
+                    return;
+                }
+            }
+        }
+        let ack = seg.ack;
         if let Some((end, sent)) = self.rtt_probe {
             if ack >= end {
                 self.rtt.sample(now - sent);
@@ -1051,6 +1315,7 @@ impl Connection {
         self.counters.bytes_delivered += r.advanced as u64;
         if r.out_of_order {
             self.counters.out_of_order_segments += 1;
+            self.on_out_of_order(start);
         }
         if r.out_of_order || r.filled_gap || r.advanced == 0 {
             // RFC 5681 4.2: out-of-order data and gap fills are acknowledged at once;
@@ -1143,6 +1408,30 @@ impl Connection {
         }
     }
 
+    /// Data held beyond a gap arrived at stream offset `start`: note it for the
+    /// SACK option (RFC 2018 4) and NAK the gap before it once (RFC 1106 2.1).
+    fn on_out_of_order(&mut self, start: u64) {
+        if self.sack_ok {
+            self.sack_rx.note(start);
+        }
+        if !self.nak_ok {
+            return;
+        }
+        let ooo = self.recv_buf.ooo_ranges();
+        let idx = ooo.partition_point(|&(_, e)| e <= start);
+        let Some(&(held_start, _)) = ooo.get(idx).filter(|r| r.0 <= start) else {
+            return;
+        };
+        let gap_start = match idx {
+            0 => self.recv_buf.nxt(),
+            _ => ooo[idx - 1].1,
+        };
+        if let Some((off, count)) = self.nak_rx.on_gap(gap_start, held_start, self.snd_mss) {
+            let seq = self.irs + 1 + off as usize;
+            self.pending_naks.push_back(Nak { seq, count });
+        }
+    }
+
     /// Keeps the retransmission and persist timers consistent after any input.
     fn after_input(&mut self, now: Instant) {
         if !self.can_send_data_state() {
@@ -1204,6 +1493,12 @@ impl Connection {
             }
             _ => {}
         }
+        if let Some(r) = self.emit_nak_rexmit(now, payload) {
+            return Some(r);
+        }
+        if let Some(r) = self.emit_sack_rexmit(now, payload) {
+            return Some(r);
+        }
         if let Some(seq) = self.rexmit_one.take() {
             if seq >= self.snd_una && seq < self.snd_max {
                 if let Some(r) = self.emit_retransmit_one(now, seq, payload) {
@@ -1251,15 +1546,39 @@ impl Connection {
                 SeqNumber(0)
             },
             flags,
-            window: self.syn_window() as u16,
+            window: self.syn_window().min(u16::MAX as usize) as u16,
             urgent: 0,
             options: TcpOptions::default(),
         };
         r.options.mss = Some(self.cfg.mss);
-        let offer_ws = self.cfg.options.window_scale
-            && (self.state == State::SynSent || self.snd_wscale > 0 || self.rcv_wscale > 0);
+        // Active: offer what is configured. Passive: answer what was negotiated.
+        let want = self.cfg.options;
+        let active = self.state == State::SynSent;
+        let offer_ws = want.window_scale
+            && !self.bigwin
+            && (active || self.snd_wscale > 0 || self.rcv_wscale > 0);
         if offer_ws {
-            r.options.window_scale = Some(wscale_for(self.cfg.rcv_buf));
+            r.options.window_scale = Some(wscale_for(self.rcv_buf_size));
+        }
+        if want.timestamps && (active || self.ts.enabled) {
+            r.options.timestamps = Some(self.ts.option(now));
+        }
+        r.options.sack_permitted = want.sack && (active || self.sack_ok);
+        r.options.nak_permitted = want.nak && (active || self.nak_ok);
+        if want.big_window && (active || self.bigwin) {
+            // RFC 1106 3 option B: our 30-bit window, never more than we can buffer (5).
+            let w = self.rcv_buf_size.min(RFC1106_BIGWIN_MAX as usize);
+            r.options.big_window_offer = Some(w as u32);
+        }
+        if self.retries == 0 {
+            if let (Some(limit), true) = (self.rcv_buf_limit, self.cfg.trace) {
+                self.trace.push(TraceEvent::BufferCapped {
+                    at: now,
+                    requested: self.cfg.rcv_buf,
+                    granted: self.rcv_buf_size,
+                    limit,
+                });
+            }
         }
         self.snd_nxt = self.iss + 1;
         if self.snd_max < self.snd_nxt {
@@ -1273,6 +1592,7 @@ impl Connection {
         }
         if flags.ack() {
             self.rcv_adv = self.rcv_nxt() + self.syn_window();
+            self.ts.note_ack_sent(r.ack);
             self.clear_ack_pending();
         }
         self.counters.segments_sent += 1;
@@ -1281,7 +1601,8 @@ impl Connection {
 
     /// A header for a synchronized-state segment, carrying ACK and our window.
     fn header(&mut self, now: Instant, seq: SeqNumber, flags: Flags) -> TcpRepr {
-        let window = self.window_to_advertise();
+        let (window, upper) = self.window_to_advertise();
+        let options = self.segment_options(now, upper);
         let since = self.ack_owed_since.take();
         if self.cfg.trace && (since.is_some() || self.ack_now.is_some()) {
             self.trace.push(TraceEvent::AckSent {
@@ -1299,8 +1620,37 @@ impl Connection {
             flags: flags | Flags::ACK,
             window,
             urgent: 0,
-            options: TcpOptions::default(),
+            options,
         }
+    }
+
+    /// Options on a synchronized-state segment: RFC 1106 3.1 option C, RFC 7323
+    /// timestamps, a pending RFC 1106 2.1 NAK, and RFC 2018 SACK blocks in the
+    /// space left (at most 40 bytes, RFC 9293 3.1).
+    fn segment_options(&mut self, now: Instant, upper: Option<u16>) -> TcpOptions {
+        let mut o = TcpOptions {
+            big_window_upper: upper,
+            ..TcpOptions::default()
+        };
+        if self.ts.enabled {
+            o.timestamps = Some(self.ts.option(now));
+            self.ts.note_ack_sent(self.rcv_nxt());
+        }
+        if let Some(nak) = self.pending_naks.pop_front() {
+            o.nak = Some(nak);
+            self.counters.naks_sent += 1;
+        }
+        if self.sack_ok && self.recv_buf.has_ooo() {
+            let room = MAX_OPTIONS_LEN.saturating_sub(o.encoded_len());
+            let max = room.saturating_sub(4) / 8;
+            let base = self.irs + 1;
+            let blocks = &mut o.sack_blocks;
+            self.sack_rx
+                .blocks(self.recv_buf.ooo_ranges(), max, |s, e| {
+                    blocks.push(base + s as usize, base + e as usize);
+                });
+        }
+        o
     }
 
     fn clear_ack_pending(&mut self) {
@@ -1318,7 +1668,9 @@ impl Connection {
 
     /// RFC 1122 4.2.3.3 receiver SWS avoidance: move the right edge only by at
     /// least min(half the buffer, one MSS); never shrink it (RFC 9293 3.8.6.2.2).
-    fn window_to_advertise(&mut self) -> u16 {
+    /// Returns the header's window field and, with big windows, option C's
+    /// upper bits (RFC 1106 3.1).
+    fn window_to_advertise(&mut self) -> (u16, Option<u16>) {
         let rcv_nxt = self.rcv_nxt();
         let cur = self.rcv_adv.distance_from(rcv_nxt);
         let free = self.recv_buf.free().min(self.max_rcv_wnd());
@@ -1328,13 +1680,22 @@ impl Connection {
         } else {
             cur
         };
+        if self.bigwin {
+            let wnd = wnd.min(bigwin::MAX_WINDOW);
+            let edge = rcv_nxt + wnd;
+            if edge > self.rcv_adv {
+                self.rcv_adv = edge;
+            }
+            let (field, upper) = bigwin::split(wnd);
+            return (field, Some(upper));
+        }
         let field = (wnd >> self.rcv_wscale).min(u16::MAX as usize);
         let wnd = field << self.rcv_wscale;
         let edge = rcv_nxt + wnd;
         if edge > self.rcv_adv {
             self.rcv_adv = edge;
         }
-        field as u16
+        (field as u16, None)
     }
 
     fn emit_retransmit_one(
@@ -1343,15 +1704,75 @@ impl Connection {
         seq: SeqNumber,
         payload: &mut Vec<u8>,
     ) -> Option<TcpRepr> {
+        self.emit_range(now, seq, self.snd_mss, payload)
+    }
+
+    /// RFC 1106 2.1: resend NAKed data at once, ahead of new data ("and then
+    /// continue sending data where it left off").
+    fn emit_nak_rexmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+        while let Some((seq, len)) = self.nak_tx.next(self.snd_una, self.snd_mss) {
+            if seq >= self.snd_nxt {
+                continue;
+            }
+            let len = len.min(self.snd_nxt.distance_from(seq));
+            if let Some(r) = self.emit_range(now, seq, len, payload) {
+                self.counters.nak_retransmits += 1;
+                return Some(r);
+            }
+        }
+        None
+    }
+
+    /// RFC 6675 5 step 4 and NextSeg rule 1: during SACK recovery, resend the
+    /// first lost, unSACKed data while cwnd - pipe allows a segment.
+    fn emit_sack_rexmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+        if !self.sack_recovery {
+            return None;
+        }
+        let (mss, th) = (self.snd_mss, self.cfg.dupack_threshold);
+        let (una, max) = (self.snd_una, self.snd_max);
+        let hole = if self.rxt_first && self.scoreboard.sacked_end(una).is_none() {
+            // RFC 6675 5 step 4.3: the first segment goes regardless of pipe.
+            Some((
+                una,
+                self.scoreboard.next_sacked(una).unwrap_or(max).min(max),
+            ))
+        } else {
+            let pipe = self.scoreboard.pipe(una, max, self.high_rxt, th, mss);
+            if pipe + mss > self.cc.cwnd() {
+                return None;
+            }
+            self.scoreboard
+                .next_lost(una, self.high_rxt.max(una), th, mss)
+        };
+        self.rxt_first = false;
+        let (start, end) = hole?;
+        let r = self.emit_range(now, start, end.distance_from(start).min(mss), payload)?;
+        self.high_rxt = start + payload.len().max(1);
+        self.counters.sack_retransmits += 1;
+        Some(r)
+    }
+
+    /// Resends up to `max_len` bytes (and the FIN if it follows) from `seq`.
+    fn emit_range(
+        &mut self,
+        now: Instant,
+        seq: SeqNumber,
+        max_len: usize,
+        payload: &mut Vec<u8>,
+    ) -> Option<TcpRepr> {
         let off = self.off_of(seq);
-        let len = ((self.send_buf.end() - off) as usize).min(self.snd_mss);
+        let len = ((self.send_buf.end() - off) as usize).min(max_len);
         let fin = self.fin_queued && off + len as u64 == self.send_buf.end();
         if len == 0 && !fin {
             return None;
         }
         let r = self.build_data_segment(now, off, len, fin, payload);
-        if !self.armed(Timer::Retransmit) {
-            self.arm(Timer::Retransmit, now + self.rtt.rto());
+        // RFC 1106 4.2: a repair in flight pushes the timer out to a full RTO,
+        // so it does not "go off milliseconds before a naked packet's ack".
+        let at = now + self.rtt.rto();
+        if self.timers[Timer::Retransmit as usize].is_none_or(|t| t < at) {
+            self.arm(Timer::Retransmit, at);
         }
         Some(r)
     }
@@ -1381,6 +1802,18 @@ impl Connection {
 
     /// Sends new (or go-back-N) data as window, cwnd and the send policy allow.
     fn emit_data(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+        // RFC 6675 5.1: going back after a timeout, skip what the peer SACKed.
+        let mut sack_limit = None;
+        if self.snd_nxt < self.snd_max && !self.scoreboard.is_empty() {
+            while let Some(end) = self.scoreboard.sacked_end(self.snd_nxt) {
+                self.snd_nxt = end.min(self.snd_max);
+            }
+            sack_limit = self
+                .scoreboard
+                .next_sacked(self.snd_nxt)
+                .filter(|&s| s < self.snd_max)
+                .map(|s| s.distance_from(self.snd_nxt));
+        }
         let nxt_off = self.off_of(self.snd_nxt);
         let end = self.send_buf.end();
         let unsent = (end - nxt_off) as usize;
@@ -1390,7 +1823,19 @@ impl Connection {
         }
         let flight = self.snd_nxt.distance_from(self.snd_una);
         let wnd_room = self.snd_wnd.saturating_sub(flight);
-        let cwnd_room = self.cc.cwnd().saturating_sub(flight);
+        // RFC 6675 5: in SACK recovery, cwnd bounds pipe rather than FlightSize.
+        let cc_flight = if self.sack_recovery {
+            self.scoreboard.pipe(
+                self.snd_una,
+                self.snd_max,
+                self.high_rxt,
+                self.cfg.dupack_threshold,
+                self.snd_mss,
+            )
+        } else {
+            flight
+        };
+        let cwnd_room = self.cc.cwnd().saturating_sub(cc_flight);
         let allowed = wnd_room.min(cwnd_room);
         let limit_rule = if wnd_room <= cwnd_room {
             HoldRule::PeerWindow
@@ -1399,7 +1844,10 @@ impl Connection {
         };
         let mss = self.snd_mss;
         let burst = *self.burst.get_or_insert(unsent.min(allowed));
-        let mut len = unsent.min(allowed).min(mss);
+        let mut len = unsent
+            .min(allowed)
+            .min(mss)
+            .min(sack_limit.unwrap_or(usize::MAX));
         let retransmission = self.snd_nxt < self.snd_max;
         let forced = self.force_one;
 

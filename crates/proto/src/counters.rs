@@ -71,4 +71,18 @@ pub struct Counters {
     pub policy_holds: u64,
     /// Window updates sent because the application read (RFC 1122 4.2.3.3).
     pub window_updates_sent: u64,
+    /// Segments a driver could not parse (malformed options, bad lengths or checksum).
+    pub invalid_segments: u64,
+    /// Segments dropped by PAWS as old duplicates (RFC 7323 5.3 R1).
+    pub paws_rejected: u64,
+    /// Retransmissions chosen from the SACK scoreboard (RFC 6675 NextSeg rule 1).
+    pub sack_retransmits: u64,
+    /// SACK-based loss recoveries entered (RFC 6675 5).
+    pub sack_recoveries: u64,
+    /// Retransmissions answering a NAK (RFC 1106 2.1).
+    pub nak_retransmits: u64,
+    /// Duplicate-ACK thresholds reached but not acted on because NAKs are in use (RFC 1106 4.3).
+    pub fast_retransmits_suppressed: u64,
+    /// The receive buffer was capped below `rcv_buf` (RFC 1106 5).
+    pub rcv_buf_capped: u64,
 }

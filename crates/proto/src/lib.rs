@@ -4,21 +4,25 @@
 //! simulator, the TUN driver, the drill runner) pass time and segments in and
 //! take segments and timer deadlines out. See [`Connection`] for the call order.
 
+pub mod bigwin;
 pub mod cc;
 pub mod config;
 pub mod conn;
 pub mod counters;
+pub mod nak;
 pub mod policy;
 pub mod recv_buf;
 pub mod rtt;
+pub mod sack;
 pub mod send_buf;
 pub mod seq;
 pub mod state;
 pub mod time;
+pub mod timestamps;
 pub mod trace;
 pub mod wire;
 
-pub use config::{Config, ConfigError, LossIs, OptionSet, SlowStart};
+pub use config::{BufferLimit, Config, ConfigError, LossIs, OptionSet, SlowStart};
 pub use conn::{rst_reply, ConnError, Connection, WriteError};
 pub use counters::Counters;
 pub use policy::{DelackCount, WindowUpdate};

@@ -2,9 +2,11 @@
 //! every time held data leaves, with the rule responsible (issue: "a trace that
 //! says why each byte waited"). Recorded only when `Config::trace` is on.
 
+use crate::config::BufferLimit;
 use crate::policy::ack::fmt_ms;
 use crate::policy::{AckReason, DelayReason, HoldReason};
 use crate::time::{Duration, Instant};
+use crate::wire::WireError;
 use core::fmt;
 
 /// The rule that kept data from leaving.
@@ -79,6 +81,15 @@ pub enum TraceEvent {
         /// How long the oldest unacknowledged segment waited for it.
         waited: Duration,
     },
+    /// The receive buffer, hence every window offered, was capped (RFC 1106 5).
+    BufferCapped {
+        at: Instant,
+        requested: usize,
+        granted: usize,
+        limit: BufferLimit,
+    },
+    /// A segment's bytes could not be parsed; it was dropped and counted.
+    InvalidSegment { at: Instant, error: WireError },
 }
 
 impl TraceEvent {
@@ -87,7 +98,9 @@ impl TraceEvent {
             TraceEvent::Hold { at, .. }
             | TraceEvent::Release { at, .. }
             | TraceEvent::AckDelayed { at, .. }
-            | TraceEvent::AckSent { at, .. } => *at,
+            | TraceEvent::AckSent { at, .. }
+            | TraceEvent::BufferCapped { at, .. }
+            | TraceEvent::InvalidSegment { at, .. } => *at,
         }
     }
 }
@@ -131,6 +144,19 @@ impl fmt::Display for TraceEvent {
                 "{at} ACK ({reason}) after {:.3} ms",
                 waited.as_secs_f64() * 1e3
             ),
+            TraceEvent::BufferCapped {
+                at,
+                requested,
+                granted,
+                limit,
+            } => write!(
+                f,
+                "{at} receive buffer {granted} B, not the {requested} B asked for ({}; RFC 1106 5)",
+                limit.name()
+            ),
+            TraceEvent::InvalidSegment { at, error } => {
+                write!(f, "{at} invalid segment dropped: {error}")
+            }
         }
     }
 }

@@ -65,6 +65,22 @@ pub struct HostResult {
     /// Effective send MSS.
     pub mss: usize,
     pub srtt_ms: Option<f64>,
+    /// RFC 1106 NAKs received (as data sender).
+    pub naks_received: u64,
+    /// Retransmissions answering a NAK (RFC 1106 2.1).
+    pub nak_retransmits: u64,
+    /// Retransmissions chosen from the SACK scoreboard (RFC 6675).
+    pub sack_retransmits: u64,
+    /// Duplicate-ACK fast retransmits not done because NAKs are in use (RFC 1106 4.3).
+    pub fast_retransmits_suppressed: u64,
+    /// Segments dropped by PAWS (RFC 7323 5.3).
+    pub paws_rejected: u64,
+    /// Segments whose bytes could not be parsed.
+    pub invalid_segments: u64,
+    /// Receive buffer granted within the memory caps (RFC 1106 5).
+    pub rcv_buf: usize,
+    /// Options in use after the handshake: mss, wscale, timestamps, sack, bigwin, nak.
+    pub options: Vec<&'static str>,
 }
 
 /// The result of one `tinygram run`. Field names are stable (DESIGN.md).

@@ -45,6 +45,8 @@ pub struct HostConfig {
     pub tcp: Config,
     /// Initial sequence number; `None` lets the simulator choose (from the seed).
     pub isn: Option<u32>,
+    /// The host's memory for receive buffers, shared by its connections (RFC 1106 5).
+    pub memory: Option<usize>,
 }
 
 /// Which way bulk data flows.
@@ -240,6 +242,8 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("msl", "\"30s\"", "maximum segment lifetime; TIME-WAIT lasts 2 MSL (RFC 9293 3.4.2)"),
         ("dupack_threshold", "3", "duplicate ACKs that trigger fast retransmit (RFC 5681 3.2)"),
         ("isn", "none (from the seed)", "fixed initial sequence number (0 to 4294967295)"),
+        ("buffer_cap", "\"16MiB\"", "per-connection cap on the receive buffer; no larger window is offered (RFC 1106 5)"),
+        ("memory", "none (unlimited)", "host memory for receive buffers, shared by its connections (RFC 1106 5)"),
     ],
     workload: [
         ("type", "\"request-response\"", "\"request-response\", \"bulk\" or \"interactive\""),
@@ -982,6 +986,10 @@ impl Doc {
         if let Some(v) = self.u32(&k("dupack_threshold"), 0)? {
             c.dupack_threshold = v;
         }
+        if let Some(v) = self.usize_size(&k("buffer_cap"))? {
+            c.buffer_cap = v;
+        }
+        let memory = self.usize_size(&k("memory"))?;
         let isn = self.u32(&k("isn"), 0)?;
         c.validate().map_err(|ce| {
             let key = k(ce.key);
@@ -990,7 +998,11 @@ impl Doc {
                 None => err(&self.origin, None, &key, ce.msg),
             }
         })?;
-        Ok(HostConfig { tcp: c, isn })
+        Ok(HostConfig {
+            tcp: c,
+            isn,
+            memory,
+        })
     }
 
     fn workload(&self, wtype: &str) -> Result<Workload, ScenarioError> {

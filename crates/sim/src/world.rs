@@ -96,14 +96,20 @@ impl Sim {
         let mut rng = ChaCha8Rng::seed_from_u64(sc.seed);
         let isn_c = sc.client.isn.unwrap_or_else(|| rng.gen());
         let isn_s = sc.server.isn.unwrap_or_else(|| rng.gen());
+        // RFC 1106 5: each host's memory is shared by its connections (one here).
+        let with_budget = |h: &crate::scenario::HostConfig| {
+            let mut cfg = h.tcp.clone();
+            cfg.host_budget = h.memory;
+            cfg
+        };
         let client = Connection::connect(
-            sc.client.tcp.clone(),
+            with_budget(&sc.client),
             CLIENT_PORT,
             SERVER_PORT,
             SeqNumber(isn_c),
             Instant::ZERO,
         );
-        let server = Connection::listen(sc.server.tcp.clone(), SERVER_PORT, SeqNumber(isn_s));
+        let server = Connection::listen(with_budget(&sc.server), SERVER_PORT, SeqNumber(isn_s));
         let host = |conn, role| Host {
             conn,
             app: App::new(role, &sc.workload, sc.seed),
@@ -406,6 +412,14 @@ impl Sim {
             error: host.conn.error().map(|e| e.to_string()),
             mss: host.conn.effective_mss(),
             srtt_ms: host.conn.srtt().map(|d| d.as_secs_f64() * 1e3),
+            naks_received: c.naks_received,
+            nak_retransmits: c.nak_retransmits,
+            sack_retransmits: c.sack_retransmits,
+            fast_retransmits_suppressed: c.fast_retransmits_suppressed,
+            paws_rejected: c.paws_rejected,
+            invalid_segments: c.invalid_segments,
+            rcv_buf: host.conn.rcv_buf_granted().0,
+            options: negotiated(&host.conn),
         }
     }
 
@@ -438,6 +452,26 @@ impl Sim {
             events: self.events,
         }
     }
+}
+
+/// The options a connection ended up using (MSS always).
+fn negotiated(c: &Connection) -> Vec<&'static str> {
+    let mut v = vec!["mss"];
+    let (snd, rcv) = c.window_scales();
+    if snd > 0 || rcv > 0 {
+        v.push("wscale");
+    }
+    for (on, name) in [
+        (c.timestamps_enabled(), "timestamps"),
+        (c.sack_enabled(), "sack"),
+        (c.big_window_enabled(), "bigwin"),
+        (c.nak_enabled(), "nak"),
+    ] {
+        if on {
+            v.push(name);
+        }
+    }
+    v
 }
 
 /// Runs a scenario to the end without progress output.
