@@ -41,8 +41,14 @@ fn have(cmd: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Why these tests cannot run here, if they cannot.
+/// Why these tests cannot run here, if they cannot (probed once per process:
+/// tests run in parallel threads and must not race on the probe namespace).
 pub fn unavailable() -> Option<String> {
+    static WHY: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    WHY.get_or_init(probe).clone()
+}
+
+fn probe() -> Option<String> {
     if !std::path::Path::new("/dev/net/tun").exists() {
         return Some("/dev/net/tun does not exist".into());
     }
