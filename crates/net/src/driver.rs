@@ -128,7 +128,11 @@ pub fn run_on(tun: &Tun, opts: &RunOptions) -> Result<RunReport, NetError> {
             if let Some(c) = capture.as_mut() {
                 c.record(&buf[..n])?;
             }
+            // Each segment gets its own turn (inputs, applications, output),
+            // as a kernel without receive offload does: the ACK policy then
+            // sees segments one by one, not batches (which would stretch ACKs).
             host.handle_packet(clock(), &buf[..n]);
+            host.step(clock());
         }
         // 2-3. timers, applications, output
         host.step(clock());
