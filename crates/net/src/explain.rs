@@ -27,8 +27,14 @@ pub struct Explain {
     releases: BTreeMap<String, Tally>,
     acks: BTreeMap<String, Tally>,
     acks_delayed: u64,
+    /// Other decisions (buffer caps, invalid segments, ...), first few verbatim.
+    notes: Vec<String>,
+    other_events: u64,
     buf: Vec<TraceEvent>,
 }
+
+/// Other events kept verbatim in the summary.
+const MAX_NOTES: usize = 10;
 
 impl Explain {
     /// Moves `conn`'s new trace events into the summary.
@@ -48,12 +54,21 @@ impl Explain {
                 TraceEvent::AckSent { reason, waited, .. } => {
                     self.acks.entry(reason.to_string()).or_default().add(waited)
                 }
+                other => {
+                    self.other_events += 1;
+                    if self.notes.len() < MAX_NOTES {
+                        self.notes.push(other.to_string());
+                    }
+                }
             }
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.holds.is_empty() && self.acks.is_empty() && self.acks_delayed == 0
+        self.holds.is_empty()
+            && self.acks.is_empty()
+            && self.acks_delayed == 0
+            && self.other_events == 0
     }
 }
 
@@ -86,6 +101,12 @@ impl fmt::Display for Explain {
                 ms(t.total),
                 ms(t.max)
             )?;
+        }
+        if self.other_events > 0 {
+            writeln!(f, "  {} other event(s):", self.other_events)?;
+            for n in &self.notes {
+                writeln!(f, "    {n}")?;
+            }
         }
         Ok(())
     }

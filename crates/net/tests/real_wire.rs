@@ -102,7 +102,13 @@ fn handshake_both_ways_and_kernel_options() {
     ));
     assert_eq!(theirs.mss, Some(1460));
     assert!(theirs.sack_permitted && theirs.timestamps.is_some() && theirs.window_scale.is_some());
-    assert_eq!(c.effective_mss, 1460);
+    // RFC 7323 / RFC 6691: with timestamps, each segment carries 12 bytes less.
+    let ts = ours.timestamps.is_some() && theirs.timestamps.is_some();
+    assert_eq!(c.effective_mss, if ts { 1448 } else { 1460 });
+    assert_eq!(
+        k["tcp_info"]["snd_mss"].as_u64(),
+        Some(c.effective_mss as u64)
+    );
     let info = &k["tcp_info"];
     assert_eq!(info["wscale"], true);
     assert_eq!(
