@@ -1,9 +1,10 @@
 //! The `tinygram` command's building blocks, as a library so tests can drive
 //! them: run output, the why-trace summary, captures and `diagnose`, the
-//! benchmark, and `reproduce`.
+//! benchmark, `reproduce`, and `tun`.
 
 pub mod bench;
 pub mod capture;
 pub mod explain;
 pub mod output;
 pub mod reproduce;
+pub mod tun;

@@ -1,6 +1,6 @@
 //! `tinygram`: run scenarios, list policies, benchmark the simulator.
 
-use tinygram_cli::{bench, capture, explain, output, reproduce};
+use tinygram_cli::{bench, capture, explain, output, reproduce, tun};
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -78,6 +78,11 @@ enum Cmd {
     Scenario,
     /// List the send and ACK policies with their sources.
     Policies,
+    /// Run the engine on a Linux TUN device against real TCP peers (root or CAP_NET_ADMIN).
+    Tun {
+        #[command(subcommand)]
+        cmd: tun::TunCmd,
+    },
     /// Measure the simulator's speed.
     Bench {
         #[command(subcommand)]
@@ -204,6 +209,7 @@ fn main() -> ExitCode {
             print!("{}", output::policies());
             ExitCode::SUCCESS
         }
+        Cmd::Tun { cmd } => tun::run(cmd),
         Cmd::Bench {
             what: BenchWhat::Sim { bytes },
         } => bench::sim(&bytes),

@@ -1,0 +1,199 @@
+//! `tinygram tun serve|connect`: the engine on a TUN device, against real peers.
+
+use clap::{Args, Subcommand};
+use std::net::SocketAddrV4;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tinygram_net::{AppSpec, DeviceConfig, Role, RunOptions};
+use tinygram_proto::Config;
+use tinygram_sim::scenario::Scenario;
+use tinygram_sim::units::parse_duration;
+
+#[derive(Subcommand)]
+pub enum TunCmd {
+    /// Accept connections on --port and run --app on each.
+    Serve {
+        #[command(flatten)]
+        common: Common,
+        /// TCP port to listen on.
+        #[arg(long)]
+        port: u16,
+        /// Application (echo | discard | source:N | http:N | ack-after:N | request:N[:REPLY[:COUNT]]).
+        #[arg(long, default_value = "echo")]
+        app: String,
+        /// Exit after this many connections have ended (default: until Ctrl-C).
+        #[arg(long)]
+        conns: Option<u64>,
+    },
+    /// Connect to --to and run --app.
+    Connect {
+        #[command(flatten)]
+        common: Common,
+        /// The peer, e.g. 10.7.0.1:9000.
+        #[arg(long)]
+        to: SocketAddrV4,
+        /// Application (see `serve`); `request:N` is the client of `ack-after:N`.
+        #[arg(long, default_value = "discard")]
+        app: String,
+        /// Local port (default: a random one in 49152-65535).
+        #[arg(long)]
+        local_port: Option<u16>,
+    },
+}
+
+#[derive(Args)]
+pub struct Common {
+    /// TUN device name (created if missing).
+    #[arg(long, default_value = "tg0")]
+    dev: String,
+    /// tinygram's address and prefix; the kernel takes --kernel-addr on the device.
+    #[arg(long, default_value = "10.7.0.2/24")]
+    addr: String,
+    /// The kernel's address on the device (default: first host address of the
+    /// prefix, or the second if tinygram has the first).
+    #[arg(long)]
+    kernel_addr: Option<std::net::Ipv4Addr>,
+    /// Device MTU.
+    #[arg(long, default_value_t = 1500)]
+    mtu: u16,
+    /// Per-connection setting, the keys of a scenario host without `client.`:
+    /// `--set send_policy=doupnik`, `--set ack_policy=delayed`, `--set options=[wscale]`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Record every packet sent and received (raw IP pcap).
+    #[arg(long)]
+    pcap: Option<PathBuf>,
+    /// On exit, also print the why-trace summary (what held data, why ACKs waited).
+    #[arg(long)]
+    explain: bool,
+    /// Stop after this long, e.g. "30s".
+    #[arg(long)]
+    duration: Option<String>,
+    /// No status line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// `--set key=value` as a scenario host's settings (same keys, same checks).
+pub fn host_config(sets: &[String]) -> Result<Config, String> {
+    let overrides: Vec<String> = sets
+        .iter()
+        .map(|s| format!("client.{}", s.trim()))
+        .collect();
+    let sc = Scenario::from_str("", "--set", &overrides)
+        .map_err(|e| e.to_string().replace("client.", ""))?;
+    Ok(sc.client.tcp)
+}
+
+fn options(common: &Common, role: Role) -> Result<RunOptions, String> {
+    let (addr, prefix) = tinygram_net::parse_cidr(&common.addr)?;
+    let kernel_addr = common
+        .kernel_addr
+        .unwrap_or_else(|| tinygram_net::default_kernel_addr(addr, prefix));
+    if kernel_addr == addr {
+        return Err("--kernel-addr must differ from --addr".into());
+    }
+    let mut config = host_config(&common.set)?;
+    config.trace = common.explain;
+    let duration = common.duration.as_deref().map(parse_duration).transpose()?;
+    Ok(RunOptions {
+        device: DeviceConfig {
+            name: common.dev.clone(),
+            addr,
+            prefix,
+            kernel_addr,
+            mtu: common.mtu,
+        },
+        config,
+        role,
+        pcap: common.pcap.clone(),
+        duration,
+        status: !common.quiet,
+        stop: tinygram_net::stop_on_signals(),
+    })
+}
+
+pub fn run(cmd: TunCmd) -> ExitCode {
+    let built = match &cmd {
+        TunCmd::Serve {
+            common,
+            port,
+            app,
+            conns,
+        } => AppSpec::parse(app).and_then(|app| {
+            options(
+                common,
+                Role::Serve {
+                    port: *port,
+                    app,
+                    conns: *conns,
+                },
+            )
+        }),
+        TunCmd::Connect {
+            common,
+            to,
+            app,
+            local_port,
+        } => AppSpec::parse(app).and_then(|app| {
+            options(
+                common,
+                Role::Connect {
+                    to: *to,
+                    app,
+                    local_port: *local_port,
+                },
+            )
+        }),
+    };
+    let opts = match built {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let d = &opts.device;
+    match &opts.role {
+        Role::Serve { port, app, .. } => eprintln!(
+            "tinygram: serving {app} on {}:{port} via {} (kernel side {}/{}), {} policy",
+            d.addr, d.name, d.kernel_addr, d.prefix, opts.config.send_policy
+        ),
+        Role::Connect { to, app, .. } => eprintln!(
+            "tinygram: {app} to {to} from {} via {} (kernel side {}/{}), {} policy",
+            d.addr, d.name, d.kernel_addr, d.prefix, opts.config.send_policy
+        ),
+    }
+    match tinygram_net::run(&opts) {
+        Ok(report) => {
+            print!("{}", tinygram_net::summary(&report));
+            let failed = report.conns.iter().any(|c| c.error.is_some());
+            if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tinygram_proto::policy::SendPolicyKind;
+
+    #[test]
+    fn settings_use_scenario_host_keys() {
+        let c =
+            host_config(&["send_policy=doupnik".into(), "options=[\"wscale\"]".into()]).unwrap();
+        assert_eq!(c.send_policy, SendPolicyKind::Doupnik);
+        assert!(c.options.window_scale);
+        let e = host_config(&["send_policy=bogus".into()]).unwrap_err();
+        assert!(e.contains("send_policy"), "{e}");
+        assert!(!e.contains("client."), "{e}");
+    }
+}

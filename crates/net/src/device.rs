@@ -1,0 +1,164 @@
+//! The TUN device (via tun-rs): opened without packet information (raw IP
+//! packets), address and link configured when we may, else the exact `ip`
+//! commands to do it by hand are printed.
+
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::{AsRawFd, RawFd};
+use tun_rs::{DeviceBuilder, SyncDevice};
+
+/// Where the device sits: its name, the kernel's address on it, tinygram's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceConfig {
+    pub name: String,
+    /// tinygram's own address (`--addr`).
+    pub addr: Ipv4Addr,
+    pub prefix: u8,
+    /// The kernel's address on the device (`--kernel-addr`, default: see [`default_kernel_addr`]).
+    pub kernel_addr: Ipv4Addr,
+    pub mtu: u16,
+}
+
+/// `10.7.0.2/24` -> (10.7.0.2, 24).
+pub fn parse_cidr(s: &str) -> Result<(Ipv4Addr, u8), String> {
+    let (a, p) = s
+        .split_once('/')
+        .ok_or_else(|| format!("bad address {s:?}: expected ADDR/PREFIX, like 10.7.0.2/24"))?;
+    let addr: Ipv4Addr = a
+        .parse()
+        .map_err(|_| format!("bad IPv4 address {a:?} in {s:?}"))?;
+    let prefix: u8 = p
+        .parse()
+        .ok()
+        .filter(|p| (8..=30).contains(p))
+        .ok_or_else(|| format!("bad prefix length {p:?} in {s:?}: expected 8 to 30"))?;
+    Ok((addr, prefix))
+}
+
+/// The kernel's side of the link: the first host address of the subnet, or
+/// the second when tinygram took the first.
+pub fn default_kernel_addr(addr: Ipv4Addr, prefix: u8) -> Ipv4Addr {
+    let mask = u32::MAX << (32 - u32::from(prefix));
+    let net = u32::from(addr) & mask;
+    let first = Ipv4Addr::from(net + 1);
+    if first == addr {
+        Ipv4Addr::from(net + 2)
+    } else {
+        first
+    }
+}
+
+impl DeviceConfig {
+    /// The commands that configure the device by hand (as root).
+    pub fn ip_commands(&self) -> Vec<String> {
+        vec![
+            format!("ip tuntap add dev {} mode tun", self.name),
+            format!(
+                "ip addr add {}/{} dev {}",
+                self.kernel_addr, self.prefix, self.name
+            ),
+            format!("ip link set dev {} mtu {} up", self.name, self.mtu),
+        ]
+    }
+}
+
+/// An open TUN device.
+pub struct Tun {
+    dev: SyncDevice,
+    /// Whether we configured address and link ourselves.
+    pub configured: bool,
+}
+
+impl Tun {
+    /// Opens (creating if needed) and configures the device. When it can open
+    /// but not configure the device (a persistent device owned by a
+    /// non-root user), it says so on stderr with the commands, and goes on.
+    pub fn open(cfg: &DeviceConfig) -> io::Result<Tun> {
+        let full = DeviceBuilder::new()
+            .name(&cfg.name)
+            .packet_information(false)
+            .mtu(cfg.mtu)
+            .ipv4(cfg.kernel_addr, cfg.prefix, None)
+            .enable(true)
+            .build_sync();
+        let (dev, configured) = match full {
+            Ok(d) => (d, true),
+            Err(first) => {
+                let plain = DeviceBuilder::new()
+                    .name(&cfg.name)
+                    .packet_information(false)
+                    .inherit_enable_state()
+                    .build_sync();
+                match plain {
+                    Ok(d) => {
+                        eprintln!(
+                            "tinygram: opened {} but could not configure it ({first}); run as root:\n  {}",
+                            cfg.name,
+                            cfg.ip_commands()[1..].join("\n  ")
+                        );
+                        (d, false)
+                    }
+                    Err(e) => {
+                        return Err(io::Error::new(
+                            e.kind(),
+                            format!(
+                                "cannot open TUN device {} ({e}); create it as root with:\n  {}\n  (add `user $(id -un)` to the first command to run tinygram without root)",
+                                cfg.name,
+                                cfg.ip_commands().join("\n  ")
+                            ),
+                        ))
+                    }
+                }
+            }
+        };
+        dev.set_nonblocking(true)?;
+        Ok(Tun { dev, configured })
+    }
+
+    /// One packet, or `None` when none is waiting.
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        match self.dev.recv(buf) {
+            Ok(n) => Ok(Some(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes one packet; `false` if the device would block (the packet is
+    /// dropped, as a full NIC queue would; TCP recovers).
+    pub fn send(&self, pkt: &[u8]) -> io::Result<bool> {
+        match self.dev.send(pkt) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn raw_fd(&self) -> RawFd {
+        self.dev.as_raw_fd()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cidr_and_kernel_side() {
+        assert_eq!(
+            parse_cidr("10.7.0.2/24"),
+            Ok((Ipv4Addr::new(10, 7, 0, 2), 24))
+        );
+        assert!(parse_cidr("10.7.0.2").is_err());
+        assert!(parse_cidr("10.7.0.2/33").is_err());
+        assert_eq!(
+            default_kernel_addr(Ipv4Addr::new(10, 7, 0, 2), 24),
+            Ipv4Addr::new(10, 7, 0, 1)
+        );
+        assert_eq!(
+            default_kernel_addr(Ipv4Addr::new(10, 7, 0, 1), 24),
+            Ipv4Addr::new(10, 7, 0, 2)
+        );
+    }
+}

@@ -1,0 +1,350 @@
+//! The real-time loop: read packets from the device, feed them to the engine
+//! with the real clock, let the applications run, write what the engine emits,
+//! sleep (ppoll) until the next packet or the engine's next deadline.
+
+use crate::app::AppSpec;
+use crate::device::{DeviceConfig, Tun};
+use crate::explain::Explain;
+use crate::host::{ConnReport, Host, HostCounters};
+use crate::pcap::Capture;
+use std::io::{self, IsTerminal, Write};
+use std::net::SocketAddrV4;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration as StdDuration;
+use tinygram_proto::{Config, Instant, State};
+
+/// What the host does.
+#[derive(Clone, Debug)]
+pub enum Role {
+    /// Accept connections on `port`; stop after `conns` connections have ended, if given.
+    Serve {
+        port: u16,
+        app: AppSpec,
+        conns: Option<u64>,
+    },
+    /// Connect to `to` (from `local_port`, or an ephemeral port) and run `app`.
+    Connect {
+        to: SocketAddrV4,
+        app: AppSpec,
+        local_port: Option<u16>,
+    },
+}
+
+/// Everything one run needs.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub device: DeviceConfig,
+    /// Per-connection settings (the same as a scenario host's).
+    pub config: Config,
+    pub role: Role,
+    pub pcap: Option<PathBuf>,
+    /// Stop after this long (serve: stop listening; connect: give up).
+    pub duration: Option<StdDuration>,
+    /// Show the one-line status on stderr (only drawn on a terminal).
+    pub status: bool,
+    /// Set from outside (a signal, a test) to stop the run.
+    pub stop: Arc<AtomicBool>,
+}
+
+/// What a run did.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// Every connection, in the order they ended (live ones last).
+    pub conns: Vec<ConnReport>,
+    pub host: HostCounters,
+    /// The why-trace summary (only when `config.trace`).
+    pub explain: Option<Explain>,
+    pub elapsed: StdDuration,
+    /// Packets the device refused (its queue was full).
+    pub device_drops: u64,
+    /// Why the run stopped.
+    pub stopped_by: &'static str,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Deadline cap: how often the loop looks at the stop flag and the status line.
+const TICK: StdDuration = StdDuration::from_millis(50);
+/// Packets read per loop turn before the applications and timers run.
+const READ_BATCH: usize = 64;
+
+/// ISN and ephemeral-port seed: the clock's nanoseconds and our pid.
+fn seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64;
+    t ^ (u64::from(std::process::id()) << 32) ^ 0x5851_f42d_4c95_7f2d
+}
+
+/// Opens the device and runs until the role is done, `duration` passes or `stop` is set.
+pub fn run(opts: &RunOptions) -> Result<RunReport, NetError> {
+    opts.config
+        .validate()
+        .map_err(|e| NetError::Config(e.to_string()))?;
+    let tun = Tun::open(&opts.device)?;
+    run_on(&tun, opts)
+}
+
+/// Like [`run`], on a device already open.
+pub fn run_on(tun: &Tun, opts: &RunOptions) -> Result<RunReport, NetError> {
+    let mut capture = match &opts.pcap {
+        Some(p) => Some(Capture::create(p)?),
+        None => None,
+    };
+    let start = std::time::Instant::now();
+    let clock = || Instant::from_nanos(start.elapsed().as_nanos() as u64);
+    let seed = seed();
+    let mut host = Host::new(opts.device.addr, opts.config.clone(), seed);
+    match &opts.role {
+        Role::Serve { port, app, .. } => host.listen(*port, app.clone()),
+        Role::Connect {
+            to,
+            app,
+            local_port,
+        } => {
+            // IANA's dynamic range (RFC 6335 6): 49152-65535.
+            let port = local_port.unwrap_or(49152 + (seed >> 17) as u16 % 16384);
+            host.connect(clock(), port, *to, app.clone());
+        }
+    }
+    let show_status = opts.status && io::stderr().is_terminal();
+    let mut last_status = start;
+    let mut buf = vec![0u8; 65536];
+    let mut device_drops = 0u64;
+    let stopped_by;
+    loop {
+        // 1. inputs
+        for _ in 0..READ_BATCH {
+            let Some(n) = tun.recv(&mut buf)? else { break };
+            if let Some(c) = capture.as_mut() {
+                c.record(&buf[..n])?;
+            }
+            // Each segment gets its own turn (inputs, applications, output),
+            // as a kernel without receive offload does: the ACK policy then
+            // sees segments one by one, not batches (which would stretch ACKs).
+            host.handle_packet(clock(), &buf[..n]);
+            host.step(clock());
+        }
+        // 2-3. timers, applications, output
+        host.step(clock());
+        for pkt in host.outbox.drain(..) {
+            if let Some(c) = capture.as_mut() {
+                c.record(&pkt)?;
+            }
+            if tun.send(&pkt)? {
+                host.counters.packets_out += 1;
+            } else {
+                device_drops += 1;
+            }
+        }
+        if opts.stop.load(Ordering::Relaxed) {
+            stopped_by = "stop requested";
+            break;
+        }
+        if opts.duration.is_some_and(|d| start.elapsed() >= d) {
+            stopped_by = "duration reached";
+            break;
+        }
+        match &opts.role {
+            Role::Serve { conns: Some(n), .. }
+                if host.finished.len() as u64 >= *n
+                    && host
+                        .conns
+                        .values()
+                        .all(|s| s.conn.state() == State::TimeWait) =>
+            {
+                stopped_by = "connections done";
+                break;
+            }
+            Role::Connect { .. }
+                if host.conns.is_empty()
+                    || host
+                        .conns
+                        .values()
+                        .all(|s| s.conn.state() == State::TimeWait && s.app.done()) =>
+            {
+                stopped_by = "connection done";
+                break;
+            }
+            _ => {}
+        }
+        if show_status && last_status.elapsed() >= StdDuration::from_secs(1) {
+            last_status = std::time::Instant::now();
+            eprint!("\r{}\x1b[K", status_line(&host, start.elapsed()));
+            let _ = io::stderr().flush();
+        }
+        // 4. sleep until a packet arrives or the engine's next deadline.
+        let now = clock();
+        let wait = match host.poll_timeout() {
+            Some(t) if t <= now => StdDuration::ZERO,
+            Some(t) => (t - now).min(TICK),
+            None => TICK,
+        };
+        if !wait.is_zero() {
+            wait_readable(tun.raw_fd(), wait)?;
+        }
+    }
+    if matches!(stopped_by, "stop requested" | "duration reached") {
+        // Leave no peer waiting on a connection nobody drives any more.
+        host.abort_all(clock());
+        for pkt in host.outbox.drain(..) {
+            if let Some(c) = capture.as_mut() {
+                c.record(&pkt)?;
+            }
+            if tun.send(&pkt)? {
+                host.counters.packets_out += 1;
+            }
+        }
+    }
+    if show_status {
+        eprintln!("\r{}\x1b[K", status_line(&host, start.elapsed()));
+    }
+    if let Some(c) = capture {
+        c.finish()?;
+    }
+    Ok(RunReport {
+        conns: host.all_reports(),
+        host: host.counters.clone(),
+        explain: opts.config.trace.then(|| host.explain.clone()),
+        elapsed: start.elapsed(),
+        device_drops,
+        stopped_by,
+    })
+}
+
+/// ppoll(2): nanosecond timeout, so short engine deadlines are kept.
+fn wait_readable(fd: i32, d: StdDuration) -> io::Result<()> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: one valid pollfd, a valid timespec, no signal mask change.
+    let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+fn status_line(host: &Host, elapsed: StdDuration) -> String {
+    let reports = host.all_reports();
+    let (bin, bout): (u64, u64) = reports
+        .iter()
+        .map(|r| (r.app.bytes_in, r.app.bytes_out))
+        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    let state = host
+        .conns
+        .values()
+        .next()
+        .map(|s| s.conn.state().to_string())
+        .unwrap_or_else(|| "-".into());
+    format!(
+        "{:.1} s | {} live, {} done | {state} | in {:.1} MB ({:.1} Mbit/s) out {:.1} MB ({:.1} Mbit/s) | packets {} in {} out",
+        secs,
+        host.conns.len(),
+        host.finished.len(),
+        bin as f64 / 1e6,
+        bin as f64 * 8.0 / secs / 1e6,
+        bout as f64 / 1e6,
+        bout as f64 * 8.0 / secs / 1e6,
+        host.counters.packets_in,
+        host.counters.packets_out,
+    )
+}
+
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    SIGNALLED.store(true, Ordering::Relaxed);
+}
+
+/// A stop flag set by SIGINT or SIGTERM (for the CLI: Ctrl-C ends the run and
+/// the summary still prints).
+pub fn stop_on_signals() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    // SAFETY: the handler only stores to an atomic (async-signal-safe).
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    let f = flag.clone();
+    std::thread::spawn(move || loop {
+        if SIGNALLED.load(Ordering::Relaxed) {
+            f.store(true, Ordering::Relaxed);
+            return;
+        }
+        std::thread::sleep(StdDuration::from_millis(20));
+    });
+    flag
+}
+
+/// The exit summary: per connection, its counters, and the why-trace summary.
+pub fn summary(r: &RunReport) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "tinygram: {:.3} s, {} ({} connection(s); {} packets in, {} out, {} bad, {} RSTs for closed ports)",
+        r.elapsed.as_secs_f64(),
+        r.stopped_by,
+        r.conns.len(),
+        r.host.packets_in,
+        r.host.packets_out,
+        r.host.bad_packets,
+        r.host.rsts_for_closed_ports
+    );
+    for c in &r.conns {
+        let _ = writeln!(
+            s,
+            "connection {} <-> :{}  {}{}  mss {}",
+            c.remote,
+            c.local_port,
+            c.state,
+            c.error
+                .as_ref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default(),
+            c.effective_mss
+        );
+        let _ = writeln!(s, "  app: {}", c.app);
+        let _ = writeln!(s, "  counters:");
+        s += &counters_text(&c.counters, "    ");
+    }
+    if let Some(e) = &r.explain {
+        let _ = write!(s, "{e}");
+    }
+    s
+}
+
+/// `Counters` one per line, `name value`, zeros left out.
+pub fn counters_text(c: &tinygram_proto::Counters, indent: &str) -> String {
+    let dbg = format!("{c:#?}");
+    let mut s = String::new();
+    for line in dbg.lines() {
+        let l = line.trim().trim_end_matches(',');
+        if let Some((k, v)) = l.split_once(": ") {
+            if v != "0" {
+                s += &format!("{indent}{k} {v}\n");
+            }
+        }
+    }
+    s
+}

@@ -1,0 +1,25 @@
+//! tinygram-net: the `net` layer of DESIGN.md. It runs the sans-IO engine
+//! (`tinygram-proto`, unchanged) on a Linux TUN device so that it talks to real
+//! TCP peers: the kernel, curl, any socket program.
+//!
+//! - [`device`]: opens and configures the TUN device (tun-rs);
+//! - [`host`]: one IPv4 host: checksums checked on input and computed on
+//!   output, a demultiplexer by 4-tuple, a listener, RSTs for closed ports;
+//! - [`app`]: the applications (echo, discard, source, http, ack-after, request);
+//! - [`driver`]: the real-time loop (real clock mapped onto the engine's
+//!   `Instant`, ppoll until the next packet or deadline);
+//! - [`pcap`]: `--pcap`; [`explain`]: `--explain`.
+//!
+//! IPv4 only; IPv6 packets (neighbour discovery) are counted and ignored.
+
+pub mod app;
+pub mod device;
+pub mod driver;
+pub mod explain;
+pub mod host;
+pub mod pcap;
+
+pub use app::{AppResult, AppSpec};
+pub use device::{default_kernel_addr, parse_cidr, DeviceConfig, Tun};
+pub use driver::{run, run_on, stop_on_signals, summary, NetError, Role, RunOptions, RunReport};
+pub use host::{ConnReport, Host, HostCounters};

@@ -1,0 +1,338 @@
+//! Test rig for the real-wire tests: network namespaces made and removed by
+//! each test, tinygram's host run in a thread that entered the namespace, and
+//! the kernel's side as `python3 peer.py` under `ip netns exec` and `timeout`.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tinygram_net::{AppSpec, DeviceConfig, Role, RunOptions, RunReport};
+use tinygram_proto::Config;
+
+/// tinygram's address and the kernel's, inside every test namespace.
+pub const TG: Ipv4Addr = Ipv4Addr::new(10, 7, 0, 2);
+pub const KERNEL: Ipv4Addr = Ipv4Addr::new(10, 7, 0, 1);
+
+/// Prints past the test harness's capture, so skips and measurements show in CI logs.
+pub fn say(msg: &str) {
+    let _ = writeln!(std::io::stderr(), "{msg}");
+}
+
+/// One test at a time: they measure time and share two cores.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {cmd}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Why these tests cannot run here, if they cannot (probed once per process:
+/// tests run in parallel threads and must not race on the probe namespace).
+pub fn unavailable() -> Option<String> {
+    static WHY: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    WHY.get_or_init(probe).clone()
+}
+
+fn probe() -> Option<String> {
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        return Some("/dev/net/tun does not exist".into());
+    }
+    if let Err(e) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/net/tun")
+    {
+        return Some(format!("cannot open /dev/net/tun: {e}"));
+    }
+    for cmd in ["ip", "python3", "timeout"] {
+        if !have(cmd) {
+            return Some(format!("`{cmd}` is not installed"));
+        }
+    }
+    let probe = format!("tgprobe{}", std::process::id());
+    let ok = Command::new("ip")
+        .args(["netns", "add", &probe])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        return Some("cannot create network namespaces (`ip netns add` failed: not root?)".into());
+    }
+    let _ = Command::new("ip").args(["netns", "del", &probe]).status();
+    None
+}
+
+/// Skips (with the reason printed) when the machine cannot run real-wire tests.
+#[macro_export]
+macro_rules! require_real_wire {
+    ($name:expr) => {
+        if let Some(why) = common::unavailable() {
+            common::say(&format!("SKIPPED {}: {why}", $name));
+            return;
+        }
+    };
+}
+
+/// A network namespace, deleted on drop (also when the test panics).
+pub struct Netns {
+    pub name: String,
+}
+
+impl Netns {
+    pub fn new(tag: &str) -> Netns {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let name = format!(
+            "tg{tag}{}x{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        sh(&format!("ip netns add {name}"));
+        sh(&format!("ip -n {name} link set lo up"));
+        Netns { name }
+    }
+
+    /// `ip netns exec NAME sh -c CMD`, which must succeed.
+    pub fn sh(&self, cmd: &str) -> String {
+        sh(&format!("ip netns exec {} sh -c '{cmd}'", self.name))
+    }
+
+    /// `python3 tests/py/SCRIPT ARGS` in this namespace, killed after `limit_s`.
+    pub fn python(&self, script: &str, args: &[String], limit_s: u32) -> Peer {
+        let path = py(script);
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", &self.name, "timeout", &limit_s.to_string()])
+            .arg("python3")
+            .arg(path)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn python3");
+        let (tx, rx) = mpsc::channel();
+        let stdout = child.stdout.take().expect("piped");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Peer { child, lines: rx }
+    }
+
+    /// The kernel's side of the python peer (`peer.py`).
+    pub fn peer(&self, role: &str, addr: Ipv4Addr, port: u16, action: &str, limit_s: u32) -> Peer {
+        let args = vec![
+            role.to_string(),
+            addr.to_string(),
+            port.to_string(),
+            action.to_string(),
+            limit_s.to_string(),
+        ];
+        let p = self.python("peer.py", &args, limit_s + 5);
+        if role == "listen" {
+            p.expect_line("listening", 10);
+        }
+        p
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+    }
+}
+
+pub fn sh(cmd: &str) -> String {
+    let out = Command::new("sh")
+        .args(["-c", cmd])
+        .output()
+        .expect("run sh");
+    assert!(
+        out.status.success(),
+        "`{cmd}` failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn py(script: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/py")
+        .join(script)
+}
+
+/// A running python peer: its stdout lines.
+pub struct Peer {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Peer {
+    /// Waits for a line containing `what`.
+    pub fn expect_line(&self, what: &str, secs: u64) -> String {
+        loop {
+            match self.lines.recv_timeout(Duration::from_secs(secs)) {
+                Ok(l) if l.contains(what) => return l,
+                Ok(_) => continue,
+                Err(e) => panic!("peer did not print {what:?} within {secs} s: {e}"),
+            }
+        }
+    }
+
+    /// The peer's final JSON line (it exits on its own, bounded by `timeout`).
+    pub fn finish(mut self) -> Value {
+        let mut last = None;
+        while let Ok(l) = self.lines.recv_timeout(Duration::from_secs(120)) {
+            last = Some(l);
+        }
+        let _ = self.child.wait();
+        let l = last.expect("peer printed a result");
+        serde_json::from_str(&l).unwrap_or_else(|e| panic!("bad peer output {l:?}: {e}"))
+    }
+}
+
+/// tinygram's host, running in a thread inside a namespace.
+pub struct Tinygram {
+    handle: Option<JoinHandle<RunReport>>,
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Tinygram {
+    /// Opens tg0 in `ns` (tinygram 10.7.0.2/24, kernel 10.7.0.1) and runs `role`,
+    /// for at most `limit`.
+    pub fn start(ns: &Netns, config: Config, role: Role, mtu: u16, limit: Duration) -> Tinygram {
+        let stop = Arc::new(AtomicBool::new(false));
+        let opts = RunOptions {
+            device: DeviceConfig {
+                name: "tg0".into(),
+                addr: TG,
+                prefix: 24,
+                kernel_addr: KERNEL,
+                mtu,
+            },
+            config,
+            role,
+            pcap: None,
+            duration: Some(limit),
+            status: false,
+            stop: stop.clone(),
+        };
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let handle = in_netns(&ns.name, move || {
+            let tun = match tinygram_net::Tun::open(&opts.device) {
+                Ok(t) => t,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e.to_string()));
+                    panic!("open tg0: {e}");
+                }
+            };
+            let _ = ready_tx.send(Ok(()));
+            tinygram_net::run_on(&tun, &opts).expect("tinygram run")
+        });
+        match ready_rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => panic!("cannot open the TUN device: {e}"),
+            Err(_) => panic!("the TUN device did not open within 10 s"),
+        }
+        Tinygram {
+            handle: Some(handle),
+            stop,
+        }
+    }
+
+    pub fn serve(ns: &Netns, config: Config, port: u16, app: &str, conns: u64) -> Tinygram {
+        Self::start(
+            ns,
+            config,
+            Role::Serve {
+                port,
+                app: AppSpec::parse(app).unwrap(),
+                conns: Some(conns),
+            },
+            1500,
+            Duration::from_secs(60),
+        )
+    }
+
+    pub fn connect(ns: &Netns, config: Config, port: u16, app: &str) -> Tinygram {
+        Self::start(
+            ns,
+            config,
+            Role::Connect {
+                to: SocketAddrV4::new(KERNEL, port),
+                app: AppSpec::parse(app).unwrap(),
+                local_port: None,
+            },
+            1500,
+            Duration::from_secs(60),
+        )
+    }
+
+    /// Waits for the run to end by itself.
+    pub fn join(mut self) -> RunReport {
+        self.handle
+            .take()
+            .unwrap()
+            .join()
+            .expect("tinygram thread panicked")
+    }
+
+    /// Asks the run to stop (live connections are aborted) and waits.
+    pub fn stop(self) -> RunReport {
+        self.stop.store(true, Ordering::Relaxed);
+        self.join()
+    }
+}
+
+impl Drop for Tinygram {
+    fn drop(&mut self) {
+        if let Some(h) = self.handle.take() {
+            self.stop.store(true, Ordering::Relaxed);
+            let _ = h.join();
+        }
+    }
+}
+
+/// Runs `f` in a new thread that has entered network namespace `ns`.
+pub fn in_netns<T: Send + 'static>(
+    ns: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> JoinHandle<T> {
+    let path = format!("/var/run/netns/{ns}");
+    std::thread::spawn(move || {
+        let file = File::open(&path).unwrap_or_else(|e| panic!("open {path}: {e}"));
+        // SAFETY: a valid namespace fd; CLONE_NEWNET changes only this thread.
+        let r = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+        assert_eq!(r, 0, "setns: {}", std::io::Error::last_os_error());
+        f()
+    })
+}
+
+/// Config with the given `--set` style settings, as the CLI would build it
+/// (the CLI reuses the scenario parser; here the few keys tests need).
+pub fn config(send_policy: &str, wscale: bool) -> Config {
+    let mut c = Config {
+        send_policy: send_policy.parse().unwrap(),
+        ..Config::default()
+    };
+    c.options.window_scale = wscale;
+    c
+}

@@ -1,0 +1,516 @@
+//! tinygram on a real wire: over a TUN device, against the Linux kernel's TCP.
+//!
+//! Needs root (network namespaces), /dev/net/tun, `ip` and `python3`; each test
+//! prints why it skipped when those are missing. Every test makes its own
+//! namespaces (removed on drop, also on failure) and bounds every loop: the
+//! python peers run under `timeout`, tinygram under a duration cap.
+
+mod common;
+
+use common::{say, Netns, Tinygram, KERNEL, TG};
+use sha2::{Digest, Sha256};
+use std::time::{Duration, Instant};
+use tinygram_net::app::StreamGen;
+use tinygram_net::{AppSpec, Role, RunReport};
+use tinygram_proto::wire::{Ipv4Repr, Nak, TcpRepr};
+use tinygram_proto::{Config, Flags, OptionSet, SeqNumber, State};
+
+fn all_options() -> OptionSet {
+    let mut o = OptionSet::default();
+    for name in ["wscale", "timestamps", "sack", "bigwin", "nak"] {
+        o.enable(name).unwrap();
+    }
+    o
+}
+
+fn one_conn(r: &RunReport) -> &tinygram_net::ConnReport {
+    assert_eq!(r.conns.len(), 1, "expected one connection: {r:#?}");
+    &r.conns[0]
+}
+
+fn s(v: &serde_json::Value, k: &str) -> String {
+    v[k].as_str().unwrap_or_default().to_string()
+}
+
+fn hex(d: impl AsRef<[u8]>) -> String {
+    d.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Handshakes both ways; the kernel offers MSS, SACK-permitted, timestamps and
+/// window scale: tinygram takes what it implements, and the kernel's TCP_INFO
+/// shows exactly the options both SYNs carried.
+#[test]
+fn handshake_both_ways_and_kernel_options() {
+    require_real_wire!("handshake_both_ways_and_kernel_options");
+    let _g = common::serial();
+
+    // tinygram connects (offering every option it has a switch for).
+    let ns = Netns::new("hs");
+    let peer = ns.peer("listen", KERNEL, 9000, "sink", 20);
+    let mut cfg = Config {
+        options: all_options(),
+        ..Config::default()
+    };
+    let tg = Tinygram::connect(&ns, cfg.clone(), 9000, "source:100000");
+    let report = tg.join();
+    let k = peer.finish();
+    let c = one_conn(&report);
+    assert_eq!(c.error, None, "{report:#?}");
+    let ours = c.our_syn_options.expect("we sent a SYN");
+    let theirs = c.peer_syn_options.expect("the kernel sent a SYN-ACK");
+    say(&format!(
+        "tinygram SYN offered {ours:?}\nkernel SYN-ACK answered {theirs:?}\nkernel TCP_INFO {}",
+        k["tcp_info"]
+    ));
+    assert_eq!(theirs.mss, Some(1460));
+    let ws = ours.window_scale.expect("window scale offered");
+    assert!(
+        theirs.window_scale.is_some(),
+        "the kernel answers a window-scale offer"
+    );
+    let info = &k["tcp_info"];
+    assert_eq!(info["wscale"], true);
+    assert_eq!(info["snd_wscale"].as_u64(), Some(u64::from(ws)));
+    // The kernel agrees to timestamps / SACK only if our SYN offered them.
+    assert_eq!(info["timestamps"], ours.timestamps.is_some());
+    assert_eq!(info["sack"], ours.sack_permitted);
+    assert_eq!(theirs.timestamps.is_some(), ours.timestamps.is_some());
+    assert_eq!(theirs.sack_permitted, ours.sack_permitted);
+    // RFC 1106 options (kind 253) never come back from Linux.
+    assert!(
+        theirs.unknown.is_empty() && theirs.big_window_offer.is_none() && !theirs.nak_permitted
+    );
+    assert_eq!(k["bytes_in"].as_u64(), Some(100_000));
+    assert_eq!(Some(s(&k, "sha256_in")), c.app.sha256_out);
+    if ours.timestamps.is_none() {
+        say("note: the engine does not offer timestamps/SACK yet; the kernel's offer was ignored and the connection worked");
+    }
+    drop(ns);
+
+    // The kernel connects to tinygram.
+    let ns = Netns::new("hs");
+    let tg = Tinygram::serve(&ns, cfg.clone(), 8080, "discard", 1);
+    let k = ns.peer("connect", TG, 8080, "source:100000", 20).finish();
+    let report = tg.join();
+    let c = one_conn(&report);
+    assert_eq!(c.error, None);
+    let theirs = c.peer_syn_options.expect("kernel SYN");
+    let ours = c.our_syn_options.expect("our SYN-ACK");
+    say(&format!(
+        "kernel SYN offered {theirs:?}\ntinygram SYN-ACK answered {ours:?}\nkernel TCP_INFO {}",
+        k["tcp_info"]
+    ));
+    assert_eq!(theirs.mss, Some(1460));
+    assert!(theirs.sack_permitted && theirs.timestamps.is_some() && theirs.window_scale.is_some());
+    // RFC 7323 / RFC 6691: with timestamps, each segment carries 12 bytes less.
+    let ts = ours.timestamps.is_some() && theirs.timestamps.is_some();
+    assert_eq!(c.effective_mss, if ts { 1448 } else { 1460 });
+    assert_eq!(
+        k["tcp_info"]["snd_mss"].as_u64(),
+        Some(c.effective_mss as u64)
+    );
+    let info = &k["tcp_info"];
+    assert_eq!(info["wscale"], true);
+    assert_eq!(
+        info["snd_wscale"].as_u64(),
+        ours.window_scale.map(u64::from)
+    );
+    assert_eq!(info["timestamps"], ours.timestamps.is_some());
+    assert_eq!(info["sack"], ours.sack_permitted);
+    // A SYN-ACK offers nothing the SYN did not (RFC 7323 2.2, RFC 2018 2).
+    assert!(ours.unknown.is_empty());
+    assert_eq!(c.app.bytes_in, 100_000);
+    assert_eq!(
+        c.app.sha256_in.as_deref(),
+        Some(s(&k, "sha256_out").as_str())
+    );
+    drop(ns);
+
+    // Without window scaling on our side, neither side scales.
+    let ns = Netns::new("hs");
+    cfg.options = OptionSet::default();
+    let tg = Tinygram::serve(&ns, cfg, 8080, "discard", 1);
+    let k = ns.peer("connect", TG, 8080, "source:300000", 20).finish();
+    let report = tg.join();
+    let c = one_conn(&report);
+    assert_eq!(c.our_syn_options.unwrap().window_scale, None);
+    assert_eq!(k["tcp_info"]["wscale"], false);
+    assert_eq!(c.app.bytes_in, 300_000);
+    assert_eq!(
+        c.app.sha256_in.as_deref(),
+        Some(s(&k, "sha256_out").as_str())
+    );
+}
+
+/// RFC 1106's options travel as RFC 6994 experimental options (kind 253);
+/// Linux must ignore them: a SYN offering Big Window and NAK gets an ordinary
+/// SYN-ACK, and data segments carrying them are accepted.
+#[test]
+fn rfc1106_options_ignored_by_linux() {
+    require_real_wire!("rfc1106_options_ignored_by_linux");
+    let _g = common::serial();
+    let ns = Netns::new("x");
+    let peer = ns.peer("listen", KERNEL, 9000, "sink", 20);
+    let dev = tinygram_net::DeviceConfig {
+        name: "tg0".into(),
+        addr: TG,
+        prefix: 24,
+        kernel_addr: KERNEL,
+        mtu: 1500,
+    };
+    let h = common::in_netns(&ns.name, move || {
+        let tun = tinygram_net::Tun::open(&dev).expect("open tg0");
+        let send = |seg: &TcpRepr, payload: &[u8]| {
+            let ip = Ipv4Repr {
+                src: TG.octets(),
+                dst: KERNEL.octets(),
+                ttl: 64,
+                ident: 1,
+                dont_frag: true,
+                payload_len: seg.buffer_len(payload.len()),
+            };
+            let mut pkt = vec![0u8; 20 + ip.payload_len];
+            ip.emit(&mut pkt[..20]).unwrap();
+            seg.emit(&mut pkt[20..], payload, Some(ip.checksum_ctx()))
+                .unwrap();
+            tun.send(&pkt).unwrap();
+        };
+        let recv_until = |pred: &dyn Fn(&TcpRepr, usize) -> bool| -> TcpRepr {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            let mut buf = vec![0u8; 65536];
+            while Instant::now() < deadline {
+                let Some(n) = tun.recv(&mut buf).unwrap() else {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                };
+                let Ok((ip, r)) = Ipv4Repr::parse(&buf[..n]) else {
+                    continue;
+                };
+                let Ok((seg, p)) = TcpRepr::parse(&buf[r.clone()], Some(ip.checksum_ctx())) else {
+                    continue;
+                };
+                if seg.dst_port == 40000 && pred(&seg, p.len()) {
+                    return seg;
+                }
+            }
+            panic!("no matching segment from the kernel within 5 s");
+        };
+        let iss = SeqNumber(1000);
+        let mut syn = TcpRepr {
+            src_port: 40000,
+            dst_port: 9000,
+            seq: iss,
+            flags: Flags::SYN,
+            window: 65535,
+            ..TcpRepr::default()
+        };
+        syn.options.mss = Some(1460);
+        syn.options.big_window_offer = Some(1 << 20);
+        syn.options.nak_permitted = true;
+        send(&syn, &[]);
+        let synack = recv_until(&|s, _| s.flags.syn() && s.flags.ack());
+        assert_eq!(synack.ack, iss + 1);
+        let data = vec![0x5au8; 1000];
+        let mut seg = TcpRepr {
+            src_port: 40000,
+            dst_port: 9000,
+            seq: iss + 1,
+            ack: synack.seq + 1,
+            flags: Flags::ACK | Flags::PSH,
+            window: 65535,
+            ..TcpRepr::default()
+        };
+        seg.options.big_window_upper = Some(0);
+        seg.options.nak = Some(Nak {
+            seq: synack.seq + 1,
+            count: 1,
+        });
+        send(&seg, &data);
+        let mut fin = seg;
+        fin.seq = iss + 1 + data.len();
+        fin.flags = Flags::ACK | Flags::FIN;
+        fin.options = Default::default();
+        send(&fin, &[]);
+        let acked = recv_until(&|s, _| s.flags.ack() && s.ack == iss + 1 + data.len() + 1);
+        // The kernel closes after reading EOF; acknowledge its FIN.
+        let kfin = recv_until(&|s, _| s.flags.fin());
+        let mut last = fin;
+        last.seq = iss + 1 + data.len() + 1;
+        last.ack = kfin.seq + 1;
+        last.flags = Flags::ACK;
+        send(&last, &[]);
+        (synack, acked)
+    });
+    let (synack, acked) = h.join().expect("raw exchange");
+    let k = peer.finish();
+    say(&format!(
+        "kernel SYN-ACK to a SYN with RFC 1106 options: {synack:?}"
+    ));
+    assert!(
+        synack.options.unknown.is_empty(),
+        "no experimental options echoed"
+    );
+    assert!(synack.options.big_window_offer.is_none() && !synack.options.nak_permitted);
+    assert!(!acked.flags.rst());
+    assert_eq!(k["bytes_in"].as_u64(), Some(1000));
+    assert_eq!(k.get("error"), None);
+}
+
+/// 100 MB each way between tinygram and a kernel socket, sha256 checked.
+#[test]
+fn bulk_100mb_each_way() {
+    require_real_wire!("bulk_100mb_each_way");
+    let _g = common::serial();
+    const N: u64 = 100_000_000;
+    let mut cfg = Config::default();
+    cfg.options.window_scale = true;
+    cfg.rcv_buf = 1 << 20;
+    cfg.snd_buf = 1 << 20;
+
+    let ns = Netns::new("bk");
+    let peer = ns.peer("listen", KERNEL, 9000, "sink", 100);
+    let tg = Tinygram::start(
+        &ns,
+        cfg.clone(),
+        Role::Connect {
+            to: std::net::SocketAddrV4::new(KERNEL, 9000),
+            app: AppSpec::Source { bytes: N },
+            local_port: None,
+        },
+        1500,
+        Duration::from_secs(120),
+    );
+    let report = tg.join();
+    let k = peer.finish();
+    let c = one_conn(&report);
+    assert_eq!(c.error, None, "{report:#?}");
+    assert_eq!(k["bytes_in"].as_u64(), Some(N), "{k}");
+    assert_eq!(Some(s(&k, "sha256_in")), c.app.sha256_out);
+    let out_mbps = N as f64 * 8.0 / k["seconds"].as_f64().unwrap() / 1e6;
+    drop(ns);
+
+    let ns = Netns::new("bk");
+    let tg = Tinygram::serve(&ns, cfg, 8080, "discard", 1);
+    let k = ns
+        .peer("connect", TG, 8080, &format!("source:{N}"), 100)
+        .finish();
+    let report = tg.join();
+    let c = one_conn(&report);
+    assert_eq!(c.error, None);
+    assert_eq!(c.app.bytes_in, N);
+    assert_eq!(
+        c.app.sha256_in.as_deref(),
+        Some(s(&k, "sha256_out").as_str())
+    );
+    let in_mbps = N as f64 * 8.0 / k["seconds"].as_f64().unwrap() / 1e6;
+    say(&format!(
+        "bulk 100 MB, sha256 equal both ways: tinygram -> kernel {out_mbps:.0} Mbit/s, kernel -> tinygram {in_mbps:.0} Mbit/s ({} retransmits out, {} in)",
+        report.conns[0].counters.retransmits, c.counters.retransmits
+    ));
+}
+
+/// curl (or Python's http.client) fetches from `tun serve --app http` on one
+/// keep-alive connection.
+#[test]
+fn curl_fetches_from_http_app() {
+    require_real_wire!("curl_fetches_from_http_app");
+    let _g = common::serial();
+    let ns = Netns::new("web");
+    let tg = Tinygram::serve(&ns, common::config("doupnik", true), 8080, "http:33000", 1);
+    let url = format!("http://{TG}:8080/");
+    let (client, out) = if std::process::Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        (
+            "curl",
+            ns.sh(&format!(
+                "curl -sS --max-time 10 {url}a {url}b | sha256sum | cut -c1-64"
+            )),
+        )
+    } else {
+        (
+            "python3 http.client",
+            ns.sh(&format!(
+                "timeout 10 python3 {} {TG} 8080 /a /b",
+                common::py("http_get.py").display()
+            )),
+        )
+    };
+    let report = tg.join();
+    let mut body = StreamGen::default().next_block(33_000).to_vec();
+    body.extend(body.clone());
+    assert_eq!(
+        out.trim(),
+        hex(Sha256::digest(&body)),
+        "{client} got other bytes"
+    );
+    let c = one_conn(&report);
+    assert_eq!(c.app.transactions, 2, "both requests on one connection");
+    assert_eq!(c.error, None);
+    say(&format!(
+        "{client} fetched 2 x 33000 B over one keep-alive connection"
+    ));
+}
+
+/// FIN and RST with the kernel: close from either side, abort from either
+/// side, SYNs to closed ports.
+#[test]
+fn fin_and_rst_with_the_kernel() {
+    require_real_wire!("fin_and_rst_with_the_kernel");
+    let _g = common::serial();
+    let cfg = Config::default();
+
+    // The kernel closes first: tinygram's echo follows (CLOSE-WAIT, LAST-ACK, CLOSED).
+    let ns = Netns::new("fin");
+    let tg = Tinygram::serve(&ns, cfg.clone(), 8080, "echo", 1);
+    let k = ns.peer("connect", TG, 8080, "echo:hello", 10).finish();
+    let r = tg.join();
+    let c = one_conn(&r);
+    assert_eq!(s(&k, "echoed"), "hello");
+    assert_eq!(k.get("error"), None);
+    assert_eq!((c.state, c.error.clone()), (State::Closed, None));
+    assert_eq!(c.counters.rsts_sent + c.counters.rsts_received, 0);
+    drop(ns);
+
+    // tinygram closes first: it ends in TIME-WAIT, the kernel read everything.
+    let ns = Netns::new("fin");
+    let peer = ns.peer("listen", KERNEL, 9000, "sink", 10);
+    let r = Tinygram::connect(&ns, cfg.clone(), 9000, "source:1000").join();
+    let k = peer.finish();
+    let c = one_conn(&r);
+    assert_eq!((c.state, c.error.clone()), (State::TimeWait, None));
+    assert_eq!(k["bytes_in"].as_u64(), Some(1000));
+    drop(ns);
+
+    // The kernel aborts (SO_LINGER 0): tinygram sees the reset.
+    let ns = Netns::new("fin");
+    let tg = Tinygram::serve(&ns, cfg.clone(), 8080, "echo", 1);
+    let k = ns.peer("connect", TG, 8080, "abort:hello", 10).finish();
+    let r = tg.join();
+    let c = one_conn(&r);
+    assert_eq!(s(&k, "echoed"), "hello");
+    assert_eq!(c.error.as_deref(), Some("connection reset by peer"));
+    assert_eq!(c.counters.rsts_received, 1);
+    drop(ns);
+
+    // tinygram aborts (its run is stopped): the kernel's read fails with ECONNRESET.
+    let ns = Netns::new("fin");
+    let peer = ns.peer("listen", KERNEL, 9000, "hold", 10);
+    let tg = Tinygram::connect(&ns, cfg.clone(), 9000, "discard");
+    std::thread::sleep(Duration::from_millis(500));
+    let r = tg.stop();
+    let k = peer.finish();
+    assert_eq!(s(&k, "error"), "reset", "{k}");
+    assert_eq!(one_conn(&r).counters.rsts_sent, 1);
+    drop(ns);
+
+    // SYNs to closed ports get a RST, both ways.
+    let ns = Netns::new("fin");
+    let tg = Tinygram::serve(&ns, cfg.clone(), 8080, "echo", 1);
+    let k = ns.peer("connect", TG, 9, "sink", 5).finish();
+    assert_eq!(s(&k, "error"), "refused");
+    let r = tg.stop();
+    assert_eq!(r.host.rsts_for_closed_ports, 1);
+    assert!(r.conns.is_empty());
+    let r = Tinygram::connect(&ns, cfg, 9999, "discard").join();
+    assert_eq!(
+        one_conn(&r).error.as_deref(),
+        Some("connection refused"),
+        "{r:#?}"
+    );
+}
+
+/// Requests per second of a keep-alive web client (Doupnik's web pattern,
+/// 33 KB body in 4 KB writes) for 2 s against a server in `server_ns`.
+fn web_rps(client_ns: &Netns, server: std::net::Ipv4Addr) -> f64 {
+    let args: Vec<String> = vec![
+        server.to_string(),
+        "8080".into(),
+        "50000".into(),
+        "2".into(),
+    ];
+    let v = client_ns.python("web_client.py", &args, 20).finish();
+    v["rps"].as_f64().expect("rps")
+}
+
+/// The classic stall against a real client, side by side: the kernel's own
+/// TCP with Nagle on, then tinygram with nagle, minshall and doupnik.
+///
+/// Both servers run on a 65535-byte MTU (veth for the kernel, the TUN device
+/// for tinygram), where every write is a runt: the kernel's Minshall rule
+/// holds the rest of each response behind the unacknowledged first header
+/// write while the client delays its ACK (about 40 ms on Linux).
+#[test]
+fn classic_stall_kernel_vs_tinygram() {
+    require_real_wire!("classic_stall_kernel_vs_tinygram");
+    let _g = common::serial();
+    const MTU: u16 = 65535;
+
+    // The kernel serves, over a veth pair between two namespaces.
+    let (cli, srv) = (Netns::new("kc"), Netns::new("ks"));
+    common::sh(&format!(
+        "ip link add tgva netns {} type veth peer name tgvb netns {}",
+        cli.name, srv.name
+    ));
+    cli.sh(&format!(
+        "ip addr add 10.8.0.1/24 dev tgva && ip link set tgva mtu {MTU} up"
+    ));
+    srv.sh(&format!(
+        "ip addr add 10.8.0.2/24 dev tgvb && ip link set tgvb mtu {MTU} up"
+    ));
+    let server_ip = std::net::Ipv4Addr::new(10, 8, 0, 2);
+    let args: Vec<String> = ["10.8.0.2", "8080", "33000", "nagle", "15"]
+        .map(String::from)
+        .to_vec();
+    let server = srv.python("web_server.py", &args, 20);
+    server.expect_line("listening", 10);
+    let kernel = web_rps(&cli, server_ip);
+    drop(server);
+    drop((cli, srv));
+
+    // tinygram serves over TUN, one policy at a time.
+    let mut rates = Vec::new();
+    for policy in ["nagle", "minshall", "doupnik"] {
+        let ns = Netns::new("st");
+        let mut cfg = common::config(policy, true);
+        cfg.mss = MTU - 40;
+        let tg = Tinygram::start(
+            &ns,
+            cfg,
+            Role::Serve {
+                port: 8080,
+                app: AppSpec::Http { body: 33_000 },
+                conns: Some(1),
+            },
+            MTU,
+            Duration::from_secs(30),
+        );
+        let rps = web_rps(&ns, TG);
+        let r = tg.join();
+        assert_eq!(one_conn(&r).error, None);
+        rates.push((policy, rps));
+    }
+    let mut table = format!(
+        "classic stall, keep-alive GETs of a 33000-byte body in 4 KB writes, MTU {MTU}:\n  {:<28} {:>9.1} requests/s\n",
+        "kernel TCP, Nagle on", kernel
+    );
+    for (p, r) in &rates {
+        table += &format!(
+            "  {:<28} {:>9.1} requests/s\n",
+            format!("tinygram over TUN, {p}"),
+            r
+        );
+    }
+    say(&table);
+    let doupnik = rates[2].1;
+    assert!(
+        doupnik >= 10.0 * kernel,
+        "doupnik must be at least 10x the kernel's Nagle-on rate\n{table}"
+    );
+    assert!(
+        doupnik >= 10.0 * rates[0].1,
+        "tinygram's strict Nagle should stall like the kernel\n{table}"
+    );
+}
