@@ -342,6 +342,7 @@ fn doupnik_section(quick: bool, done: &[Done]) -> Section {
         findings,
         differences,
         checks,
+        plots: Vec::new(),
     }
 }
 
@@ -562,6 +563,7 @@ fn davids_section(_quick: bool, done: &[Done]) -> Section {
         findings,
         differences,
         checks,
+        plots: Vec::new(),
     }
 }
 
@@ -724,7 +726,42 @@ fn cheshire_section(quick: bool, done: &[Done]) -> Section {
         findings,
         differences: Vec::new(),
         checks,
+        plots: cheshire_plots(),
     }
+}
+
+/// Time-sequence graphs of three 99,913-byte blocks on 1 Gb/s: the held tail
+/// under nagle, and none under minshall.
+fn cheshire_plots() -> Vec<(String, String)> {
+    let base = base_of("cheshire-cliff");
+    ["nagle", "minshall"]
+        .iter()
+        .filter_map(|policy| {
+            let sc = scenario(
+                base,
+                "scenarios/cheshire-cliff.toml",
+                &[
+                    o("client.send_policy", format!("\"{policy}\"")),
+                    o("workload.request", "[99913]"),
+                    o("workload.requests", 3),
+                ],
+            );
+            let mut sim = tinygram_sim::world::Sim::new(&sc);
+            sim.enable_capture(false);
+            sim.enable_trace();
+            sim.run(&mut |_, _| {});
+            let ts = crate::capture::time_sequence(&sim, Some(0)).ok()?;
+            let svg = tinygram_report::render_svg_string(&ts).ok()?;
+            Some((
+                format!(
+                    "Client to server, three 99,913-byte blocks on 1 Gb/s under {policy}: \
+                     data segments, the ACK line and the receive window; shaded spans are \
+                     the why-trace's holds"
+                ),
+                svg,
+            ))
+        })
+        .collect()
 }
 
 // ----- westfield-ftp ------------------------------------------------------
@@ -858,6 +895,7 @@ fn westfield_section(_quick: bool, done: &[Done]) -> Section {
                 .into(),
         ],
         checks,
+        plots: Vec::new(),
     }
 }
 
@@ -1101,5 +1139,6 @@ fn fox_section(quick: bool, done: &[Done]) -> Section {
             differences
         },
         checks,
+        plots: Vec::new(),
     }
 }

@@ -75,6 +75,8 @@ pub struct Section {
     pub differences: Vec<String>,
     /// Qualitative claims of the document, checked: (claim, holds).
     pub checks: Vec<(String, bool)>,
+    /// Time-sequence graphs of representative runs: (caption, SVG document).
+    pub plots: Vec<(String, String)>,
 }
 
 /// An experiment: which runs it needs and how it reads them.

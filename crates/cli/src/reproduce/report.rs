@@ -111,6 +111,17 @@ pub fn write_report(dir: &Path, sections: &[Section], quick: bool) -> std::io::R
             let _ = writeln!(md, "![{}]({file})\n", c.title);
             html += &svg;
         }
+        for (i, (caption, svg)) in sec.plots.iter().enumerate() {
+            let file = format!("{}-timeseq-{}.svg", sec.name, i + 1);
+            std::fs::write(dir.join(&file), svg)?;
+            let _ = writeln!(md, "![{caption}]({file})\n\n*{caption}*\n");
+            // Inlined, so index.html stays one self-contained file.
+            let _ = writeln!(
+                html,
+                "<figure><div style=\"max-width:100%;overflow-x:auto\">{svg}</div><figcaption>{}</figcaption></figure>",
+                html_escape(caption)
+            );
+        }
         if !sec.findings.is_empty() {
             md += "What the numbers say:\n\n";
             html += "<p><b>What the numbers say</b></p><ul>\n";
