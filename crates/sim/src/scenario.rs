@@ -19,7 +19,7 @@ use std::path::Path;
 use std::time::Duration;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
 use tinygram_proto::{Config, DelackCount, LossIs, OptionSet, SlowStart, WindowUpdate};
-use toml_edit::{ImDocument, InlineTable, Item, Key, Table, Value};
+use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 
 /// A complete, validated experiment: a two-host network, its hosts and what they do.
 #[derive(Clone, Debug)]
@@ -452,27 +452,11 @@ impl Doc {
         }
     }
 
+    /// Flattens a `[table]` or an `{ inline = table }` into dotted keys.
     fn flatten_table(
         &mut self,
         prefix: &str,
-        t: &Table,
-        file: &str,
-        spanned: bool,
-    ) -> Result<(), ScenarioError> {
-        for (name, _) in t.iter() {
-            if let Some((k, item)) = t.get_key_value(name) {
-                let key = Self::join(prefix, name);
-                let line = self.key_line(k, spanned);
-                self.flatten_item(key, line, item, file, spanned)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn flatten_inline(
-        &mut self,
-        prefix: &str,
-        t: &InlineTable,
+        t: &dyn TableLike,
         file: &str,
         spanned: bool,
     ) -> Result<(), ScenarioError> {
@@ -502,7 +486,7 @@ impl Doc {
             }
             Item::Value(Value::InlineTable(t)) => {
                 self.check_table(&key, line, file)?;
-                self.flatten_inline(&key, t, file, spanned)
+                self.flatten_table(&key, t, file, spanned)
             }
             Item::Value(v) => {
                 self.entries.push(Entry {
