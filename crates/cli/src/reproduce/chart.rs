@@ -125,19 +125,24 @@ pub fn svg(c: &Chart) -> String {
             esc(cat)
         );
     }
-    // Legend.
+    // Legend: entries laid out by label width (about 6.5 px a character at
+    // 11 px), wrapping to a new row when the width runs out.
+    let (mut lx, mut ly) = (LEFT + 10.0, H - 32.0);
     for (si, ser) in c.series.iter().enumerate() {
-        let lx = LEFT + 10.0 + 130.0 * (si % 5) as f64;
-        let ly = H - 18.0 + 0.0 * (si / 5) as f64 - 14.0 * (si / 5) as f64;
+        let w = 14.0 + 6.5 * ser.label.chars().count() as f64 + 18.0;
+        if lx + w > W - RIGHT && lx > LEFT + 10.0 {
+            lx = LEFT + 10.0;
+            ly += 14.0;
+        }
         let _ = writeln!(
             s,
-            r#"<rect x="{lx}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{}">{}</text>"#,
+            r#"<rect x="{lx}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{ly}">{}</text>"#,
             ly - 9.0,
             COLORS[si % COLORS.len()],
             lx + 14.0,
-            ly,
             esc(&ser.label)
         );
+        lx += w;
     }
     s.push_str("</svg>\n");
     s
