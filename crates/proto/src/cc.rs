@@ -64,8 +64,9 @@ impl CongestionControl for NewReno {
 
     fn on_ack(&mut self, acked: usize, mss: usize) {
         if self.cwnd < self.ssthresh {
-            // RFC 5681 3.1 eq. 2 (with RFC 3465 L = 1 SMSS per ACK, x2 for RFC 1106 4.2).
-            self.cwnd += acked.min(self.ss_factor * mss);
+            // RFC 5681 3.1 eq. 2 (L = 1 SMSS per ACK); RFC 1106 4.2 "double"
+            // opens two segments where the standard rule opens one.
+            self.cwnd += self.ss_factor * acked.min(mss);
         } else {
             // RFC 5681 3.1 eq. 3 by byte counting: one SMSS per cwnd acknowledged.
             self.ca_acked += acked;
@@ -162,8 +163,17 @@ mod tests {
     #[test]
     fn double_slow_start_opens_two_segments_per_ack() {
         let mut c = NewReno::new(1000, SlowStart::Double, true);
-        c.on_ack(2000, 1000);
+        c.on_ack(1000, 1000);
         assert_eq!(c.cwnd(), 3000);
+        // A delayed ACK covering two segments: twice the standard one-SMSS step.
+        c.on_ack(2000, 1000);
+        assert_eq!(c.cwnd(), 5000);
+        // A partial segment acked opens twice the bytes acked, never more.
+        c.on_ack(300, 1000);
+        assert_eq!(c.cwnd(), 5600);
+        let mut s = NewReno::new(1000, SlowStart::Standard, true);
+        s.on_ack(1000, 1000);
+        assert_eq!(s.cwnd(), 2000);
     }
 
     #[test]
