@@ -77,8 +77,9 @@ impl fmt::Display for Direction {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Workload {
     /// The client writes `request` (one write per entry, `request_gap` apart),
-    /// the server answers with `response`; `outstanding` requests in flight,
-    /// `think` between a response and the next request; `requests` in all
+    /// the server answers with `response` after `think` (its time to compute
+    /// the answer, from reading the whole request); `outstanding` requests in
+    /// flight; `requests` in all
     /// (`None`: until `duration`). The Nagle/delayed-ACK experiments of seeds 000-004.
     RequestResponse {
         request: Vec<usize>,
@@ -251,7 +252,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("request_gap", "\"0ms\"", "request-response: pause between the writes of one request"),
         ("response", "[100]", "request-response: the server's write sizes for one response"),
         ("outstanding", "1", "request-response: requests in flight (2 = double buffering)"),
-        ("think", "\"0ms\"", "request-response: pause between a response and the next request"),
+        ("think", "\"0ms\"", "request-response: server think time: delay from reading a whole request to writing its response"),
         ("requests", "none (until duration)", "request-response: number of requests to make"),
         ("bytes", "\"10MB\"", "bulk: bytes to transfer"),
         ("write_size", "\"64KiB\"", "bulk: size of each application write"),
@@ -498,6 +499,8 @@ impl Doc {
                 });
                 Ok(())
             }
+            // `[[variant]]` tables are read by `crate::variant`.
+            Item::ArrayOfTables(_) if key == crate::variant::VARIANT_TABLE => Ok(()),
             Item::ArrayOfTables(_) => Err(err(
                 file,
                 line,
