@@ -7,6 +7,7 @@ pub mod pattern;
 pub mod pcap;
 pub mod scenario;
 pub mod units;
+pub mod variant;
 pub mod workload;
 pub mod world;
 
@@ -14,4 +15,5 @@ pub use event::EventQueue;
 pub use link::{DropReason, Fate, Framing, Link, LinkConfig, LinkStats};
 pub use metrics::RunResult;
 pub use scenario::{Direction, HostConfig, KeyDoc, Scenario, ScenarioError, Workload, KEYS};
+pub use variant::{ScenarioSet, VariantSpec};
 pub use world::{run, Sim};
