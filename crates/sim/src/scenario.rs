@@ -211,7 +211,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("delay", "\"50us\"", "one-way propagation delay"),
         ("queue", "\"256KB\"", "drop-tail queue limit in wire bytes, the frame on the wire included (0: unlimited)"),
         ("loss", "0", "probability a frame is lost elsewhere on the path (it does not occupy the link)"),
-        ("ber", "0", "bit error rate: a frame of n bits survives with (1-ber)^n"),
+        ("ber", "0", "bit error rate: a frame of n bits (header, payload, FCS; not preamble or gap) survives with (1-ber)^n"),
         ("framing", "\"ethernet\"", "per-frame overhead: \"ethernet\" (38 bytes, 64-byte minimum; seed 001) or \"raw\""),
         ("reorder", "0", "probability a frame is held back reorder_delay, so later frames pass it"),
         ("reorder_delay", "\"1ms\"", "extra delay of a reordered frame"),
