@@ -108,7 +108,20 @@ fn scenario_keys_help() -> String {
     s
 }
 
+/// Writing to a closed pipe (`tinygram run x.toml --json | head -3`) ends the
+/// process quietly, as it does `cat` and `grep`, instead of a panic in
+/// `println!`: Rust ignores SIGPIPE by default, so restore the default action.
+fn exit_quietly_on_broken_pipe() {
+    #[cfg(unix)]
+    // SAFETY: first thing in main, before any other thread exists; SIG_DFL is
+    // a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    exit_quietly_on_broken_pipe();
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Run {

@@ -132,3 +132,37 @@ fn policies_lists_every_policy() {
         assert!(s.contains(p), "missing {p}");
     }
 }
+
+/// `tinygram ... | head -1`: a reader that goes away ends tinygram quietly,
+/// with no "failed printing to stdout" panic, for every printing subcommand.
+#[test]
+fn closed_stdout_ends_quietly() {
+    use std::process::{Command as Std, Stdio};
+    let f = scenario("[workload]\nrequest = [5000]\nresponse = [100]\nrequests = 200\n");
+    let path = f.path().to_str().unwrap().to_string();
+    let runs: [&[&str]; 4] = [
+        &["run", "--json", &path],
+        &["run", &path],
+        &["scenario"],
+        &["policies"],
+    ];
+    for args in runs {
+        let mut child = Std::new(assert_cmd::cargo::cargo_bin("tinygram"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the read end before tinygram writes anything.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
+        assert_ne!(
+            out.status.code(),
+            Some(101),
+            "{args:?}: a panic's exit code"
+        );
+    }
+}
