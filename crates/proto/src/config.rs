@@ -104,7 +104,8 @@ pub struct Config {
     /// MSS option value we advertise: the largest payload we accept without
     /// TCP options (RFC 9293 3.7.1, RFC 6691). 1460 = Ethernet MTU 1500 - 40.
     pub mss: u16,
-    /// Receive buffer: the most we ever advertise. 64 KiB (the classic default).
+    /// Receive buffer: the most we ever advertise. 64 KiB (the classic default);
+    /// at least 1 byte, and it may be smaller than the MSS.
     pub rcv_buf: usize,
     /// Send buffer: how much unacknowledged plus unsent data `write` accepts.
     pub snd_buf: usize,
@@ -220,8 +221,10 @@ impl Config {
         if self.mss < 64 {
             return err("mss", "must be at least 64 bytes");
         }
-        if self.rcv_buf < self.mss as usize {
-            return err("rcv_buf", "must hold at least one MSS");
+        // A window under one MSS is legal (a small host may offer 500 bytes);
+        // the sender copes by RFC 1122 4.2.3.4 (SWS avoidance, override timer).
+        if self.rcv_buf == 0 {
+            return err("rcv_buf", "must be at least 1 byte");
         }
         if self.rcv_buf > (1 << 30) {
             return err("rcv_buf", "must be at most 1 GiB (2^30, RFC 7323 2.3)");

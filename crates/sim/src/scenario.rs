@@ -1720,12 +1720,14 @@ isn = 4294967295
             "500ms",
         );
         assert_err(
-            parse("[server]\nrcv_buf = 1000"),
+            parse("[server]\nrcv_buf = 0"),
             "s.toml",
             Some(2),
             "server.rcv_buf",
-            "at least one MSS",
+            "at least 1 byte",
         );
+        // A window under one MSS is legal (RFC 1122 4.2.3.4 copes with it).
+        assert!(parse("[server]\nrcv_buf = 500").is_ok());
         assert_err(
             parse("[client]\nrto_min = \"90s\""),
             "s.toml",
