@@ -8,3 +8,4 @@ pub mod explain;
 pub mod output;
 pub mod reproduce;
 pub mod tun;
+pub mod variants;

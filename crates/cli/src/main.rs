@@ -1,13 +1,14 @@
 //! `tinygram`: run scenarios, list policies, benchmark the simulator.
 
-use tinygram_cli::{bench, capture, explain, output, reproduce, tun};
+use tinygram_cli::{bench, capture, explain, output, reproduce, tun, variants};
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tinygram_sim::scenario::{Scenario, KEYS};
+use tinygram_sim::scenario::KEYS;
 use tinygram_sim::world::Sim;
+use tinygram_sim::ScenarioSet;
 
 #[derive(Parser)]
 #[command(
@@ -43,6 +44,9 @@ enum Cmd {
         /// Print which rule held data, for how long, and the Nagle x delayed-ACK pairs.
         #[arg(long)]
         explain: bool,
+        /// Run only this `[[variant]]` of the file, with the full output.
+        #[arg(long, value_name = "NAME")]
+        variant: Option<String>,
         #[command(flatten)]
         capture: capture::RunCaptureArgs,
     },
@@ -105,6 +109,9 @@ fn scenario_keys_help() -> String {
     for k in KEYS {
         s += &format!("  {:<28} default {:<14} {}\n", k.key, k.default, k.doc);
     }
+    s += "\nVariants: each [[variant]] table has a name and any keys above; `run` runs the\n\
+          file as written, then every variant (file, then variant keys, then --set), and\n\
+          prints one comparison table (JSON: \"variants\"). --variant NAME runs just one.\n";
     s
 }
 
@@ -131,14 +138,25 @@ fn main() -> ExitCode {
             quiet,
             trace,
             explain,
+            variant,
             capture,
         } => {
-            let mut sc = match Scenario::from_file(&scenario, &set) {
-                Ok(sc) => sc,
+            let set = match ScenarioSet::from_file(&scenario, &set) {
+                Ok(set) => set,
                 Err(e) => {
                     eprintln!("error: {e}");
                     return ExitCode::from(2);
                 }
+            };
+            let (mut sc, others) = match &variant {
+                None => (set.base.clone(), set.variants.as_slice()),
+                Some(name) => match set.select(name) {
+                    Ok(sc) => (sc.clone(), &[][..]),
+                    Err(e) => {
+                        eprintln!("error: {}: {e}", scenario.display());
+                        return ExitCode::from(2);
+                    }
+                },
             };
             capture.prepare(&mut sc);
             let mut sim = Sim::new(&sc);
@@ -154,13 +172,26 @@ fn main() -> ExitCode {
                 eprintln!("error: {e}");
                 return ExitCode::FAILURE;
             }
+            if !(others.is_empty() || quiet || json) {
+                eprintln!(
+                    "running {} variants of {}",
+                    others.len(),
+                    scenario.display()
+                );
+            }
+            let rows = variants::run_all(others);
             if json {
                 println!(
                     "{}",
-                    serde_json::to_string_pretty(&result).expect("result serializes")
+                    serde_json::to_string_pretty(&variants::json(&result, &rows))
+                        .expect("result serializes")
                 );
             } else {
                 print!("{}", output::table(&sc, &result));
+                if !rows.is_empty() {
+                    let transactions = !matches!(sc.workload, tinygram_sim::Workload::Bulk { .. });
+                    print!("{}", variants::table(&result, &rows, transactions));
+                }
             }
             if explain {
                 print!("{}", explain::summary(sim.traces()));
@@ -176,7 +207,7 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             }
-            if result.integrity_ok {
+            if result.integrity_ok && rows.iter().all(|(_, r)| r.integrity_ok) {
                 ExitCode::SUCCESS
             } else {
                 eprintln!("error: data integrity check failed");

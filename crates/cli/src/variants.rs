@@ -1,0 +1,134 @@
+//! `tinygram run` on a file with `[[variant]]` tables: every variant's headline
+//! figures in one table, and in the JSON under `variants`.
+
+use std::fmt::Write;
+use tinygram_sim::metrics::RunResult;
+use tinygram_sim::{Sim, VariantSpec};
+
+/// Runs each variant to completion (no capture, no trace), in file order.
+pub fn run_all(variants: &[(VariantSpec, tinygram_sim::Scenario)]) -> Vec<(String, RunResult)> {
+    variants
+        .iter()
+        .map(|(spec, sc)| (spec.name.clone(), Sim::new(sc).run(&mut |_, _| {})))
+        .collect()
+}
+
+/// Sum of a counter over both hosts.
+fn both(r: &RunResult, f: fn(&tinygram_sim::metrics::HostResult) -> u64) -> u64 {
+    f(&r.client) + f(&r.server)
+}
+
+/// The comparison table: the base run first, then each variant.
+/// `transactions`: whether the workload counts transactions (request-response,
+/// interactive); a bulk transfer shows goodput only.
+pub fn table(base: &RunResult, rows: &[(String, RunResult)], transactions: bool) -> String {
+    let mut s = String::from(
+        "\nVariants (the file's [[variant]] tables; --variant NAME runs one in full):\n",
+    );
+    let name_w = rows
+        .iter()
+        .map(|(n, _)| n.chars().count())
+        .chain([6])
+        .max()
+        .unwrap_or(6);
+    let _ = write!(s, "  {:<name_w$}  {:>12}", "", "goodput kB/s");
+    if transactions {
+        let _ = write!(s, "  {:>10}  {:>12}", "trans/s", "p50 ms");
+    }
+    let _ = writeln!(
+        s,
+        "  {:>8}  {:>8}  {:>9}  integrity",
+        "retrans", "timeouts", "sim s"
+    );
+    let all = std::iter::once(("(base)", base)).chain(rows.iter().map(|(n, r)| (n.as_str(), r)));
+    for (name, r) in all {
+        let _ = write!(
+            s,
+            "  {:<name_w$}  {:>12.1}",
+            name,
+            r.goodput_bytes_per_s / 1e3
+        );
+        if transactions {
+            let _ = write!(
+                s,
+                "  {:>10.2}  {:>12.3}",
+                r.transactions_per_s, r.completion_ms.p50
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  {:>8}  {:>8}  {:>9.3}  {}",
+            both(r, |h| h.retransmits),
+            both(r, |h| h.timeouts),
+            r.sim_time_s,
+            if r.integrity_ok { "ok" } else { "FAILED" }
+        );
+    }
+    s
+}
+
+/// The base result's JSON with `variants: [{name, result}]` added.
+pub fn json(base: &RunResult, rows: &[(String, RunResult)]) -> serde_json::Value {
+    let mut v = serde_json::to_value(base).expect("result serializes");
+    if !rows.is_empty() {
+        let list: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(name, r)| {
+                serde_json::json!({
+                    "name": name,
+                    "result": serde_json::to_value(r).expect("result serializes"),
+                })
+            })
+            .collect();
+        if let serde_json::Value::Object(m) = &mut v {
+            m.insert("variants".into(), serde_json::Value::Array(list));
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tinygram_sim::ScenarioSet;
+
+    #[test]
+    fn each_variant_runs_its_own_configuration() {
+        let text = r#"
+duration = "5s"
+[client]
+send_policy = "nagle"
+mss = 1448
+[server]
+ack_policy = "delayed"
+mss = 1448
+[workload]
+type = "request-response"
+request = [100000]
+response = [1]
+requests = 5
+
+[[variant]]
+name = "minshall"
+client.send_policy = "minshall"
+"#;
+        let set = ScenarioSet::from_str(text, "t.toml", &[]).unwrap();
+        let base = Sim::new(&set.base).run(&mut |_, _| {});
+        let rows = run_all(&set.variants);
+        assert_eq!(rows.len(), 1);
+        // Cheshire's stall under strict Nagle, gone under Minshall.
+        assert!(base.completion_ms.p50 > 150.0, "{}", base.completion_ms.p50);
+        assert!(
+            rows[0].1.completion_ms.p50 < 20.0,
+            "{}",
+            rows[0].1.completion_ms.p50
+        );
+        let t = table(&base, &rows, true);
+        assert!(t.contains("p50 ms"), "{t}");
+        assert!(!table(&base, &rows, false).contains("p50 ms"));
+        assert!(t.contains("(base)") && t.contains("minshall"), "{t}");
+        let j = json(&base, &rows);
+        assert_eq!(j["variants"][0]["name"], "minshall");
+        assert!(j["transactions"].is_u64());
+    }
+}
