@@ -4,6 +4,7 @@ use crate::ast::*;
 use crate::report::{secs, FailKind, Failure, ScriptReport};
 use crate::syscall::{Outcome, Sock};
 use std::collections::{BTreeMap, VecDeque};
+use tinygram_proto::policy::SendPolicyKind;
 use tinygram_proto::wire::{Nak, SackBlocks, Timestamps};
 use tinygram_proto::{Config, Connection, Flags, Instant, SeqNumber, TcpOptions, TcpRepr};
 
@@ -69,8 +70,10 @@ pub(crate) struct Runner<'a> {
     /// Virtual time, ns since script start.
     pub now: i64,
     pub conn: Option<Connection>,
-    /// The configuration the live connection was created with.
+    /// The live connection's configuration (its send policy kept current).
     pub conn_cfg: Option<Config>,
+    /// The send policy TCP_CORK 0 restores on the live connection.
+    pub conn_uncork_to: SendPolicyKind,
     /// The connection has reached a synchronized state at least once.
     pub ever_synced: bool,
     /// The listener's connection was returned by accept().
@@ -142,6 +145,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         now: 0,
         conn: None,
         conn_cfg: None,
+        conn_uncork_to: Config::default().send_policy,
         ever_synced: false,
         conn_accepted: false,
         listener_fd: None,

@@ -47,6 +47,8 @@ pub(crate) struct Sock {
     pub shut_wr: bool,
     /// SO_RCVBUF was set: do not size the buffer from the script's wscale.
     pub rcvbuf_set: bool,
+    /// The send policy TCP_CORK 0 restores (the one in force before corking).
+    pub uncork_to: SendPolicyKind,
 }
 
 /// Linux errno name of an engine error.
@@ -187,9 +189,8 @@ impl<'a> Runner<'a> {
     }
 
     /// Enables the options the script's first outbound SYN shows, unless set explicitly.
-    fn infer_options(&self, idx: usize, sock: &Sock) -> Config {
+    fn infer_options(&self, sock: &Sock) -> Config {
         let mut cfg = sock.cfg.clone();
-        self.lookahead_send_policy(idx, &mut cfg);
         if sock.explicit_options {
             return cfg;
         }
@@ -233,35 +234,6 @@ impl<'a> Runner<'a> {
         cfg
     }
 
-    /// Applies send-policy setsockopts that follow event `idx` but precede the first write.
-    fn lookahead_send_policy(&self, idx: usize, cfg: &mut Config) {
-        for ev in &self.script.events[idx + 1..] {
-            let EventKind::Syscall(c) = &ev.kind else {
-                continue;
-            };
-            match c.name.as_str() {
-                "write" | "send" | "sendto" | "sendmsg" | "writev" | "close" | "shutdown" => return,
-                "setsockopt" => {}
-                _ => continue,
-            }
-            let val = c.args.get(3);
-            let name = match (c.args.get(2), val.and_then(int_of)) {
-                (Some(Expr::Ident(n)), Some(v)) if n == "TCP_NODELAY" => {
-                    if v != 0 { "nodelay" } else { "nagle" }.to_string()
-                }
-                (Some(Expr::Ident(n)), Some(v)) if n == "TCP_CORK" && v != 0 => "cork".to_string(),
-                (Some(Expr::Ident(n)), _) if n == "TCP_TINYGRAM_SEND_POLICY" => match val {
-                    Some(Expr::Str(s)) => s.clone(),
-                    _ => continue,
-                },
-                _ => continue,
-            };
-            if let Ok(p) = SendPolicyKind::from_str(&name) {
-                cfg.send_policy = p;
-            }
-        }
-    }
-
     /// Tries a system call; `first` is false when retrying a blocked call.
     pub(crate) fn try_syscall(
         &mut self,
@@ -298,6 +270,7 @@ impl<'a> Runner<'a> {
                     err_reported: false,
                     shut_wr: false,
                     rcvbuf_set: false,
+                    uncork_to: Config::default().send_policy,
                 },
             );
             return Ok(Outcome::Done(Ok(spec.ret)));
@@ -348,7 +321,7 @@ impl<'a> Runner<'a> {
                 if !matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
                     return Ok(Outcome::Done(Err("EINVAL")));
                 }
-                let cfg = self.infer_options(idx, &sock);
+                let cfg = self.infer_options(&sock);
                 if let Err(e) = cfg.validate() {
                     return Err(self.fail(
                         idx,
@@ -362,6 +335,8 @@ impl<'a> Runner<'a> {
                     SeqNumber(LOCAL_ISN),
                 ));
                 self.conn_cfg = Some(cfg);
+                self.conn_uncork_to = sock.uncork_to;
+                self.conn_uncork_to = sock.uncork_to;
                 self.local_port = SERVER_PORT;
                 self.remote_port = CLIENT_PORT;
                 self.listener_fd = Some(fd);
@@ -576,7 +551,7 @@ impl<'a> Runner<'a> {
     /// connect(): starts the active open, then reports its completion.
     fn connect(&mut self, idx: usize, fd: i64, sock: &Sock, first: bool) -> Res<Outcome> {
         if first && matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
-            let cfg = self.infer_options(idx, sock);
+            let cfg = self.infer_options(sock);
             if let Err(e) = cfg.validate() {
                 return Err(self.fail(
                     idx,
@@ -764,26 +739,15 @@ impl<'a> Runner<'a> {
             }
             "SO_SNDBUF" => cfg.snd_buf = int(self)?.max(0) as usize,
             "TCP_MAXSEG" => cfg.mss = u16::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
-            "TCP_NODELAY" => {
-                let pol = if int(self)? != 0 { "nodelay" } else { "nagle" };
-                cfg.send_policy = SendPolicyKind::from_str(pol)
-                    .map_err(|e| self.unsupported(idx, format!("TCP_NODELAY: the engine has no {pol:?} send policy ({e})")))?;
-            }
-            "TCP_CORK" => {
-                if int(self)? != 0 {
-                    cfg.send_policy = SendPolicyKind::from_str("cork")
-                        .map_err(|e| self.unsupported(idx, format!("TCP_CORK: the engine has no \"cork\" send policy ({e})")))?;
-                } else if live {
-                    if let Some(c) = self.conn.as_mut() {
-                        c.flush();
-                    }
-                    return Ok(Outcome::Done(Ok(0)));
-                } else {
-                    cfg.send_policy = Config::default().send_policy;
-                }
-            }
-            "TCP_TINYGRAM_SEND_POLICY" => {
-                cfg.send_policy = SendPolicyKind::from_str(&string(self)?).map_err(|e| bad(self, e))?
+            "TCP_NODELAY" | "TCP_CORK" | "TCP_TINYGRAM_SEND_POLICY" => {
+                let chosen = match name.as_str() {
+                    "TCP_NODELAY" => PolicyOpt::NoDelay(int(self)? != 0),
+                    "TCP_CORK" => PolicyOpt::Cork(int(self)? != 0),
+                    _ => PolicyOpt::Named(
+                        SendPolicyKind::from_str(&string(self)?).map_err(|e| bad(self, e))?,
+                    ),
+                };
+                return Ok(self.set_send_policy(fd, sock, chosen, live));
             }
             "TCP_TINYGRAM_ACK_POLICY" => cfg.ack_policy = AckPolicyKind::from_str(&string(self)?).map_err(|e| bad(self, e))?,
             "TCP_TINYGRAM_DELACK" => cfg.delack = dur(self)?,
@@ -861,6 +825,36 @@ impl<'a> Runner<'a> {
         Ok(Outcome::Done(Ok(0)))
     }
 
+    /// TCP_NODELAY, TCP_CORK and TCP_TINYGRAM_SEND_POLICY: before the
+    /// connection exists they configure it; on a live connection they change
+    /// its policy at once, as Linux allows (see [`next_policy`]).
+    fn set_send_policy(&mut self, fd: i64, sock: &Sock, opt: PolicyOpt, live: bool) -> Outcome {
+        if live {
+            let cur = self
+                .conn_cfg
+                .as_ref()
+                .map_or(sock.cfg.send_policy, |c| c.send_policy);
+            let (policy, uncork_to, push) = next_policy(cur, self.conn_uncork_to, opt);
+            if let Some(c) = self.conn.as_mut() {
+                if c.config().send_policy != policy {
+                    c.set_send_policy(policy);
+                }
+                if push {
+                    c.flush();
+                }
+            }
+            if let Some(c) = self.conn_cfg.as_mut() {
+                c.send_policy = policy;
+            }
+            self.conn_uncork_to = uncork_to;
+        } else if let Some(s) = self.socks.get_mut(&fd) {
+            let (policy, uncork_to, _) = next_policy(s.cfg.send_policy, s.uncork_to, opt);
+            s.cfg.send_policy = policy;
+            s.uncork_to = uncork_to;
+        }
+        Outcome::Done(Ok(0))
+    }
+
     /// getsockopt(): reports the value and checks it against the script's `[value]`.
     fn getsockopt(&mut self, idx: usize, fd: i64, sock: &Sock, spec: &SyscallSpec) -> Res<Outcome> {
         let name = match spec.args.get(2) {
@@ -885,8 +879,22 @@ impl<'a> Runner<'a> {
                 (Some(c), SockKind::Stream) if self.ever_synced => c.effective_mss() as i64,
                 _ => i64::from(cfg.mss),
             },
-            "TCP_NODELAY" => i64::from(cfg.send_policy.to_string() == "nodelay"),
-            "TCP_CORK" => i64::from(cfg.send_policy.to_string() == "cork"),
+            "TCP_NODELAY" => {
+                let on_conn = matches!(sock.kind, SockKind::Stream | SockKind::Listener)
+                    && self.conn_cfg.is_some();
+                let uncork_to = if on_conn {
+                    self.conn_uncork_to
+                } else {
+                    sock.uncork_to
+                };
+                let base = if cfg.send_policy == SendPolicyKind::Cork {
+                    uncork_to
+                } else {
+                    cfg.send_policy
+                };
+                i64::from(base == SendPolicyKind::NoDelay)
+            }
+            "TCP_CORK" => i64::from(cfg.send_policy == SendPolicyKind::Cork),
             "SO_REUSEADDR" => 1,
             other => {
                 return Err(self.unsupported(
@@ -911,15 +919,57 @@ impl<'a> Runner<'a> {
     }
 }
 
+/// A send-policy socket option and its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PolicyOpt {
+    /// TCP_NODELAY on (true) or off.
+    NoDelay(bool),
+    /// TCP_CORK on (true) or off.
+    Cork(bool),
+    /// TCP_TINYGRAM_SEND_POLICY.
+    Named(SendPolicyKind),
+}
+
+/// The send policy after `opt`, the policy uncorking will restore, and whether
+/// queued data must be pushed, given the current policy and restore target.
+/// As Linux: TCP_CORK overrides TCP_NODELAY while set; clearing it restores the
+/// policy in force before and pushes what is queued (tcp(7)); setting TCP_NODELAY
+/// pushes queued data even while corked.
+fn next_policy(
+    cur: SendPolicyKind,
+    uncork_to: SendPolicyKind,
+    opt: PolicyOpt,
+) -> (SendPolicyKind, SendPolicyKind, bool) {
+    let corked = cur == SendPolicyKind::Cork;
+    let cork = |base| (SendPolicyKind::Cork, base, false);
+    match opt {
+        PolicyOpt::NoDelay(on) => {
+            let base = if on {
+                SendPolicyKind::NoDelay
+            } else {
+                SendPolicyKind::Nagle
+            };
+            if corked {
+                (SendPolicyKind::Cork, base, on)
+            } else {
+                (base, base, false)
+            }
+        }
+        PolicyOpt::Cork(true) | PolicyOpt::Named(SendPolicyKind::Cork) => {
+            cork(if corked { uncork_to } else { cur })
+        }
+        PolicyOpt::Cork(false) if corked => (uncork_to, uncork_to, true),
+        PolicyOpt::Cork(false) => (cur, uncork_to, false),
+        PolicyOpt::Named(k) => (k, k, false),
+    }
+}
+
 /// Copies the field that setsockopt `name` controls from `from` into `to`.
 fn apply_named(to: &mut Config, from: &Config, name: &str) {
     match name {
         "SO_RCVBUF" => to.rcv_buf = from.rcv_buf,
         "SO_SNDBUF" => to.snd_buf = from.snd_buf,
         "TCP_MAXSEG" => to.mss = from.mss,
-        "TCP_NODELAY" | "TCP_CORK" | "TCP_TINYGRAM_SEND_POLICY" => {
-            to.send_policy = from.send_policy
-        }
         "TCP_TINYGRAM_ACK_POLICY" => to.ack_policy = from.ack_policy,
         "TCP_TINYGRAM_DELACK" => to.delack = from.delack,
         "TCP_TINYGRAM_DELACK_SEGMENTS" => to.delack_segments = from.delack_segments,
@@ -941,5 +991,48 @@ fn apply_named(to: &mut Config, from: &Config, name: &str) {
         "TCP_TINYGRAM_SLOW_START" => to.slow_start = from.slow_start,
         "TCP_TINYGRAM_OPTIONS" => to.options = from.options,
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use SendPolicyKind::{Cork, Doupnik, Nagle, NoDelay};
+
+    #[test]
+    fn cork_restores_the_policy_before_it_and_nodelay_pushes() {
+        // Cork over doupnik; uncork restores doupnik and pushes.
+        assert_eq!(
+            next_policy(Doupnik, Nagle, PolicyOpt::Cork(true)),
+            (Cork, Doupnik, false)
+        );
+        assert_eq!(
+            next_policy(Cork, Doupnik, PolicyOpt::Cork(false)),
+            (Doupnik, Doupnik, true)
+        );
+        // Uncorking an uncorked socket changes nothing.
+        assert_eq!(
+            next_policy(Nagle, Nagle, PolicyOpt::Cork(false)),
+            (Nagle, Nagle, false)
+        );
+        // TCP_NODELAY while corked: cork stays, the restore target changes,
+        // and queued data is pushed (Linux sets TCP_NAGLE_PUSH).
+        assert_eq!(
+            next_policy(Cork, Nagle, PolicyOpt::NoDelay(true)),
+            (Cork, NoDelay, true)
+        );
+        assert_eq!(
+            next_policy(NoDelay, NoDelay, PolicyOpt::NoDelay(false)),
+            (Nagle, Nagle, false)
+        );
+        // TCP_TINYGRAM_SEND_POLICY "cork" corks; any other name replaces both.
+        assert_eq!(
+            next_policy(Doupnik, Doupnik, PolicyOpt::Named(Cork)),
+            (Cork, Doupnik, false)
+        );
+        assert_eq!(
+            next_policy(Cork, Nagle, PolicyOpt::Named(Doupnik)),
+            (Doupnik, Doupnik, false)
+        );
     }
 }

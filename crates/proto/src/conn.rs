@@ -19,7 +19,7 @@ use crate::counters::Counters;
 use crate::nak::{NakReceiver, NakSender};
 use crate::policy::{
     AckCtx, AckDecision, AckPolicy, AckReason, DelayReason, SendCtx, SendDecision, SendPolicy,
-    WindowUpdate,
+    SendPolicyKind, WindowUpdate,
 };
 use crate::recv_buf::RecvBuffer;
 use crate::rtt::RttEstimator;
@@ -453,10 +453,19 @@ impl Connection {
         Ok(self.send_buf.write(data, more_follows))
     }
 
-    /// Ends the current data set: the last written byte becomes an end of
-    /// application data (like uncorking, or a write without MSG_MORE).
+    /// Ends the current data set and pushes it: the last written byte becomes
+    /// an end of application data (like a write without MSG_MORE), and the data
+    /// written so far goes as window and cwnd allow, whatever the send policy
+    /// (tcp(7): "all queued partial frames are sent" when TCP_CORK is cleared).
     pub fn flush(&mut self) {
         self.send_buf.flush();
+    }
+
+    /// Changes the send policy of a live connection, as Linux's setsockopt
+    /// TCP_NODELAY / TCP_CORK does; it decides from the next transmission on.
+    pub fn set_send_policy(&mut self, kind: SendPolicyKind) {
+        self.cfg.send_policy = kind;
+        self.send_policy = kind.build();
     }
 
     /// Turns the why-trace on or off (see `Config::trace`).
@@ -1893,7 +1902,13 @@ impl Connection {
                         _ => None,
                     },
                 };
-                if let SendDecision::Hold { reason, until } = self.send_policy.decide(&ctx) {
+                // Flushed data is pushed: no policy holds it (see `flush`).
+                let decision = if ctx.flushed {
+                    SendDecision::Send
+                } else {
+                    self.send_policy.decide(&ctx)
+                };
+                if let SendDecision::Hold { reason, until } = decision {
                     self.note_hold(now, HoldRule::Policy(reason), len, flight);
                     if let Some(at) = until {
                         self.arm(Timer::Policy, at);

@@ -269,6 +269,45 @@ fn cork_until_flush_or_cap() {
     p.check_integrity(B);
 }
 
+/// An explicit flush pushes what was written under every policy (tcp(7):
+/// clearing TCP_CORK sends all queued partial frames), even behind data in flight.
+#[test]
+fn flush_pushes_under_every_policy() {
+    for (name, _) in SendPolicyKind::ALL {
+        let name = name.replace(":N", ":30");
+        let mut p = pair(&name, receiver());
+        let t0 = p.now;
+        p.write(A, 1000);
+        p.write_more(A, 20, true);
+        p.advance_to(t0 + ms(5), true);
+        p.conns[A].flush();
+        p.advance_to(t0 + ms(6), true);
+        let d = p.data_from(A);
+        assert_eq!(d.iter().map(|x| x.2).sum::<usize>(), 1020, "{name}: {d:?}");
+        assert!(d.iter().all(|x| x.0 <= t0 + ms(5)), "{name}: {d:?}");
+        p.run(ms(1000));
+        p.check_integrity(B);
+    }
+}
+
+/// The send policy of a live connection can change (setsockopt TCP_NODELAY
+/// or TCP_CORK on Linux): corked data goes as soon as the policy is nodelay.
+#[test]
+fn send_policy_changes_on_a_live_connection() {
+    let mut p = pair("cork", receiver());
+    let t0 = p.now;
+    p.write(A, 1500);
+    p.advance_to(t0 + ms(50), true);
+    assert_eq!(p.data_from(A).len(), 1, "cork sends the full segment only");
+    p.conns[A].set_send_policy("nodelay".parse().unwrap());
+    assert_eq!(p.conns[A].config().send_policy.to_string(), "nodelay");
+    p.advance_to(t0 + ms(51), true);
+    let d = p.data_from(A);
+    assert_eq!((d[1].0, d[1].2), (t0 + ms(50), 500), "{d:?}");
+    p.run(ms(1000));
+    p.check_integrity(B);
+}
+
 /// naglim:30 with 10-byte writes (Davids, trace 5): holds until 30 bytes are
 /// ready or the ACK arrives.
 #[test]
