@@ -74,6 +74,8 @@ pub(crate) struct Runner<'a> {
     pub conn_cfg: Option<Config>,
     /// The send policy TCP_CORK 0 restores on the live connection.
     pub conn_uncork_to: SendPolicyKind,
+    /// Why the current system call returned its errno, for the failure message.
+    pub errno_reason: Option<String>,
     /// The connection has reached a synchronized state at least once.
     pub ever_synced: bool,
     /// The listener's connection was returned by accept().
@@ -146,6 +148,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         conn: None,
         conn_cfg: None,
         conn_uncork_to: Config::default().send_policy,
+        errno_reason: None,
         ever_synced: false,
         conn_accepted: false,
         listener_fd: None,
@@ -965,6 +968,7 @@ impl<'a> Runner<'a> {
             self.script.events[idx].text
         ));
         self.write_progress = 0;
+        self.errno_reason = None;
         let out = self.try_syscall(idx, spec, true)?;
         self.drain();
         match out {
@@ -1030,11 +1034,15 @@ impl<'a> Runner<'a> {
             Ok(v) => v.to_string(),
             Err(e) => format!("-1 {e}"),
         };
+        let why = match (&res, &self.errno_reason) {
+            (Err(_), Some(r)) => format!(" ({r})"),
+            _ => String::new(),
+        };
         let mut f = self.fail(
             idx,
             FailKind::Syscall,
             format!(
-                "{} returned {actual}, the script expects {expected}",
+                "{} returned {actual}{why}, the script expects {expected}",
                 spec.name
             ),
         );

@@ -806,6 +806,11 @@ impl<'a> Runner<'a> {
                 ))
             }
         }
+        if let Some(e) = range_error(&cfg, &name) {
+            // As Linux answers an out-of-range value: EINVAL at the call itself.
+            self.errno_reason = Some(format!("{name}: {e}"));
+            return Ok(Outcome::Done(Err("EINVAL")));
+        }
         if live {
             let current = self.conn_cfg.as_ref().map(|c| format!("{c:?}"));
             let mut merged = self.conn_cfg.clone().unwrap_or_default();
@@ -964,6 +969,27 @@ fn next_policy(
     }
 }
 
+/// Config keys whose range `Config::validate` checks on their own (no other
+/// field involved), so setsockopt can refuse a bad value with EINVAL at once.
+const RANGE_CHECKED: &[(&str, &str)] = &[
+    ("TCP_MAXSEG", "mss"),
+    ("TCP_TINYGRAM_DELACK", "delack"),
+    ("TCP_TINYGRAM_DELACK_SEGMENTS", "delack_segments"),
+    ("TCP_TINYGRAM_DELACK_TICK", "delack_tick"),
+    ("TCP_TINYGRAM_ADAPTIVE_K", "adaptive_k"),
+    ("TCP_TINYGRAM_ADAPTIVE_MAX", "adaptive_max"),
+    ("TCP_TINYGRAM_INITIAL_WINDOW", "initial_window"),
+    ("TCP_TINYGRAM_DUPACK_THRESHOLD", "dupack_threshold"),
+];
+
+/// Why the value setsockopt `name` put in `cfg` is out of range, if it is.
+fn range_error(cfg: &Config, name: &str) -> Option<tinygram_proto::ConfigError> {
+    let (_, key) = RANGE_CHECKED.iter().find(|(n, _)| *n == name)?;
+    let mut probe = Config::default();
+    apply_named(&mut probe, cfg, name);
+    probe.validate().err().filter(|e| e.key == *key)
+}
+
 /// Copies the field that setsockopt `name` controls from `from` into `to`.
 fn apply_named(to: &mut Config, from: &Config, name: &str) {
     match name {
@@ -1034,5 +1060,26 @@ mod tests {
             next_policy(Cork, Nagle, PolicyOpt::Named(Doupnik)),
             (Doupnik, Doupnik, false)
         );
+    }
+
+    #[test]
+    fn delack_over_500ms_is_out_of_range() {
+        let cfg = Config {
+            delack: Duration::from_millis(600),
+            ..Config::default()
+        };
+        let e = range_error(&cfg, "TCP_TINYGRAM_DELACK").expect("refused");
+        assert!(e.to_string().contains("RFC 1122 4.2.3.2"), "{e}");
+        let ok = Config {
+            delack: Duration::from_millis(500),
+            ..Config::default()
+        };
+        assert!(range_error(&ok, "TCP_TINYGRAM_DELACK").is_none());
+        // Options whose checks involve other fields wait for listen()/connect().
+        let cfg = Config {
+            rto_min: Duration::from_secs(90),
+            ..Config::default()
+        };
+        assert!(range_error(&cfg, "TCP_TINYGRAM_RTO_MIN").is_none());
     }
 }
