@@ -92,7 +92,7 @@ impl ScenarioSet {
                 if names.is_empty() {
                     format!("no variant {name:?}: the scenario has no [[variant]] tables")
                 } else {
-                    format!("no variant {name:?} (variants: {})", names.join(", "))
+                    format!("no variant {name:?} (variants: {})", names.join("; "))
                 }
             })
     }
@@ -260,7 +260,7 @@ options = ["wscale", "sack"]
         assert_eq!(user.variants[1].1.client.tcp.rcv_buf, 32 * 1024);
         assert_eq!(user.base.client.tcp.rcv_buf, 32 * 1024);
         assert!(set.select("wide").is_ok());
-        assert!(set.select("narrow").unwrap_err().contains("nodelay, wide"));
+        assert!(set.select("narrow").unwrap_err().contains("nodelay; wide"));
     }
 
     #[test]
