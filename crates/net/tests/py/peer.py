@@ -7,7 +7,8 @@ ACTION: sink (read to EOF, then close), source:N (write N random bytes, then
 close and read to EOF), echo:TEXT (write TEXT, read it back, close, read to
 EOF), abort:TEXT (write TEXT, read it back, then close with a RST), hold (read
 until the peer resets or closes). Prints one JSON line with what happened and
-the kernel's TCP_INFO after the handshake (negotiated options, MSS)."""
+the kernel's TCP_INFO after the handshake (negotiated options, MSS); source
+also reports the kernel's retransmissions (tcpi_total_retrans) at the end."""
 import hashlib, json, os, socket, struct, sys, time
 
 role, addr, port, action, limit = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
@@ -22,6 +23,11 @@ def tcp_info(s):
         "snd_wscale": b[6] & 0x0F, "rcv_wscale": b[6] >> 4,
         "snd_mss": struct.unpack_from("I", b, 16)[0], "rcv_mss": struct.unpack_from("I", b, 20)[0],
     }
+
+
+def total_retrans(s):
+    b = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    return struct.unpack_from("I", b, 100)[0]
 
 
 def read_to_eof(s, h):
@@ -63,6 +69,7 @@ try:
             out["bytes_out"] += len(b)
         s.shutdown(socket.SHUT_WR)
         read_to_eof(s, h_in)
+        out["total_retrans"] = total_retrans(s)
         s.close()
     elif action.startswith("echo:") or action.startswith("abort:"):
         text = action.split(":", 1)[1].encode()
