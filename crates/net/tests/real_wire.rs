@@ -507,13 +507,23 @@ fn classic_stall_kernel_vs_tinygram() {
         );
     }
     say(&table);
-    let doupnik = rates[2].1;
+    let (nagle, minshall, doupnik) = (rates[0].1, rates[1].1, rates[2].1);
     assert!(
         doupnik >= 10.0 * kernel,
         "doupnik must be at least 10x the kernel's Nagle-on rate\n{table}"
     );
-    assert!(
-        doupnik >= 10.0 * rates[0].1,
-        "tinygram's strict Nagle should stall like the kernel\n{table}"
-    );
+    // The issue: tinygram with nagle and minshall stalls the same way as the
+    // kernel. The stall is the client's delayed-ACK timer (about 40 ms), so the
+    // rates sit near the kernel's whatever the load; a factor of 3 either way
+    // leaves room for a busy 2-core machine without letting a non-stall pass.
+    for (policy, rate) in [("nagle", nagle), ("minshall", minshall)] {
+        assert!(
+            doupnik >= 10.0 * rate,
+            "tinygram's {policy} should stall: doupnik must be at least 10x its rate\n{table}"
+        );
+        assert!(
+            (kernel / 3.0..=kernel * 3.0).contains(&rate),
+            "tinygram's {policy} should stall like the kernel with Nagle on (within a factor of 3)\n{table}"
+        );
+    }
 }
