@@ -107,7 +107,12 @@ enum BenchWhat {
 fn scenario_keys_help() -> String {
     let mut s = String::from("Scenario keys (TOML; all optional):\n");
     for k in KEYS {
-        s += &format!("  {:<28} default {:<14} {}\n", k.key, k.default, k.doc);
+        s += &format!(
+            "  {:<28} default {:<14} {}\n",
+            k.key,
+            k.default_value(),
+            k.doc
+        );
     }
     s += "\nVariants: each [[variant]] table has a name and any keys above; `run` runs the\n\
           file as written, then every variant (file, then variant keys, then --set), and\n\

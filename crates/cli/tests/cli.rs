@@ -166,3 +166,26 @@ fn closed_stdout_ends_quietly() {
         );
     }
 }
+
+/// The key help shows the engine's real defaults (from `Config::default()`), not placeholders.
+#[test]
+fn key_help_shows_real_defaults() {
+    for args in [&["scenario"][..], &["run", "--help"][..]] {
+        let out = tinygram().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains("engine default"), "{args:?}: {text}");
+        for key in ["client.send_policy", "server.ack_policy"] {
+            let line = text
+                .lines()
+                .find(|l| l.trim_start().starts_with(key))
+                .unwrap();
+            let want = if key.ends_with("send_policy") {
+                "\"nagle\""
+            } else {
+                "\"delayed\""
+            };
+            assert!(line.contains(want), "{line}");
+        }
+    }
+}

@@ -13,7 +13,7 @@
 //! link={rate="1Mbps"}` drops the file's other `link.*` keys.
 
 use crate::link::LinkConfig;
-use crate::units::{parse_duration, parse_rate, parse_size};
+use crate::units::{fmt_duration, fmt_rate, fmt_size, parse_duration, parse_rate, parse_size};
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;
@@ -149,25 +149,115 @@ pub struct KeyDoc {
     /// Full dotted key.
     pub key: &'static str,
     /// The default, as it would be written in a file (or a description of it).
+    /// Shown through [`KeyDoc::default_value`], which renders host and link
+    /// keys from the code instead.
     pub default: &'static str,
     /// One line: what it does, and its source.
     pub doc: &'static str,
 }
 
 impl KeyDoc {
-    /// The default as text; for keys whose default the engine decides (the
-    /// policies), taken from `Config::default()` so the docs cannot drift.
+    /// The default as it would be written in a file. Host keys (the engine's
+    /// settings) and link keys are rendered from `Config::default()` and
+    /// `LinkConfig::default()`, so the help cannot drift from the code.
     pub fn default_value(&self) -> String {
-        let short = self
+        let host = self
             .key
             .strip_prefix("client.")
             .or_else(|| self.key.strip_prefix("server."));
-        match short {
-            Some("send_policy") => format!("{:?}", Config::default().send_policy.to_string()),
-            Some("ack_policy") => format!("{:?}", Config::default().ack_policy.to_string()),
-            _ => self.default.to_string(),
+        let link = self.key.strip_prefix("link.").filter(|k| !k.contains('.'));
+        host.and_then(host_default)
+            .or_else(|| link.and_then(link_default))
+            .unwrap_or_else(|| self.default.to_string())
+    }
+}
+
+/// A TOML string.
+fn quoted(s: impl fmt::Display) -> String {
+    format!("{:?}", s.to_string())
+}
+
+/// A size as a file would say it: decimal units for multiples of 1000
+/// (`"256KB"`), else binary ones (`"64KiB"`).
+fn size_text(n: u64) -> String {
+    for (scale, unit) in [(1_000_000_000, "GB"), (1_000_000, "MB"), (1_000, "KB")] {
+        if n >= scale && n % scale == 0 {
+            return quoted(format!("{}{unit}", n / scale));
         }
     }
+    quoted(fmt_size(n))
+}
+
+/// `Config::default()`'s value of host key `short`, in scenario syntax.
+fn host_default(short: &str) -> Option<String> {
+    let c = Config::default();
+    let dur = |d: Duration| quoted(fmt_duration(d));
+    let size = |n: usize| size_text(n as u64);
+    Some(match short {
+        "mss" => c.mss.to_string(),
+        "send_policy" => quoted(c.send_policy),
+        "ack_policy" => quoted(c.ack_policy),
+        "delack" => dur(c.delack),
+        "delack_segments" => c.delack_segments.to_string(),
+        "delack_count" => quoted(c.delack_count),
+        "delack_tick" => c.delack_tick.map_or_else(|| quoted("none"), dur),
+        "window_update" => quoted(c.window_update),
+        "adaptive_k" => format!("{:?}", c.adaptive_k),
+        "adaptive_min" => dur(c.adaptive_min),
+        "adaptive_max" => dur(c.adaptive_max),
+        "rcv_buf" => size(c.rcv_buf),
+        "snd_buf" => size(c.snd_buf),
+        "options" => {
+            let o = c.options;
+            let names: Vec<String> = [
+                (o.window_scale, "wscale"),
+                (o.timestamps, "timestamps"),
+                (o.sack, "sack"),
+                (o.big_window, "bigwin"),
+                (o.nak, "nak"),
+            ]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, n)| quoted(n))
+            .collect();
+            format!("[{}]", names.join(", "))
+        }
+        "loss_is" => quoted(match c.loss_is {
+            LossIs::Congestion => "congestion",
+            LossIs::Noise => "noise",
+        }),
+        "slow_start" => quoted(match c.slow_start {
+            SlowStart::Standard => "standard",
+            SlowStart::Double => "double",
+        }),
+        "rto_min" => dur(c.rto_min),
+        "rto_max" => dur(c.rto_max),
+        "rto_initial" => dur(c.rto_initial),
+        "initial_window" => c.initial_window.to_string(),
+        "max_retries" => c.max_retries.to_string(),
+        "syn_retries" => c.syn_retries.to_string(),
+        "msl" => dur(c.msl),
+        "dupack_threshold" => c.dupack_threshold.to_string(),
+        "buffer_cap" => size(c.buffer_cap),
+        _ => return None,
+    })
+}
+
+/// `LinkConfig::default()`'s value of link key `short`, in scenario syntax.
+fn link_default(short: &str) -> Option<String> {
+    let l = LinkConfig::default();
+    Some(match short {
+        "rate" => quoted(fmt_rate(l.rate_bps)),
+        "delay" => quoted(fmt_duration(l.delay)),
+        "queue" => size_text(l.queue_bytes as u64),
+        "loss" => l.loss.to_string(),
+        "ber" => l.ber.to_string(),
+        "framing" => quoted(l.framing.name()),
+        "reorder" => l.reorder.to_string(),
+        "reorder_delay" => quoted(fmt_duration(l.reorder_delay)),
+        "duplicate" => l.duplicate.to_string(),
+        _ => return None,
+    })
 }
 
 /// Builds [`KEYS`]: link keys appear under `link`, `link.forward` and `link.reverse`,
@@ -219,8 +309,8 @@ pub const KEYS: &[KeyDoc] = key_docs! {
     ],
     host: [
         ("mss", "1460", "MSS advertised: largest payload accepted (RFC 9293 3.7.1; 1500 - 40)"),
-        ("send_policy", "(engine default)", "when to send: a name from `tinygram policies` (nodelay, nagle, ...)"),
-        ("ack_policy", "(engine default)", "when to acknowledge: a name from `tinygram policies` (immediate, delayed, ...)"),
+        ("send_policy", "(Config::default())", "when to send: a name from `tinygram policies` (nodelay, nagle, ...)"),
+        ("ack_policy", "(Config::default())", "when to acknowledge: a name from `tinygram policies` (immediate, delayed, ...)"),
         ("delack", "\"200ms\"", "delayed-ACK timeout, at most 500ms (RFC 1122 4.2.3.2)"),
         ("delack_segments", "2", "ACK at once every Nth data segment (RFC 1122 4.2.3.2, RFC 5681 4.2)"),
         ("delack_count", "\"any\"", "segments that count toward delack_segments: \"any\" data segment (BSD; Cheshire) or only \"full\"-sized ones (RFC 1122 4.2.3.2)"),
@@ -1297,6 +1387,36 @@ outstanding = 1
             policy.default_value(),
             format!("{:?}", Config::default().send_policy.to_string())
         );
+    }
+
+    #[test]
+    fn help_shows_the_defaults_of_the_code() {
+        let shown = |key: &str| KEYS.iter().find(|k| k.key == key).unwrap().default_value();
+        let c = Config::default();
+        assert_eq!(
+            shown("client.send_policy"),
+            format!("\"{}\"", c.send_policy)
+        );
+        assert_eq!(shown("server.ack_policy"), format!("\"{}\"", c.ack_policy));
+        assert_eq!(shown("client.send_policy"), "\"nagle\"");
+        assert_eq!(shown("server.ack_policy"), "\"delayed\"");
+        assert_eq!(shown("server.delack_tick"), "\"none\"");
+        assert_eq!(shown("link.forward.rate"), "link.rate");
+        // Engine and link keys are rendered from the code; where the table's
+        // literal is a value, it must say the same (no stale docs).
+        for k in KEYS {
+            let short = k.key.split_once('.').map_or("", |(_, s)| s);
+            let rendered = match k.key.split('.').next() {
+                Some("client" | "server") => host_default(short),
+                Some("link") if !short.contains('.') => link_default(short),
+                _ => continue,
+            };
+            // Host keys outside `Config` (isn, memory) keep their literal.
+            let Some(rendered) = rendered else { continue };
+            if !k.default.starts_with('(') {
+                assert_eq!(rendered, k.default, "{}", k.key);
+            }
+        }
     }
 
     #[test]
