@@ -38,11 +38,15 @@ fn hex(d: impl AsRef<[u8]>) -> String {
 
 /// Handshakes both ways; the kernel offers MSS, SACK-permitted, timestamps and
 /// window scale: tinygram takes what it implements, and the kernel's TCP_INFO
-/// shows exactly the options both SYNs carried.
+/// shows exactly the options both SYNs carried. tinygram's SYN carries RFC
+/// 1106's Big Window and NAK-permitted (kind 253, ExID 0x1106) on the wire,
+/// Linux ignores them, and the connection works. MSS is 1448 each way
+/// (1500-byte MTU less 40 bytes of headers and 12 of timestamps).
 #[test]
 fn handshake_both_ways_and_kernel_options() {
     require_real_wire!("handshake_both_ways_and_kernel_options");
     let _g = common::serial();
+    use tinygram_proto::wire::{RFC1106_EXID, TCPOPT_EXPERIMENTAL};
 
     // tinygram connects (offering every option it has a switch for).
     let ns = Netns::new("hs");
@@ -51,9 +55,23 @@ fn handshake_both_ways_and_kernel_options() {
         options: all_options(),
         ..Config::default()
     };
-    let tg = Tinygram::connect(&ns, cfg.clone(), 9000, "source:100000");
+    let pcap = std::env::temp_dir().join(format!("{}-syn.pcap", ns.name));
+    let tg = Tinygram::start_captured(
+        &ns,
+        cfg.clone(),
+        Role::Connect {
+            to: std::net::SocketAddrV4::new(KERNEL, 9000),
+            app: AppSpec::Source { bytes: 100_000 },
+            local_port: None,
+        },
+        1500,
+        Duration::from_secs(60),
+        Some(pcap.clone()),
+    );
     let report = tg.join();
     let k = peer.finish();
+    let packets = common::read_pcap(&pcap);
+    let _ = std::fs::remove_file(&pcap);
     let c = one_conn(&report);
     assert_eq!(c.error, None, "{report:#?}");
     let ours = c.our_syn_options.expect("we sent a SYN");
@@ -62,6 +80,36 @@ fn handshake_both_ways_and_kernel_options() {
         "tinygram SYN offered {ours:?}\nkernel SYN-ACK answered {theirs:?}\nkernel TCP_INFO {}",
         k["tcp_info"]
     ));
+    // What we offered, as the codec saw it...
+    assert!(
+        ours.timestamps.is_some() && ours.sack_permitted,
+        "tinygram offers timestamps and SACK when enabled: {ours:?}"
+    );
+    assert!(ours.big_window_offer.is_some() && ours.nak_permitted);
+    // ...and as the bytes on the wire say: our SYN (first packet, from us)
+    // holds kind 253 options with the project's ExID, letters B and P.
+    let syn = packets
+        .iter()
+        .find(|p| p[12..16] == TG.octets())
+        .expect("tinygram's SYN in the capture");
+    let (flags, opts) = common::raw_tcp_options(syn).expect("a TCP packet");
+    assert_eq!(flags & 0x12, 0x02, "the first packet we sent is a SYN");
+    let exid = RFC1106_EXID.to_be_bytes();
+    let rfc1106: Vec<&[u8]> = opts
+        .iter()
+        .filter(|(kind, d)| *kind == TCPOPT_EXPERIMENTAL && d.starts_with(&exid))
+        .map(|(_, d)| &d[2..])
+        .collect();
+    assert!(
+        rfc1106
+            .iter()
+            .any(|d| d.first() == Some(&b'B') && d.len() == 5),
+        "Big Window offer (kind 253, ExID {RFC1106_EXID:#06x}, 'B' + 4 bytes) in our SYN: {opts:?}"
+    );
+    assert!(
+        rfc1106.contains(&&b"P"[..]),
+        "NAK-permitted (kind 253, ExID {RFC1106_EXID:#06x}, 'P') in our SYN: {opts:?}"
+    );
     assert_eq!(theirs.mss, Some(1460));
     let ws = ours.window_scale.expect("window scale offered");
     assert!(
@@ -71,20 +119,24 @@ fn handshake_both_ways_and_kernel_options() {
     let info = &k["tcp_info"];
     assert_eq!(info["wscale"], true);
     assert_eq!(info["snd_wscale"].as_u64(), Some(u64::from(ws)));
-    // The kernel agrees to timestamps / SACK only if our SYN offered them.
-    assert_eq!(info["timestamps"], ours.timestamps.is_some());
-    assert_eq!(info["sack"], ours.sack_permitted);
-    assert_eq!(theirs.timestamps.is_some(), ours.timestamps.is_some());
-    assert_eq!(theirs.sack_permitted, ours.sack_permitted);
-    // RFC 1106 options (kind 253) never come back from Linux.
+    assert_eq!(info["timestamps"], true);
+    assert_eq!(info["sack"], true);
+    assert!(theirs.timestamps.is_some() && theirs.sack_permitted);
+    // RFC 1106 options (kind 253) never come back from Linux...
     assert!(
         theirs.unknown.is_empty() && theirs.big_window_offer.is_none() && !theirs.nak_permitted
     );
+    // ...so neither side uses them, and the data arrives intact.
     assert_eq!(k["bytes_in"].as_u64(), Some(100_000));
     assert_eq!(Some(s(&k, "sha256_in")), c.app.sha256_out);
-    if ours.timestamps.is_none() {
-        say("note: the engine does not offer timestamps/SACK yet; the kernel's offer was ignored and the connection worked");
-    }
+    assert_eq!(c.counters.naks_sent + c.counters.naks_received, 0);
+    // RFC 7323 / RFC 6691: with timestamps, each segment carries 12 bytes less.
+    assert_eq!(c.effective_mss, 1448, "tinygram's send MSS");
+    assert_eq!(
+        info["snd_mss"].as_u64(),
+        Some(1448),
+        "the kernel's send MSS"
+    );
     drop(ns);
 
     // The kernel connects to tinygram.
@@ -102,12 +154,15 @@ fn handshake_both_ways_and_kernel_options() {
     ));
     assert_eq!(theirs.mss, Some(1460));
     assert!(theirs.sack_permitted && theirs.timestamps.is_some() && theirs.window_scale.is_some());
-    // RFC 7323 / RFC 6691: with timestamps, each segment carries 12 bytes less.
-    let ts = ours.timestamps.is_some() && theirs.timestamps.is_some();
-    assert_eq!(c.effective_mss, if ts { 1448 } else { 1460 });
+    assert!(
+        ours.timestamps.is_some() && ours.sack_permitted,
+        "tinygram agrees to the kernel's timestamps and SACK: {ours:?}"
+    );
+    assert_eq!(c.effective_mss, 1448, "tinygram's send MSS");
     assert_eq!(
         k["tcp_info"]["snd_mss"].as_u64(),
-        Some(c.effective_mss as u64)
+        Some(1448),
+        "the kernel's send MSS"
     );
     let info = &k["tcp_info"];
     assert_eq!(info["wscale"], true);
@@ -115,10 +170,11 @@ fn handshake_both_ways_and_kernel_options() {
         info["snd_wscale"].as_u64(),
         ours.window_scale.map(u64::from)
     );
-    assert_eq!(info["timestamps"], ours.timestamps.is_some());
-    assert_eq!(info["sack"], ours.sack_permitted);
-    // A SYN-ACK offers nothing the SYN did not (RFC 7323 2.2, RFC 2018 2).
-    assert!(ours.unknown.is_empty());
+    assert_eq!(info["timestamps"], true);
+    assert_eq!(info["sack"], true);
+    // A SYN-ACK offers nothing the SYN did not (RFC 7323 2.2, RFC 2018 2,
+    // RFC 1106: Big Window and NAK only when the SYN offered them).
+    assert!(ours.unknown.is_empty() && ours.big_window_offer.is_none() && !ours.nak_permitted);
     assert_eq!(c.app.bytes_in, 100_000);
     assert_eq!(
         c.app.sha256_in.as_deref(),
@@ -126,7 +182,8 @@ fn handshake_both_ways_and_kernel_options() {
     );
     drop(ns);
 
-    // Without window scaling on our side, neither side scales.
+    // Without window scaling on our side, neither side scales; without
+    // timestamps, MSS is the full 1460 each way.
     let ns = Netns::new("hs");
     cfg.options = OptionSet::default();
     let tg = Tinygram::serve(&ns, cfg, 8080, "discard", 1);
@@ -135,6 +192,9 @@ fn handshake_both_ways_and_kernel_options() {
     let c = one_conn(&report);
     assert_eq!(c.our_syn_options.unwrap().window_scale, None);
     assert_eq!(k["tcp_info"]["wscale"], false);
+    assert_eq!(k["tcp_info"]["timestamps"], false);
+    assert_eq!(c.effective_mss, 1460);
+    assert_eq!(k["tcp_info"]["snd_mss"].as_u64(), Some(1460));
     assert_eq!(c.app.bytes_in, 300_000);
     assert_eq!(
         c.app.sha256_in.as_deref(),

@@ -1,5 +1,6 @@
 //! tinygram-sim: the deterministic discrete-event network simulator.
 
+pub mod coalesce;
 pub mod event;
 pub mod link;
 pub mod metrics;

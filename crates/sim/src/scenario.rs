@@ -47,6 +47,8 @@ pub struct HostConfig {
     pub isn: Option<u32>,
     /// The host's memory for receive buffers, shared by its connections (RFC 1106 5).
     pub memory: Option<usize>,
+    /// Receive coalescing interval (NIC interrupt moderation + GRO); zero: off.
+    pub rx_coalesce: Duration,
 }
 
 /// Which way bulk data flows.
@@ -335,6 +337,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("isn", "none (from the seed)", "fixed initial sequence number (0 to 4294967295)"),
         ("buffer_cap", "\"16MiB\"", "per-connection cap on the receive buffer; no larger window is offered (RFC 1106 5)"),
         ("memory", "none (unlimited)", "host memory for receive buffers, shared by its connections (RFC 1106 5)"),
+        ("rx_coalesce", "\"0us\"", "receive coalescing (NIC interrupt moderation + Linux GRO): in-order segments arriving within it reach TCP merged; 0 = each on arrival"),
     ],
     workload: [
         ("type", "\"request-response\"", "\"request-response\", \"bulk\" or \"interactive\""),
@@ -1067,6 +1070,7 @@ impl Doc {
             c.buffer_cap = v;
         }
         let memory = self.usize_size(&k("memory"))?;
+        let rx_coalesce = self.duration(&k("rx_coalesce"))?.unwrap_or(Duration::ZERO);
         let isn = self.u32(&k("isn"), 0)?;
         c.validate().map_err(|ce| {
             let key = k(ce.key);
@@ -1079,6 +1083,7 @@ impl Doc {
             tcp: c,
             isn,
             memory,
+            rx_coalesce,
         })
     }
 

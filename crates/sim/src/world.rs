@@ -36,6 +36,8 @@ enum Ev {
     Timer { host: usize, deferred: bool },
     /// Host's application wants to run (a timed write).
     App { host: usize },
+    /// Host's receive-coalescing interval ends: its batch reaches TCP.
+    RxFlush { host: usize },
 }
 
 /// One host: the engine, the application, and what has been scheduled for it.
@@ -45,6 +47,10 @@ struct Host {
     established: bool,
     timer_at: Option<Instant>,
     app_at: Option<Instant>,
+    /// Receive coalescing interval; zero hands each segment over on arrival.
+    rx_coalesce: std::time::Duration,
+    /// Segments waiting for the coalescing interval to end.
+    rx_batch: Vec<(TcpRepr, Vec<u8>)>,
 }
 
 /// What a frame did on the wire, for captures (pcap) and plots.
@@ -110,18 +116,23 @@ impl Sim {
             Instant::ZERO,
         );
         let server = Connection::listen(with_budget(&sc.server), SERVER_PORT, SeqNumber(isn_s));
-        let host = |conn, role| Host {
+        let host = |conn, role, cfg: &crate::scenario::HostConfig| Host {
             conn,
             app: App::new(role, &sc.workload, sc.seed),
             established: false,
             timer_at: None,
             app_at: None,
+            rx_coalesce: cfg.rx_coalesce,
+            rx_batch: Vec::new(),
         };
         Sim {
             now: Instant::ZERO,
             end: Instant::ZERO + sc.duration,
             queue: EventQueue::new(),
-            hosts: [host(client, Role::Client), host(server, Role::Server)],
+            hosts: [
+                host(client, Role::Client, &sc.client),
+                host(server, Role::Server, &sc.server),
+            ],
             links: [Link::new(sc.forward.clone()), Link::new(sc.reverse.clone())],
             in_flight: [VecDeque::new(), VecDeque::new()],
             rng,
@@ -221,6 +232,7 @@ impl Sim {
                     }
                     self.service(host);
                 }
+                Ev::RxFlush { host } => self.flush_rx(host),
                 Ev::App { host } => {
                     if self.hosts[host].app_at != Some(at) {
                         continue;
@@ -299,11 +311,33 @@ impl Sim {
     fn deliver(&mut self, to: usize, pkt: u32) {
         let p = self.slab[pkt as usize].take().expect("live packet");
         self.free_slots.push(pkt);
+        let host = &mut self.hosts[to];
+        if !host.rx_coalesce.is_zero() {
+            if host.rx_batch.is_empty() {
+                let at = self.now + host.rx_coalesce;
+                self.queue.push(at, Ev::RxFlush { host: to });
+            }
+            host.rx_batch.push((p.repr, p.payload));
+            return;
+        }
         self.hosts[to]
             .conn
             .handle_segment(self.now, &p.repr, &p.payload);
         self.spare_payloads.push(p.payload);
         self.service(to);
+    }
+
+    /// Hands host `h`'s coalesced batch to its engine, merged as GRO would.
+    fn flush_rx(&mut self, h: usize) {
+        let mut batch = std::mem::take(&mut self.hosts[h].rx_batch);
+        crate::coalesce::merge(&mut batch);
+        for (repr, payload) in batch.drain(..) {
+            self.hosts[h].conn.handle_segment(self.now, &repr, &payload);
+            self.spare_payloads.push(payload);
+        }
+        // Keep the allocation for the next batch.
+        self.hosts[h].rx_batch = batch;
+        self.service(h);
     }
 
     /// Schedules packet `pkt` to arrive over link `link` at `at`: appended to

@@ -219,6 +219,18 @@ impl Tinygram {
     /// Opens tg0 in `ns` (tinygram 10.7.0.2/24, kernel 10.7.0.1) and runs `role`,
     /// for at most `limit`.
     pub fn start(ns: &Netns, config: Config, role: Role, mtu: u16, limit: Duration) -> Tinygram {
+        Self::start_captured(ns, config, role, mtu, limit, None)
+    }
+
+    /// [`start`](Self::start), recording every packet to `pcap` (tinygram's `--pcap`).
+    pub fn start_captured(
+        ns: &Netns,
+        config: Config,
+        role: Role,
+        mtu: u16,
+        limit: Duration,
+        pcap: Option<PathBuf>,
+    ) -> Tinygram {
         let stop = Arc::new(AtomicBool::new(false));
         let opts = RunOptions {
             device: DeviceConfig {
@@ -230,7 +242,7 @@ impl Tinygram {
             },
             config,
             role,
-            pcap: None,
+            pcap,
             duration: Some(limit),
             status: false,
             stop: stop.clone(),
@@ -309,6 +321,45 @@ impl Drop for Tinygram {
             let _ = h.join();
         }
     }
+}
+
+/// The raw IPv4 packets of a pcap written by `--pcap` (link type RAW).
+pub fn read_pcap(path: &std::path::Path) -> Vec<Vec<u8>> {
+    let file = File::open(path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    let mut r = pcap_file::pcap::PcapReader::new(file).expect("a pcap header");
+    let mut out = Vec::new();
+    while let Some(p) = r.next_packet() {
+        out.push(p.expect("a pcap record").data.into_owned());
+    }
+    out
+}
+
+/// TCP options as (kind, data) pairs.
+pub type RawOptions = Vec<(u8, Vec<u8>)>;
+
+/// The TCP flags byte and options of a raw IPv4 packet, walked by hand
+/// (independently of the codec under test). None if it is not TCP.
+pub fn raw_tcp_options(pkt: &[u8]) -> Option<(u8, RawOptions)> {
+    if pkt.len() < 20 || pkt[0] >> 4 != 4 || pkt[9] != 6 {
+        return None;
+    }
+    let tcp = &pkt[usize::from(pkt[0] & 0x0f) * 4..];
+    let flags = tcp[13];
+    let opts = &tcp[20..usize::from(tcp[12] >> 4) * 4];
+    let mut v = Vec::new();
+    let mut i = 0;
+    while i < opts.len() {
+        match opts[i] {
+            0 => break,
+            1 => i += 1,
+            kind => {
+                let len = usize::from(opts[i + 1]);
+                v.push((kind, opts[i + 2..i + len].to_vec()));
+                i += len;
+            }
+        }
+    }
+    Some((flags, v))
 }
 
 /// Runs `f` in a new thread that has entered network namespace `ns`.

@@ -498,7 +498,8 @@ pub const MAX_QUICKACKS: u32 = 16;
 /// Linux-like quick ACK (modelled on Linux tcp_input.c tcp_event_data_recv,
 /// __tcp_ack_snd_check, tcp_incr_quickack; tcp_output.c tcp_send_delayed_ack,
 /// tcp_event_data_sent; tcp_timer.c tcp_delack_timer_handler). Not exact: no
-/// GRO, PUSHED flags, receive-buffer tuning or ECN. Quick-ACK mode (every
+/// PUSHED flags, receive-buffer tuning or ECN; GRO is the simulator host's
+/// `rx_coalesce`, which merges segments before this policy sees them. Quick-ACK mode (every
 /// segment ACKed) for the first segments and after an idle gap longer than
 /// the RTO; otherwise ACK once more than one MSS is unacknowledged, or after
 /// an adaptive timeout (ATO) of 40 to 200 ms; replying within the ATO marks
