@@ -842,7 +842,7 @@ impl<'a> Runner<'a> {
             let (policy, uncork_to, push) = next_policy(cur, self.conn_uncork_to, opt);
             if let Some(c) = self.conn.as_mut() {
                 if c.config().send_policy != policy {
-                    c.set_send_policy(policy);
+                    c.set_send_policy(instant(self.now), policy);
                 }
                 if push {
                     c.flush();

@@ -166,6 +166,9 @@ pub struct Connection {
     force_one: bool,
     /// End of the last partial segment of new data sent (Minshall).
     last_partial_end: Option<SeqNumber>,
+    /// When the send policy last changed: a policy's hold is counted from
+    /// then at the earliest (cork's cap starts when corking does).
+    policy_since: Option<Instant>,
 
     timers: [Option<Instant>; TIMERS],
     /// An ACK should go now, and why.
@@ -276,6 +279,7 @@ impl Connection {
             persist_backoff: 0,
             force_one: false,
             last_partial_end: None,
+            policy_since: None,
             timers: [None; TIMERS],
             ack_now: None,
             extra_acks: 0,
@@ -461,11 +465,13 @@ impl Connection {
         self.send_buf.flush();
     }
 
-    /// Changes the send policy of a live connection, as Linux's setsockopt
-    /// TCP_NODELAY / TCP_CORK does; it decides from the next transmission on.
-    pub fn set_send_policy(&mut self, kind: SendPolicyKind) {
+    /// Changes the send policy of a live connection at `now`, as Linux's
+    /// setsockopt TCP_NODELAY / TCP_CORK does; it decides from the next
+    /// transmission on, and data it holds counts as held from `now`.
+    pub fn set_send_policy(&mut self, now: Instant, kind: SendPolicyKind) {
         self.cfg.send_policy = kind;
         self.send_policy = kind.build();
+        self.policy_since = Some(now);
     }
 
     /// Turns the why-trace on or off (see `Config::trace`).
@@ -1898,7 +1904,9 @@ impl Connection {
                     flushed: self.send_buf.flushed() > nxt_off,
                     unacked_partial: self.last_partial_end.is_some_and(|e| e > self.snd_una),
                     held_since: match self.hold {
-                        Some((HoldRule::Policy(_), since, _)) => Some(since),
+                        Some((HoldRule::Policy(_), since, _)) => {
+                            Some(self.policy_since.map_or(since, |p| p.max(since)))
+                        }
                         _ => None,
                     },
                 };

@@ -299,13 +299,34 @@ fn send_policy_changes_on_a_live_connection() {
     p.write(A, 1500);
     p.advance_to(t0 + ms(50), true);
     assert_eq!(p.data_from(A).len(), 1, "cork sends the full segment only");
-    p.conns[A].set_send_policy("nodelay".parse().unwrap());
+    let now = p.now;
+    p.conns[A].set_send_policy(now, "nodelay".parse().unwrap());
     assert_eq!(p.conns[A].config().send_policy.to_string(), "nodelay");
     p.advance_to(t0 + ms(51), true);
     let d = p.data_from(A);
     assert_eq!((d[1].0, d[1].2), (t0 + ms(50), 500), "{d:?}");
     p.run(ms(1000));
     p.check_integrity(B);
+}
+
+/// Cork's 200 ms cap runs from when the socket was corked, not from when an
+/// earlier policy began holding the same data.
+#[test]
+fn cork_cap_counts_from_corking() {
+    let mut p = pair("doupnik", receiver());
+    let t0 = p.now;
+    p.write_more(A, 300, true);
+    p.advance_to(t0 + ms(1000), true);
+    assert!(
+        p.data_from(A).is_empty(),
+        "doupnik holds data that is not the end"
+    );
+    p.conns[A].set_send_policy(t0 + ms(1000), "cork".parse().unwrap());
+    p.advance_to(t0 + ms(1199), true);
+    assert!(p.data_from(A).is_empty(), "corked for 199 ms only");
+    p.advance_to(t0 + ms(1201), true);
+    let d = p.data_from(A);
+    assert_eq!((d[0].0, d[0].2), (t0 + ms(1200), 300), "{d:?}");
 }
 
 /// naglim:30 with 10-byte writes (Davids, trace 5): holds until 30 bytes are
