@@ -24,7 +24,7 @@ pub struct HostCounters {
     pub not_ipv4_tcp: u64,
     /// IPv4 header or TCP checksum wrong, or a malformed header: dropped.
     pub bad_packets: u64,
-    /// TCP checksum failures (counted in `bad_packets` too).
+    /// IPv4 header and TCP checksum failures (counted in `bad_packets` too).
     pub bad_checksums: u64,
     /// Addressed to another host: dropped.
     pub not_for_us: u64,
@@ -135,8 +135,11 @@ impl Host {
                 self.counters.not_ipv4_tcp += 1;
                 return;
             }
-            Err(_) => {
+            Err(e) => {
                 self.counters.bad_packets += 1;
+                if e == WireError::BadChecksum {
+                    self.counters.bad_checksums += 1;
+                }
                 return;
             }
         };
@@ -316,5 +319,293 @@ impl Host {
     }
     pub(crate) fn put_payload_buf(&mut self, b: Vec<u8>) {
         self.payload = b;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The host layer without a device: raw IPv4 packets in, raw IPv4 packets out.
+    use super::*;
+    use tinygram_proto::wire::internet_checksum;
+    use tinygram_proto::Flags;
+
+    const US: Ipv4Addr = Ipv4Addr::new(10, 7, 0, 2);
+    const A: Ipv4Addr = Ipv4Addr::new(10, 7, 0, 1);
+    const B: Ipv4Addr = Ipv4Addr::new(10, 7, 0, 3);
+
+    fn t(ms: u64) -> Instant {
+        Instant::from_millis(ms)
+    }
+
+    /// An echo server on port 8080.
+    fn server() -> Host {
+        let mut h = Host::new(US, Config::default(), 7);
+        h.listen(8080, AppSpec::Echo);
+        h
+    }
+
+    /// One IPv4 packet from `src` to `dst` carrying `seg`, both checksums right.
+    fn packet(src: Ipv4Addr, dst: Ipv4Addr, seg: &TcpRepr, payload: &[u8]) -> Vec<u8> {
+        let ip = Ipv4Repr {
+            src: src.octets(),
+            dst: dst.octets(),
+            ttl: 64,
+            ident: 1,
+            dont_frag: true,
+            payload_len: seg.buffer_len(payload.len()),
+        };
+        let mut pkt = vec![0u8; Ipv4Repr::HEADER_LEN + ip.payload_len];
+        ip.emit(&mut pkt[..Ipv4Repr::HEADER_LEN]).unwrap();
+        seg.emit(
+            &mut pkt[Ipv4Repr::HEADER_LEN..],
+            payload,
+            Some(ip.checksum_ctx()),
+        )
+        .unwrap();
+        pkt
+    }
+
+    /// Recomputes the IPv4 header checksum after a test changed the header.
+    fn fix_ip_checksum(pkt: &mut [u8]) {
+        pkt[10..12].fill(0);
+        let sum = internet_checksum(&pkt[..20]);
+        pkt[10..12].copy_from_slice(&sum.to_be_bytes());
+    }
+
+    fn syn(src_port: u16, dst_port: u16, iss: u32) -> TcpRepr {
+        let mut seg = TcpRepr {
+            src_port,
+            dst_port,
+            seq: SeqNumber(iss),
+            flags: Flags::SYN,
+            window: 65535,
+            ..TcpRepr::default()
+        };
+        seg.options.mss = Some(1460);
+        seg
+    }
+
+    /// A packet the host emitted, checked the way a receiver would (both checksums).
+    struct Out {
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        seg: TcpRepr,
+        payload: Vec<u8>,
+    }
+
+    fn drain(h: &mut Host) -> Vec<Out> {
+        h.outbox
+            .drain(..)
+            .map(|pkt| {
+                let (ip, r) = Ipv4Repr::parse(&pkt).expect("valid IPv4 out");
+                let (seg, p) = TcpRepr::parse(&pkt[r.clone()], Some(ip.checksum_ctx()))
+                    .expect("valid TCP out");
+                Out {
+                    src: ip.src.into(),
+                    dst: ip.dst.into(),
+                    seg,
+                    payload: pkt[r][p].to_vec(),
+                }
+            })
+            .collect()
+    }
+
+    /// Several connections at once, told apart by the whole 4-tuple: the same
+    /// remote port from two hosts, two remote ports from one host.
+    #[test]
+    fn demultiplexes_concurrent_connections_by_four_tuple() {
+        let mut h = server();
+        let clients = [(A, 40000u16, 100u32), (A, 40001, 5000), (B, 40000, 90000)];
+        for &(addr, port, iss) in &clients {
+            h.handle_packet(t(0), &packet(addr, US, &syn(port, 8080, iss), &[]));
+        }
+        h.step(t(0));
+        let synacks = drain(&mut h);
+        assert_eq!(synacks.len(), 3);
+        assert_eq!(h.conns.len(), 3);
+        assert_eq!(h.counters.connections, 3);
+        let mut their_iss = BTreeMap::new();
+        for &(addr, port, iss) in &clients {
+            let sa = synacks
+                .iter()
+                .find(|o| o.dst == addr && o.seg.dst_port == port)
+                .unwrap_or_else(|| panic!("a SYN-ACK to {addr}:{port}"));
+            assert_eq!(sa.src, US);
+            assert_eq!(sa.seg.src_port, 8080);
+            assert!(sa.seg.flags.syn() && sa.seg.flags.ack());
+            assert_eq!(sa.seg.ack, SeqNumber(iss + 1), "{addr}:{port}");
+            their_iss.insert((addr, port), sa.seg.seq);
+        }
+        // Complete each handshake with data of its own; each echo goes back
+        // to its own sender.
+        for (i, &(addr, port, iss)) in clients.iter().enumerate() {
+            let seg = TcpRepr {
+                src_port: port,
+                dst_port: 8080,
+                seq: SeqNumber(iss + 1),
+                ack: their_iss[&(addr, port)] + 1,
+                flags: Flags::ACK | Flags::PSH,
+                window: 65535,
+                ..TcpRepr::default()
+            };
+            let data = format!("hello from client {i}");
+            h.handle_packet(t(1), &packet(addr, US, &seg, data.as_bytes()));
+        }
+        h.step(t(1));
+        let out = drain(&mut h);
+        for (i, &(addr, port, iss)) in clients.iter().enumerate() {
+            let data: Vec<u8> = out
+                .iter()
+                .filter(|o| o.dst == addr && o.seg.dst_port == port)
+                .flat_map(|o| o.payload.clone())
+                .collect();
+            assert_eq!(
+                String::from_utf8(data).unwrap(),
+                format!("hello from client {i}"),
+                "echo to {addr}:{port}"
+            );
+            let last = out
+                .iter()
+                .rfind(|o| o.dst == addr && o.seg.dst_port == port)
+                .unwrap();
+            let sent = format!("hello from client {i}").len() as u32;
+            assert_eq!(last.seg.ack, SeqNumber(iss + 1 + sent));
+        }
+        for r in h.all_reports() {
+            assert_eq!(r.app.bytes_in, r.app.bytes_out, "{r:?}");
+            assert_eq!(r.state, State::Established);
+        }
+        assert_eq!(h.counters.rsts_for_closed_ports, 0);
+    }
+
+    /// A bad IPv4 header checksum or a bad TCP checksum: dropped and counted,
+    /// no connection opened, nothing sent, not even a RST.
+    #[test]
+    fn drops_bad_checksums() {
+        let mut h = server();
+        let good = packet(A, US, &syn(40000, 8080, 1), &[]);
+
+        let mut bad_tcp = good.clone();
+        bad_tcp[20 + 16] ^= 0x01; // TCP checksum field
+        h.handle_packet(t(0), &bad_tcp);
+        let mut bad_ip = good.clone();
+        bad_ip[10] ^= 0x80; // IPv4 header checksum field
+        h.handle_packet(t(0), &bad_ip);
+        let mut bad_body = packet(A, US, &syn(40000, 9, 1), &[]);
+        bad_body[20 + 4] ^= 0x10; // the sequence number, checksum left as it was
+        h.handle_packet(t(0), &bad_body);
+        h.step(t(0));
+
+        assert!(h.outbox.is_empty());
+        assert!(h.conns.is_empty());
+        assert_eq!(h.counters.bad_checksums, 3);
+        assert_eq!(h.counters.bad_packets, 3);
+        assert_eq!(h.counters.packets_in, 3);
+        assert_eq!(h.counters.connections, 0);
+        assert_eq!(h.counters.rsts_for_closed_ports, 0);
+
+        // The same SYN intact opens a connection.
+        h.handle_packet(t(0), &good);
+        h.step(t(0));
+        assert_eq!(drain(&mut h).len(), 1);
+        assert_eq!(h.counters.connections, 1);
+        assert_eq!(h.counters.bad_checksums, 3);
+    }
+
+    /// Packets for another address are dropped and counted, never answered.
+    #[test]
+    fn ignores_packets_not_addressed_to_us() {
+        let mut h = server();
+        let other = Ipv4Addr::new(10, 7, 0, 9);
+        h.handle_packet(t(0), &packet(A, other, &syn(40000, 8080, 1), &[]));
+        h.handle_packet(t(0), &packet(A, other, &syn(40000, 9, 1), &[]));
+        h.step(t(0));
+        assert!(h.outbox.is_empty());
+        assert!(h.conns.is_empty());
+        assert_eq!(h.counters.not_for_us, 2);
+        assert_eq!(h.counters.rsts_for_closed_ports, 0);
+        assert_eq!(h.counters.bad_packets, 0);
+    }
+
+    /// UDP over IPv4 and anything over IPv6 (neighbour discovery, ...) are
+    /// counted as not IPv4/TCP and ignored.
+    #[test]
+    fn ignores_non_tcp_packets() {
+        let mut h = server();
+        let mut udp = packet(A, US, &syn(40000, 8080, 1), &[]);
+        udp[9] = 17;
+        fix_ip_checksum(&mut udp);
+        h.handle_packet(t(0), &udp);
+        let mut icmp = packet(A, US, &syn(40000, 8080, 1), &[]);
+        icmp[9] = 1;
+        fix_ip_checksum(&mut icmp);
+        h.handle_packet(t(0), &icmp);
+        // An IPv6 router solicitation, as Linux sends on a fresh device.
+        let mut v6 = vec![0u8; 48];
+        v6[0] = 0x60;
+        v6[4..6].copy_from_slice(&8u16.to_be_bytes());
+        v6[6] = 58; // ICMPv6
+        v6[7] = 255;
+        v6[8] = 0xfe;
+        v6[9] = 0x80;
+        v6[24] = 0xff;
+        v6[25] = 0x02;
+        v6[39] = 2;
+        v6[40] = 133;
+        h.handle_packet(t(0), &v6);
+        h.step(t(0));
+        assert!(h.outbox.is_empty());
+        assert!(h.conns.is_empty());
+        assert_eq!(h.counters.not_ipv4_tcp, 3);
+        assert_eq!(h.counters.bad_packets, 0);
+        assert_eq!(h.counters.packets_in, 3);
+    }
+
+    /// A SYN to a closed port gets <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>
+    /// (RFC 9293 3.10.7.1) from that port to the sender; a stray ACK gets
+    /// <SEQ=SEG.ACK><CTL=RST>; a RST gets nothing.
+    #[test]
+    fn answers_segments_to_closed_ports_with_rst() {
+        let mut h = server();
+        h.handle_packet(t(0), &packet(A, US, &syn(40000, 9, 1000), &[]));
+        h.step(t(0));
+        let out = drain(&mut h);
+        assert_eq!(out.len(), 1);
+        let rst = &out[0];
+        assert_eq!((rst.src, rst.dst), (US, A));
+        assert_eq!((rst.seg.src_port, rst.seg.dst_port), (9, 40000));
+        assert!(rst.seg.flags.rst() && rst.seg.flags.ack() && !rst.seg.flags.syn());
+        assert_eq!(rst.seg.seq, SeqNumber(0));
+        assert_eq!(rst.seg.ack, SeqNumber(1001));
+        assert!(rst.payload.is_empty());
+        assert_eq!(h.counters.rsts_for_closed_ports, 1);
+
+        // An ACK for no connection, even on the listening port.
+        let stray = TcpRepr {
+            src_port: 40001,
+            dst_port: 8080,
+            seq: SeqNumber(5),
+            ack: SeqNumber(777),
+            flags: Flags::ACK,
+            window: 100,
+            ..TcpRepr::default()
+        };
+        h.handle_packet(t(0), &packet(B, US, &stray, b"xy"));
+        h.step(t(0));
+        let out = drain(&mut h);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].dst, B);
+        assert!(out[0].seg.flags.rst() && !out[0].seg.flags.ack());
+        assert_eq!(out[0].seg.seq, SeqNumber(777));
+        assert_eq!(h.counters.rsts_for_closed_ports, 2);
+
+        let mut reset = stray;
+        reset.flags = Flags::RST;
+        h.handle_packet(t(0), &packet(B, US, &reset, &[]));
+        h.step(t(0));
+        assert!(h.outbox.is_empty(), "never a RST for a RST");
+        assert_eq!(h.counters.rsts_for_closed_ports, 2);
+        assert!(h.conns.is_empty());
+        assert_eq!(h.counters.connections, 0);
     }
 }
