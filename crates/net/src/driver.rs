@@ -85,6 +85,28 @@ fn seed() -> u64 {
     t ^ (u64::from(std::process::id()) << 32) ^ 0x5851_f42d_4c95_7f2d
 }
 
+/// What the loop needs from a device: the TUN device, or a test's stand-in.
+pub trait PacketDevice {
+    /// One packet, or `None` when none is waiting (never blocks).
+    fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>>;
+    /// Writes one packet; `false` if the device refused it (queue full).
+    fn send(&self, pkt: &[u8]) -> io::Result<bool>;
+    /// Sleeps until a packet may be waiting or `d` has passed.
+    fn wait(&self, d: StdDuration) -> io::Result<()>;
+}
+
+impl PacketDevice for Tun {
+    fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        Tun::recv(self, buf)
+    }
+    fn send(&self, pkt: &[u8]) -> io::Result<bool> {
+        Tun::send(self, pkt)
+    }
+    fn wait(&self, d: StdDuration) -> io::Result<()> {
+        wait_readable(self.raw_fd(), d)
+    }
+}
+
 /// Opens the device and runs until the role is done, `duration` passes or `stop` is set.
 pub fn run(opts: &RunOptions) -> Result<RunReport, NetError> {
     opts.config
@@ -95,7 +117,7 @@ pub fn run(opts: &RunOptions) -> Result<RunReport, NetError> {
 }
 
 /// Like [`run`], on a device already open.
-pub fn run_on(tun: &Tun, opts: &RunOptions) -> Result<RunReport, NetError> {
+pub fn run_on(tun: &impl PacketDevice, opts: &RunOptions) -> Result<RunReport, NetError> {
     let mut capture = match &opts.pcap {
         Some(p) => Some(Capture::create(p)?),
         None => None,
@@ -190,7 +212,7 @@ pub fn run_on(tun: &Tun, opts: &RunOptions) -> Result<RunReport, NetError> {
             None => TICK,
         };
         if !wait.is_zero() {
-            wait_readable(tun.raw_fd(), wait)?;
+            tun.wait(wait)?;
         }
     }
     if matches!(stopped_by, "stop requested" | "duration reached") {
@@ -202,6 +224,8 @@ pub fn run_on(tun: &Tun, opts: &RunOptions) -> Result<RunReport, NetError> {
             }
             if tun.send(&pkt)? {
                 host.counters.packets_out += 1;
+            } else {
+                device_drops += 1;
             }
         }
     }
@@ -300,16 +324,24 @@ pub fn stop_on_signals() -> Arc<AtomicBool> {
 pub fn summary(r: &RunReport) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
+    let h = &r.host;
     let _ = writeln!(
         s,
-        "tinygram: {:.3} s, {} ({} connection(s); {} packets in, {} out, {} bad, {} RSTs for closed ports)",
+        "tinygram: {:.3} s, {}; {} connection(s) opened, {} RST(s) for closed ports",
         r.elapsed.as_secs_f64(),
         r.stopped_by,
-        r.conns.len(),
-        r.host.packets_in,
-        r.host.packets_out,
-        r.host.bad_packets,
-        r.host.rsts_for_closed_ports
+        h.connections,
+        h.rsts_for_closed_ports
+    );
+    let _ = writeln!(
+        s,
+        "  packets: {} in, {} out, {} refused by the device (queue full)",
+        h.packets_in, h.packets_out, r.device_drops
+    );
+    let _ = writeln!(
+        s,
+        "  dropped on input: {} bad ({} bad checksums), {} not for us, {} not IPv4/TCP",
+        h.bad_packets, h.bad_checksums, h.not_for_us, h.not_ipv4_tcp
     );
     for c in &r.conns {
         let _ = writeln!(
@@ -347,4 +379,206 @@ pub fn counters_text(c: &tinygram_proto::Counters, indent: &str) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    //! The real-time loop on a stand-in device whose other end is a second
+    //! [`Host`] (the "kernel"), driven from the device calls.
+    use super::*;
+    use std::cell::{Cell, RefCell};
+    use std::collections::VecDeque;
+    use std::net::Ipv4Addr;
+
+    const TG: Ipv4Addr = Ipv4Addr::new(10, 7, 0, 2);
+    const PEER: Ipv4Addr = Ipv4Addr::new(10, 7, 0, 1);
+
+    struct Loopback {
+        peer: RefCell<Host>,
+        start: std::time::Instant,
+        to_us: RefCell<VecDeque<Vec<u8>>>,
+        /// Packets refused from now on (as a full device queue would).
+        refuse: Cell<u64>,
+        /// Foreign packets delivered first (not for us, not TCP, ...).
+        noise: RefCell<Vec<Vec<u8>>>,
+    }
+
+    impl Loopback {
+        fn new(peer: Host) -> Loopback {
+            Loopback {
+                peer: RefCell::new(peer),
+                start: std::time::Instant::now(),
+                to_us: RefCell::default(),
+                refuse: Cell::new(0),
+                noise: RefCell::default(),
+            }
+        }
+        fn now(&self) -> Instant {
+            Instant::from_nanos(self.start.elapsed().as_nanos() as u64)
+        }
+        /// Runs the peer's timers and moves its output towards us.
+        fn pump(&self) {
+            let mut p = self.peer.borrow_mut();
+            p.step(self.now());
+            self.to_us.borrow_mut().extend(p.outbox.drain(..));
+        }
+    }
+
+    impl PacketDevice for Loopback {
+        fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+            if let Some(n) = self.noise.borrow_mut().pop() {
+                buf[..n.len()].copy_from_slice(&n);
+                return Ok(Some(n.len()));
+            }
+            self.pump();
+            Ok(self.to_us.borrow_mut().pop_front().map(|p| {
+                buf[..p.len()].copy_from_slice(&p);
+                p.len()
+            }))
+        }
+        fn send(&self, pkt: &[u8]) -> io::Result<bool> {
+            if self.refuse.get() > 0 {
+                self.refuse.set(self.refuse.get() - 1);
+                return Ok(false);
+            }
+            let now = self.now();
+            self.peer.borrow_mut().handle_packet(now, pkt);
+            self.pump();
+            Ok(true)
+        }
+        fn wait(&self, d: StdDuration) -> io::Result<()> {
+            self.pump();
+            if !self.to_us.borrow().is_empty() {
+                return Ok(());
+            }
+            let until_peer = self
+                .peer
+                .borrow()
+                .poll_timeout()
+                .map(|t| {
+                    StdDuration::from_nanos(t.as_nanos().saturating_sub(self.now().as_nanos()))
+                })
+                .unwrap_or(d);
+            std::thread::sleep(d.min(until_peer).min(StdDuration::from_millis(5)));
+            Ok(())
+        }
+    }
+
+    fn opts(role: Role) -> RunOptions {
+        RunOptions {
+            device: DeviceConfig {
+                name: "test0".into(),
+                addr: TG,
+                prefix: 24,
+                kernel_addr: PEER,
+                mtu: 1500,
+            },
+            config: Config::default(),
+            role,
+            pcap: None,
+            duration: Some(StdDuration::from_secs(20)),
+            status: false,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// tinygram connects and sends 1 MB to a peer that discards it; the run
+    /// ends by itself once the connection is done, and foreign packets on
+    /// the device are counted, not answered.
+    #[test]
+    fn connect_runs_to_completion_and_counts_foreign_packets() {
+        let mut peer = Host::new(PEER, Config::default(), 3);
+        peer.listen(9000, AppSpec::Discard);
+        let dev = Loopback::new(peer);
+        // Not IPv4 (an IPv6 header) and an IPv4/TCP packet for someone else.
+        let mut v6 = vec![0u8; 40];
+        v6[0] = 0x60;
+        dev.noise.borrow_mut().push(v6);
+        let mut other = Host::new(PEER, Config::default(), 5);
+        other.connect(
+            Instant::ZERO,
+            1234,
+            SocketAddrV4::new(Ipv4Addr::new(10, 7, 0, 9), 80),
+            AppSpec::Discard,
+        );
+        other.step(Instant::ZERO);
+        dev.noise.borrow_mut().extend(other.outbox.drain(..));
+
+        let o = opts(Role::Connect {
+            to: SocketAddrV4::new(PEER, 9000),
+            app: AppSpec::Source { bytes: 1_000_000 },
+            local_port: Some(50000),
+        });
+        let r = run_on(&dev, &o).expect("run");
+        assert_eq!(r.stopped_by, "connection done", "{r:#?}");
+        assert_eq!(r.conns.len(), 1);
+        let c = &r.conns[0];
+        assert_eq!((c.state, c.error.clone()), (State::TimeWait, None));
+        let theirs = dev.peer.borrow().all_reports();
+        assert_eq!(theirs.len(), 1);
+        assert_eq!(theirs[0].app.bytes_in, 1_000_000);
+        assert_eq!(theirs[0].app.sha256_in, c.app.sha256_out);
+        assert_eq!(r.host.not_ipv4_tcp, 1);
+        assert_eq!(r.host.not_for_us, 1);
+        assert_eq!(r.host.connections, 1);
+        assert_eq!(r.device_drops, 0);
+        assert!(r.host.packets_in > 10 && r.host.packets_out > 600, "{r:#?}");
+    }
+
+    /// Packets the device refuses are counted (here the SYN); a stop request
+    /// ends the run and closes the live connection.
+    #[test]
+    fn device_refusals_are_counted_and_stop_aborts() {
+        let dev = Loopback::new(Host::new(PEER, Config::default(), 3));
+        dev.refuse.set(u64::MAX);
+        let o = opts(Role::Connect {
+            to: SocketAddrV4::new(PEER, 9000),
+            app: AppSpec::Discard,
+            local_port: None,
+        });
+        let stop = o.stop.clone();
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                std::thread::sleep(StdDuration::from_millis(100));
+                stop.store(true, Ordering::Relaxed);
+            });
+            let r = run_on(&dev, &o).expect("run");
+            assert_eq!(r.stopped_by, "stop requested");
+            assert_eq!(r.host.packets_out, 0);
+            assert!(r.device_drops >= 1, "{r:#?}");
+            assert_eq!(r.conns[0].state, State::Closed);
+        });
+    }
+
+    /// The exit summary shows every counter the driver collects.
+    #[test]
+    fn summary_shows_every_host_counter() {
+        let r = RunReport {
+            conns: Vec::new(),
+            host: HostCounters {
+                packets_in: 11,
+                packets_out: 12,
+                not_ipv4_tcp: 13,
+                bad_packets: 14,
+                bad_checksums: 15,
+                not_for_us: 16,
+                rsts_for_closed_ports: 17,
+                connections: 18,
+            },
+            explain: None,
+            elapsed: StdDuration::from_millis(1500),
+            device_drops: 19,
+            stopped_by: "stop requested",
+        };
+        let s = summary(&r);
+        for want in [
+            "1.500 s, stop requested",
+            "18 connection(s) opened",
+            "17 RST(s) for closed ports",
+            "11 in, 12 out, 19 refused by the device",
+            "14 bad (15 bad checksums), 16 not for us, 13 not IPv4/TCP",
+        ] {
+            assert!(s.contains(want), "{want:?} missing from\n{s}");
+        }
+    }
 }
