@@ -193,13 +193,13 @@ fn main() -> ExitCode {
                 );
             } else {
                 print!("{}", output::table(&sc, &result));
-                if !rows.is_empty() {
-                    let transactions = !matches!(sc.workload, tinygram_sim::Workload::Bulk { .. });
-                    print!("{}", variants::table(&result, &rows, transactions));
-                }
             }
             if explain {
                 print!("{}", explain::summary(sim.traces()));
+            }
+            if !json && !rows.is_empty() {
+                let transactions = !matches!(sc.workload, tinygram_sim::Workload::Bulk { .. });
+                print!("{}", variants::table(&result, &rows, transactions));
             }
             if let Some(path) = trace {
                 let written = std::fs::File::create(&path).and_then(|f| {

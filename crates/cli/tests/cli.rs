@@ -189,3 +189,125 @@ fn key_help_shows_real_defaults() {
         }
     }
 }
+
+/// `run --trace FILE` writes the why-trace as JSON lines. In Cheshire's
+/// example the stall shows as the client's Nagle holds of the 88-byte runt,
+/// each released about 200 ms later, and the server's delayed-ACK timer.
+#[test]
+fn trace_file_is_json_lines_with_nagle_holds_and_delayed_ack_timers() {
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cheshire.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let out = tinygram()
+        .arg("run")
+        .arg(&example)
+        .arg("--trace")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("line {} is not JSON ({e}): {l}", i + 1))
+        })
+        .collect();
+    assert!(events.len() > 100, "{} events", events.len());
+    for e in &events {
+        assert!(
+            e["t"].is_number() && e["host"].is_string() && e["event"].is_string(),
+            "{e}"
+        );
+    }
+    let of = |host: &str, event: &str, rule: &str| -> Vec<&serde_json::Value> {
+        events
+            .iter()
+            .filter(|e| {
+                e["host"] == host && e["event"] == event && (rule.is_empty() || e["rule"] == rule)
+            })
+            .collect()
+    };
+    let holds = of("client", "hold", "nagle");
+    let releases = of("client", "release", "nagle");
+    assert!(!holds.is_empty(), "no nagle hold on the client");
+    assert_eq!(holds.len(), releases.len(), "every nagle hold is released");
+    assert!(
+        holds.iter().all(|e| e["bytes"] == 88),
+        "the runt: {holds:?}"
+    );
+    assert!(
+        releases
+            .iter()
+            .all(|e| e["held_ms"].as_f64().unwrap() >= 199.0),
+        "each runt waits for the delayed ACK: {releases:?}"
+    );
+    assert!(
+        !of("server", "ack_delayed", "").is_empty(),
+        "no delayed ACK on the server"
+    );
+    assert!(
+        of("server", "ack_sent", "timer").len() >= holds.len(),
+        "the server's delayed-ACK timer releases each held runt"
+    );
+}
+
+/// The Cheshire example's `[[variant]]` tables: one run shows the stall and
+/// what each fix does, in the JSON under `variants`.
+#[test]
+fn cheshire_variants_show_each_fix() {
+    let out = tinygram()
+        .args(["run", "../../examples/cheshire.toml", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p50 = |r: &serde_json::Value| r["completion_ms"]["p50"].as_f64().unwrap();
+    assert!(p50(&v) > 150.0, "base: {}", v["completion_ms"]);
+    let variants = v["variants"].as_array().expect("variants");
+    let get = |name: &str| {
+        &variants
+            .iter()
+            .find(|x| x["name"] == name)
+            .unwrap_or_else(|| panic!("no variant {name}"))["result"]
+    };
+    for fixed in [
+        "client minshall",
+        "client doupnik",
+        "client nodelay",
+        "99,912-byte blocks",
+        "server Linux-like",
+    ] {
+        assert!(
+            p50(get(fixed)) < 10.0,
+            "{fixed}: {}",
+            get(fixed)["completion_ms"]
+        );
+        assert_eq!(get(fixed)["integrity_ok"], true);
+    }
+    let q = p50(get("server quickack"));
+    assert!((35.0..50.0).contains(&q), "server quickack p50 {q}");
+    // Human output: the table follows the run, one row per variant.
+    let out = tinygram()
+        .args(["run", "../../examples/cheshire.toml", "-q"])
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("Variants (") && s.contains("server Linux-like"),
+        "{s}"
+    );
+    let bad = tinygram()
+        .args(["run", "../../examples/cheshire.toml", "--variant", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("client minshall"));
+}
