@@ -340,8 +340,8 @@ pub fn summary(r: &RunReport) -> String {
     );
     let _ = writeln!(
         s,
-        "  dropped on input: {} bad ({} bad checksums), {} not for us, {} not IPv4/TCP",
-        h.bad_packets, h.bad_checksums, h.not_for_us, h.not_ipv4_tcp
+        "  dropped on input: {} bad ({} bad checksums, {} malformed for a connection: its invalid_segments), {} not for us, {} not IPv4/TCP",
+        h.bad_packets, h.bad_checksums, h.invalid_for_connections, h.not_for_us, h.not_ipv4_tcp
     );
     for c in &r.conns {
         let _ = writeln!(
@@ -564,6 +564,7 @@ mod tests {
                 not_for_us: 16,
                 rsts_for_closed_ports: 17,
                 connections: 18,
+                invalid_for_connections: 20,
             },
             explain: None,
             elapsed: StdDuration::from_millis(1500),
@@ -576,7 +577,7 @@ mod tests {
             "18 connection(s) opened",
             "17 RST(s) for closed ports",
             "11 in, 12 out, 19 refused by the device",
-            "14 bad (15 bad checksums), 16 not for us, 13 not IPv4/TCP",
+            "14 bad (15 bad checksums, 20 malformed for a connection: its invalid_segments), 16 not for us, 13 not IPv4/TCP",
         ] {
             assert!(s.contains(want), "{want:?} missing from\n{s}");
         }

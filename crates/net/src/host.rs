@@ -7,7 +7,7 @@ use crate::app::{App, AppIo, AppSpec};
 use crate::explain::Explain;
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
-use tinygram_proto::wire::{Ipv4Repr, TcpOptions, WireError};
+use tinygram_proto::wire::{Ipv4Repr, TcpOptions, TcpSegment, WireError};
 use tinygram_proto::{Config, Connection, Instant, SeqNumber, State, TcpRepr};
 
 /// Remote address, remote port, local port.
@@ -26,6 +26,10 @@ pub struct HostCounters {
     pub bad_packets: u64,
     /// IPv4 header and TCP checksum failures (counted in `bad_packets` too).
     pub bad_checksums: u64,
+    /// Malformed TCP headers (bad options, data offset) with a good checksum
+    /// for a live connection (counted in `bad_packets` too): handed to that
+    /// connection, which counts them in `invalid_segments` and traces them.
+    pub invalid_for_connections: u64,
     /// Addressed to another host: dropped.
     pub not_for_us: u64,
     /// Segments for no connection that were answered with a RST.
@@ -148,12 +152,30 @@ impl Host {
             return;
         }
         let tcp_bytes = &packet[range];
-        let (seg, prange) = match TcpRepr::parse(tcp_bytes, Some(ip.checksum_ctx())) {
+        let ctx = ip.checksum_ctx();
+        let (seg, prange) = match TcpRepr::parse(tcp_bytes, Some(ctx)) {
             Ok(x) => x,
             Err(e) => {
                 self.counters.bad_packets += 1;
                 if e == WireError::BadChecksum {
                     self.counters.bad_checksums += 1;
+                    return;
+                }
+                // A malformed header (options, data offset) whose checksum
+                // verifies came from that peer as it is: if it belongs to a
+                // connection, the engine counts it in invalid_segments and
+                // traces it, so the exit summary and --explain show it.
+                let intact = TcpSegment::new_unchecked(tcp_bytes).verify_checksum(&ctx);
+                if let (true, Some(p)) = (intact, tcp_bytes.get(..4)) {
+                    let key = (
+                        Ipv4Addr::from(ip.src),
+                        u16::from_be_bytes([p[0], p[1]]),
+                        u16::from_be_bytes([p[2], p[3]]),
+                    );
+                    if let Some(slot) = self.conns.get_mut(&key) {
+                        self.counters.invalid_for_connections += 1;
+                        let _ = slot.conn.handle_bytes(now, tcp_bytes, Some(ctx));
+                    }
                 }
                 return;
             }
@@ -607,5 +629,85 @@ mod tests {
         assert_eq!(h.counters.rsts_for_closed_ports, 2);
         assert!(h.conns.is_empty());
         assert_eq!(h.counters.connections, 0);
+    }
+
+    /// A packet whose TCP options are malformed (here a window-scale option
+    /// of length 2) but whose checksum verifies: for a live connection the
+    /// engine counts it as an invalid segment and traces it (what `--explain`
+    /// prints); for no connection it is only a bad packet. Nothing answers it.
+    #[test]
+    fn malformed_options_reach_the_connection_they_belong_to() {
+        let mut h = Host::new(
+            US,
+            Config {
+                trace: true,
+                ..Config::default()
+            },
+            7,
+        );
+        h.listen(8080, AppSpec::Echo);
+        h.handle_packet(t(0), &packet(A, US, &syn(40000, 8080, 100), &[]));
+        h.step(t(0));
+        let synack = drain(&mut h).remove(0).seg;
+        let ack = TcpRepr {
+            src_port: 40000,
+            dst_port: 8080,
+            seq: SeqNumber(101),
+            ack: synack.seq + 1,
+            flags: Flags::ACK,
+            window: 65535,
+            ..TcpRepr::default()
+        };
+        h.handle_packet(t(1), &packet(A, US, &ack, &[]));
+        h.step(t(1));
+        assert_eq!(
+            h.conns.values().next().unwrap().conn.state(),
+            State::Established
+        );
+
+        // Options NOP NOP WS(len 2) NOP: a kind-3 option must be 3 bytes long.
+        let malformed = |src: Ipv4Addr, src_port: u16| {
+            let seg = TcpRepr { src_port, ..ack };
+            let mut pkt = packet(src, US, &seg, b"data");
+            let tcp = pkt.split_off(20);
+            let mut t2 = tcp[..20].to_vec();
+            t2.extend([1, 1, 3, 2]);
+            t2.extend(&tcp[20..]);
+            t2[12] = 6 << 4;
+            t2[16..18].fill(0);
+            let ip = Ipv4Repr {
+                src: src.octets(),
+                dst: US.octets(),
+                ttl: 64,
+                ident: 1,
+                dont_frag: true,
+                payload_len: t2.len(),
+            };
+            let mut out = vec![0u8; 20];
+            ip.emit(&mut out).unwrap();
+            let mut view = TcpSegment::new_unchecked(&mut t2[..]);
+            view.fill_checksum(&ip.checksum_ctx());
+            out.extend(t2);
+            out
+        };
+        h.handle_packet(t(2), &malformed(A, 40000));
+        h.handle_packet(t(2), &malformed(B, 40000));
+        h.step(t(2));
+        assert!(h.outbox.is_empty(), "no answer to a malformed segment");
+        assert_eq!(h.counters.bad_packets, 2);
+        assert_eq!(h.counters.bad_checksums, 0);
+        assert_eq!(h.counters.invalid_for_connections, 1);
+        assert_eq!(h.counters.rsts_for_closed_ports, 0);
+        let r = &h.all_reports()[0];
+        assert_eq!(r.counters.invalid_segments, 1);
+        assert_eq!(
+            r.app.bytes_in, 0,
+            "the payload of an invalid segment is not delivered"
+        );
+        let explained = h.explain.to_string();
+        assert!(
+            explained.contains("1 other event(s)") && explained.contains("kind 3"),
+            "--explain shows the invalid segment:\n{explained}"
+        );
     }
 }

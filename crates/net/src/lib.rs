@@ -21,5 +21,7 @@ pub mod pcap;
 
 pub use app::{AppResult, AppSpec};
 pub use device::{default_kernel_addr, parse_cidr, DeviceConfig, Tun};
-pub use driver::{run, run_on, stop_on_signals, summary, NetError, Role, RunOptions, RunReport};
+pub use driver::{
+    run, run_on, stop_on_signals, summary, NetError, PacketDevice, Role, RunOptions, RunReport,
+};
 pub use host::{ConnReport, Host, HostCounters};
