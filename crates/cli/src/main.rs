@@ -117,6 +117,9 @@ fn scenario_keys_help() -> String {
     s += "\nVariants: each [[variant]] table has a name and any keys above; `run` runs the\n\
           file as written, then every variant (file, then variant keys, then --set), and\n\
           prints one comparison table (JSON: \"variants\"). --variant NAME runs just one.\n";
+    s += "\n";
+    s += tinygram_sim::metrics::INTEGRITY_RULE;
+    s += "\n";
     s
 }
 

@@ -3,9 +3,9 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt::Write;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
-use tinygram_sim::metrics::{HostResult, RunResult};
+use tinygram_sim::metrics::{HostResult, RunEnd, RunResult};
 use tinygram_sim::scenario::Scenario;
-use tinygram_sim::world::Sim;
+use tinygram_sim::world::{thousands, Sim};
 
 /// Runs `sc`, showing a progress bar on stderr for runs that take a while.
 pub fn run_with_progress(sim: &mut Sim, quiet: bool) -> RunResult {
@@ -51,17 +51,18 @@ type Column = fn(&HostResult) -> String;
 /// The default output of `tinygram run`: a short table with units.
 pub fn table(sc: &Scenario, r: &RunResult) -> String {
     let mut s = String::new();
+    let ended = match r.ended {
+        RunEnd::Finished => "workload finished".to_string(),
+        RunEnd::DurationCap => "stopped at the duration cap".to_string(),
+        RunEnd::Idle => format!(
+            "nothing left to do ({})",
+            r.ended_why.as_deref().unwrap_or("no event pending")
+        ),
+    };
     let _ = writeln!(
         s,
-        "{} (seed {}): {:.3} s simulated, {}",
-        r.name,
-        sc.seed,
-        r.sim_time_s,
-        if r.finished {
-            "workload finished"
-        } else {
-            "stopped at the duration cap"
-        }
+        "{} (seed {}): {:.3} s simulated, {ended}",
+        r.name, sc.seed, r.sim_time_s,
     );
     let _ = writeln!(
         s,
@@ -69,26 +70,33 @@ pub fn table(sc: &Scenario, r: &RunResult) -> String {
         r.transactions, r.transactions_per_s
     );
     let c = &r.completion_ms;
-    let _ = writeln!(
-        s,
-        "  completion     p50 {:.3} ms   p99 {:.3} ms   max {:.3} ms",
-        c.p50, c.p99, c.max
-    );
+    if c.is_empty() {
+        let _ = writeln!(s, "  completion     n/a (no transaction completed)");
+    } else {
+        let _ = writeln!(
+            s,
+            "  completion     p50 {:.3} ms   p99 {:.3} ms   max {:.3} ms",
+            c.p50, c.p99, c.max
+        );
+    }
     let _ = writeln!(
         s,
         "  goodput        {} ({})",
         si(r.goodput_bytes_per_s, "B/s"),
         si(r.goodput_bytes_per_s * 8.0, "bit/s")
     );
-    let _ = writeln!(
-        s,
-        "  integrity      {}",
-        if r.integrity_ok {
-            "ok (every byte checked)"
-        } else {
-            "FAILED"
-        }
-    );
+    let d = &r.delivery;
+    let in_flight = d.client_to_server.undelivered() + d.server_to_client.undelivered();
+    let integrity = match &r.integrity_error {
+        _ if r.integrity_ok && in_flight == 0 => "ok (every byte checked)".to_string(),
+        _ if r.integrity_ok => format!(
+            "ok (every byte read checked; {} written bytes still in flight when the run stopped)",
+            thousands(in_flight)
+        ),
+        Some(why) => format!("FAILED: {why}"),
+        None => "FAILED".to_string(),
+    };
+    let _ = writeln!(s, "  integrity      {integrity}");
     let _ = writeln!(s, "  {:<22}{:>14}{:>14}", "", "client", "server");
     let rows: [(&str, Column); 12] = [
         ("data segments", |h| h.data_segments.to_string()),

@@ -311,3 +311,39 @@ fn cheshire_variants_show_each_fix() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("client minshall"));
 }
+
+/// A connection that aborts with data undelivered: the run says it had nothing
+/// left to do and why, integrity FAILED with the byte counts, completion n/a,
+/// and a non-zero exit; the JSON has the same facts.
+#[test]
+fn aborted_run_reports_undelivered_bytes() {
+    let f = scenario(
+        "duration = \"600s\"\n[link]\nloss = 0.6\n[client]\nmax_retries = 2\n\
+         [workload]\ntype = \"bulk\"\nbytes = \"1MB\"\n",
+    );
+    let out = tinygram().arg("run").arg(f.path()).output().unwrap();
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.contains("nothing left to do (client aborted after 2 retransmissions"),
+        "{first}"
+    );
+    assert!(!text.contains("duration cap"), "{text}");
+    assert!(
+        text.contains("integrity      FAILED: 0 of 262,144 written bytes delivered client to server (client aborted"),
+        "{text}"
+    );
+    assert!(text.contains("completion     n/a"), "{text}");
+    let out = tinygram()
+        .args(["run", "--json"])
+        .arg(f.path())
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["integrity_ok"], false);
+    assert_eq!(v["ended"], "idle");
+    assert!(v["completion_ms"].is_null());
+    assert_eq!(v["delivery"]["client_to_server"]["bytes_delivered"], 0);
+    assert_eq!(v["client"]["app_bytes_written"], 262_144);
+}

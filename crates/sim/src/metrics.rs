@@ -1,19 +1,43 @@
 //! A run's results: the JSON fields DESIGN.md fixes, plus more counters.
 
+use serde::ser::{SerializeStruct, Serializer};
 use serde::Serialize;
 use tinygram_proto::Duration;
 
 /// Completion-time summary in milliseconds (nearest-rank percentiles).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+/// With no samples it serializes as JSON `null` (there is no completion time
+/// to report, and 0 would read as "instant").
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Percentiles {
     pub p50: f64,
     pub p99: f64,
     pub max: f64,
     pub mean: f64,
+    /// Completion times summarised (0: none, and the figures above are 0).
+    pub samples: usize,
+}
+
+impl Serialize for Percentiles {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.is_empty() {
+            return s.serialize_none();
+        }
+        let mut st = s.serialize_struct("Percentiles", 4)?;
+        st.serialize_field("p50", &self.p50)?;
+        st.serialize_field("p99", &self.p99)?;
+        st.serialize_field("max", &self.max)?;
+        st.serialize_field("mean", &self.mean)?;
+        st.end()
+    }
 }
 
 impl Percentiles {
-    /// Summarises sorted durations; all zero when empty.
+    /// No completion time was measured.
+    pub fn is_empty(&self) -> bool {
+        self.samples == 0
+    }
+
+    /// Summarises sorted durations; all zero (and [`is_empty`](Self::is_empty)) when empty.
     pub fn of(sorted: &[Duration]) -> Percentiles {
         if sorted.is_empty() {
             return Percentiles::default();
@@ -28,6 +52,7 @@ impl Percentiles {
             p99: rank(0.99),
             max: ms(sorted[sorted.len() - 1]),
             mean: sorted.iter().map(|&d| ms(d)).sum::<f64>() / sorted.len() as f64,
+            samples: sorted.len(),
         }
     }
 }
@@ -49,7 +74,10 @@ pub struct HostResult {
     pub wire_bytes: u64,
     pub segments: u64,
     pub bytes_sent: u64,
+    /// Application bytes this host read (checked against the peer's pattern).
     pub app_bytes_read: u64,
+    /// Application bytes this host handed to its engine.
+    pub app_bytes_written: u64,
     pub timeouts: u64,
     pub fast_retransmits: u64,
     pub dup_acks_received: u64,
@@ -83,6 +111,52 @@ pub struct HostResult {
     pub options: Vec<&'static str>,
 }
 
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RunEnd {
+    /// The workload reached its end.
+    Finished,
+    /// Simulated time reached `duration` with events still to come.
+    DurationCap,
+    /// Nothing was left to happen before the cap: no packet in flight, no
+    /// timer armed, no write due (a connection aborted, or both sat idle).
+    Idle,
+}
+
+/// One direction's application bytes: written by one side, delivered (read,
+/// checked, in order) by the other.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Flow {
+    pub bytes_written: u64,
+    pub bytes_delivered: u64,
+}
+
+impl Flow {
+    /// Written but not (yet) delivered.
+    pub fn undelivered(&self) -> u64 {
+        self.bytes_written.saturating_sub(self.bytes_delivered)
+    }
+}
+
+/// Application bytes each way.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Delivery {
+    pub client_to_server: Flow,
+    pub server_to_client: Flow,
+}
+
+/// How `integrity_ok` is decided, for `tinygram scenario` and the README.
+pub const INTEGRITY_RULE: &str = "\
+integrity_ok: every byte delivered exactly once and in order. Each byte an
+application reads is checked against the seeded pattern the peer wrote at that
+offset, no side may read more than the peer wrote, and no written byte may be
+lost: if a connection aborted (timeout, reset, refusal) or closed, or the run
+went idle with nothing left to happen, every byte written must have been
+delivered. A run stopped at the duration cap, or at the workload's end, with
+both connections alive leaves the rest in flight, which is not a failure
+(JSON: delivery.*.bytes_written / bytes_delivered show how much).";
+
 /// The result of one `tinygram run`. Field names are stable (DESIGN.md).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct RunResult {
@@ -92,13 +166,22 @@ pub struct RunResult {
     pub sim_time_s: f64,
     /// The workload reached its end before the duration cap.
     pub finished: bool,
+    /// Why the run stopped.
+    pub ended: RunEnd,
+    /// What left nothing to do, for a run that ended [`RunEnd::Idle`].
+    pub ended_why: Option<String>,
     pub transactions: u64,
     pub transactions_per_s: f64,
     /// Application bytes read, both directions, per simulated second.
     pub goodput_bytes_per_s: f64,
+    /// `null` in JSON when no transaction completed.
     pub completion_ms: Percentiles,
-    /// Every byte read matched what the peer wrote, in order, exactly once.
+    /// Every byte delivered exactly once and in order (see [`INTEGRITY_RULE`]).
     pub integrity_ok: bool,
+    /// Why `integrity_ok` is false.
+    pub integrity_error: Option<String>,
+    /// Application bytes written and delivered, each direction.
+    pub delivery: Delivery,
     pub client: HostResult,
     pub server: HostResult,
     /// Simulator events processed.
@@ -116,5 +199,17 @@ mod tests {
         assert_eq!((p.p50, p.p99, p.max), (50.0, 99.0, 100.0));
         assert_eq!(p.mean, 50.5);
         assert_eq!(Percentiles::of(&[]), Percentiles::default());
+    }
+
+    #[test]
+    fn no_samples_is_null_in_json() {
+        let none = Percentiles::of(&[]);
+        assert!(none.is_empty());
+        assert_eq!(serde_json::to_string(&none).unwrap(), "null");
+        let one = Percentiles::of(&[Duration::from_millis(2)]);
+        assert_eq!(
+            serde_json::to_string(&one).unwrap(),
+            r#"{"p50":2.0,"p99":2.0,"max":2.0,"mean":2.0}"#
+        );
     }
 }

@@ -4,14 +4,14 @@
 
 use crate::event::EventQueue;
 use crate::link::{Fate, Link};
-use crate::metrics::{HostResult, Percentiles, RunResult};
+use crate::metrics::{Delivery, Flow, HostResult, Percentiles, RunEnd, RunResult};
 use crate::scenario::Scenario;
 use crate::workload::{App, Role, WriteStep};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use tinygram_proto::wire::IPV4_HEADER_LEN;
-use tinygram_proto::{Connection, Instant, SeqNumber, TcpRepr, TraceEvent};
+use tinygram_proto::{ConnError, Connection, Instant, SeqNumber, State, TcpRepr, TraceEvent};
 
 /// The client's and server's TCP ports.
 pub const CLIENT_PORT: u16 = 40_000;
@@ -189,10 +189,12 @@ impl Sim {
     pub fn run(&mut self, progress: &mut dyn FnMut(Instant, Instant)) -> RunResult {
         self.service(CLIENT);
         self.service(SERVER);
-        let mut finished = false;
+        // An empty queue before the cap means nothing is left to happen.
+        let mut end = RunEnd::Idle;
         while let Some((at, ev)) = self.queue.pop() {
             if at > self.end {
                 self.now = self.end;
+                end = RunEnd::DurationCap;
                 break;
             }
             self.now = at;
@@ -242,7 +244,7 @@ impl Sim {
                 }
             }
             if self.hosts.iter().any(|h| h.app.done) {
-                finished = true;
+                end = RunEnd::Finished;
                 break;
             }
             if self.hosts.iter().all(|h| h.conn.error().is_some()) {
@@ -250,7 +252,78 @@ impl Sim {
             }
         }
         progress(self.now, self.end);
-        self.result(finished)
+        self.result(end)
+    }
+
+    /// What became of the connections, for a run with nothing left to do:
+    /// who aborted and why, who closed, or that both sat idle.
+    fn connections_fate(&self) -> String {
+        let mut parts = Vec::new();
+        for (h, side) in [(CLIENT, "client"), (SERVER, "server")] {
+            let host = &self.hosts[h];
+            let cfg = host.conn.config();
+            match host.conn.error() {
+                // RFC 9293 3.8.3: the retransmission limit was reached.
+                Some(ConnError::TimedOut) => {
+                    let (n, what) = if host.established {
+                        (cfg.max_retries, "retransmissions")
+                    } else {
+                        (cfg.syn_retries, "SYN retransmissions")
+                    };
+                    parts.push(format!(
+                        "{side} aborted after {n} {what}: connection timed out"
+                    ));
+                }
+                Some(e) => parts.push(format!("{side} aborted: {e}")),
+                None if matches!(host.conn.state(), State::Closed | State::TimeWait) => {
+                    parts.push(format!("{side} connection closed"))
+                }
+                None => {}
+            }
+        }
+        if parts.is_empty() {
+            "both connections open and idle: no data, timer or write pending".to_string()
+        } else {
+            parts.join("; ")
+        }
+    }
+
+    /// Whether every written byte was delivered exactly once and in order, as
+    /// far as the run can tell ([`crate::metrics::INTEGRITY_RULE`]); the reason if not.
+    fn integrity(&self, end: RunEnd, delivery: &Delivery) -> Result<(), String> {
+        // Bytes still in flight are not lost while both connections can deliver them.
+        let live = end != RunEnd::Idle
+            && self
+                .hosts
+                .iter()
+                .all(|h| h.conn.error().is_none() && !matches!(h.conn.state(), State::Closed));
+        let flows = [
+            ("client to server", SERVER, delivery.client_to_server),
+            ("server to client", CLIENT, delivery.server_to_client),
+        ];
+        for (dir, reader, f) in flows {
+            if !self.hosts[reader].app.integrity_ok {
+                return Err(format!(
+                    "bytes delivered {dir} differ from what was written (wrong, reordered or repeated data)"
+                ));
+            }
+            if f.bytes_delivered > f.bytes_written {
+                return Err(format!(
+                    "{} bytes delivered {dir}, but only {} written",
+                    thousands(f.bytes_delivered),
+                    thousands(f.bytes_written)
+                ));
+            }
+            if !live && f.undelivered() > 0 {
+                return Err(format!(
+                    "{} of {} written bytes delivered {dir} ({})",
+                    thousands(f.bytes_delivered),
+                    thousands(f.bytes_written),
+                    self.connections_fate()
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Lets host `h`'s application act, sends what its engine emits, and
@@ -434,6 +507,7 @@ impl Sim {
             segments: c.segments_sent,
             bytes_sent: c.bytes_sent,
             app_bytes_read: host.app.bytes_read,
+            app_bytes_written: host.app.bytes_written(),
             timeouts: c.timeouts,
             fast_retransmits: c.fast_retransmits,
             dup_acks_received: c.dup_acks_received,
@@ -457,7 +531,7 @@ impl Sim {
         }
     }
 
-    fn result(&self, finished: bool) -> RunResult {
+    fn result(&self, end: RunEnd) -> RunResult {
         let elapsed = self.now.as_secs_f64();
         let client = &self.hosts[CLIENT].app;
         let server = &self.hosts[SERVER].app;
@@ -471,16 +545,31 @@ impl Sim {
         lat.sort_unstable();
         let goodput_bytes = client.bytes_read + server.bytes_read;
         let per_s = |x: f64| if elapsed > 0.0 { x / elapsed } else { 0.0 };
+        let delivery = Delivery {
+            client_to_server: Flow {
+                bytes_written: client.bytes_written(),
+                bytes_delivered: server.bytes_read,
+            },
+            server_to_client: Flow {
+                bytes_written: server.bytes_written(),
+                bytes_delivered: client.bytes_read,
+            },
+        };
+        let integrity = self.integrity(end, &delivery);
         RunResult {
             name: self.name.clone(),
             seed: self.seed,
             sim_time_s: elapsed,
-            finished,
+            finished: end == RunEnd::Finished,
+            ended: end,
+            ended_why: (end == RunEnd::Idle).then(|| self.connections_fate()),
             transactions,
             transactions_per_s: per_s(transactions as f64),
             goodput_bytes_per_s: per_s(goodput_bytes as f64),
             completion_ms: Percentiles::of(&lat),
-            integrity_ok: client.integrity_ok && server.integrity_ok,
+            integrity_ok: integrity.is_ok(),
+            integrity_error: integrity.err(),
+            delivery,
             client: self.host_result(CLIENT),
             server: self.host_result(SERVER),
             events: self.events,
@@ -508,7 +597,34 @@ fn negotiated(c: &Connection) -> Vec<&'static str> {
     v
 }
 
+/// `1234567` as `"1,234,567"`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Runs a scenario to the end without progress output.
 pub fn run(sc: &Scenario) -> RunResult {
     Sim::new(sc).run(&mut |_, _| {})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thousands;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(262_144), "262,144");
+        assert_eq!(thousands(1_000_000), "1,000,000");
+    }
 }

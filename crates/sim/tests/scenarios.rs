@@ -1,6 +1,7 @@
 //! End-to-end runs of scenario files: determinism, integrity under loss, and
 //! the qualitative results the source documents claim.
 
+use tinygram_sim::metrics::RunEnd;
 use tinygram_sim::scenario::Scenario;
 use tinygram_sim::{run, RunResult};
 
@@ -168,4 +169,79 @@ requests = 1
     assert!(r.finished);
     assert_eq!(r.client.wire_bytes % 84, 0, "{}", r.client.wire_bytes);
     assert_eq!(r.client.wire_bytes / 84, r.client.segments);
+}
+
+/// A connection that aborts with written data undelivered fails integrity,
+/// says why, and ends "idle" rather than at the duration cap; before, bytes
+/// that never arrived were never checked, so this run reported integrity ok.
+#[test]
+fn abort_with_undelivered_data_fails_integrity() {
+    let r = run(&sc(
+        r#"
+duration = "600s"
+[link]
+loss = 0.6
+[client]
+max_retries = 2
+[workload]
+type = "bulk"
+bytes = "1MB"
+"#,
+        &[],
+    ));
+    assert_eq!(r.client.error.as_deref(), Some("connection timed out"));
+    assert!(!r.integrity_ok, "{r:?}");
+    let why = r.integrity_error.as_deref().unwrap();
+    let c2s = r.delivery.client_to_server;
+    assert!(c2s.bytes_written > 0 && c2s.bytes_delivered < c2s.bytes_written);
+    assert!(
+        why.contains("written bytes delivered client to server")
+            && why.contains("client aborted after 2 retransmissions"),
+        "{why}"
+    );
+    assert_eq!(r.ended, RunEnd::Idle);
+    assert!(!r.finished);
+    assert!(r.sim_time_s < 600.0);
+    assert!(r.ended_why.as_deref().unwrap().contains("client aborted"));
+    // No transaction completed: no completion time (JSON null), not 0 ms.
+    assert!(r.completion_ms.is_empty());
+    let v: serde_json::Value = serde_json::from_str(&json(&r)).unwrap();
+    assert!(v["completion_ms"].is_null());
+    assert_eq!(v["integrity_ok"], false);
+    assert_eq!(
+        v["delivery"]["client_to_server"]["bytes_written"],
+        c2s.bytes_written
+    );
+}
+
+/// A run cut off by the duration cap with data in flight on live connections
+/// is not corruption: integrity holds and the undelivered bytes are reported.
+#[test]
+fn duration_cap_with_data_in_flight_is_not_a_failure() {
+    let r = run(&sc(
+        "duration = \"20ms\"\n[link]\nrate = \"10Mbps\"\n[workload]\ntype = \"bulk\"\nbytes = \"1MB\"\n",
+        &[],
+    ));
+    assert_eq!(r.ended, RunEnd::DurationCap);
+    assert!(r.integrity_ok, "{:?}", r.integrity_error);
+    assert_eq!(r.integrity_error, None);
+    let c2s = r.delivery.client_to_server;
+    assert!(c2s.bytes_delivered > 0 && c2s.undelivered() > 0, "{c2s:?}");
+    assert_eq!(c2s.bytes_delivered, r.server.app_bytes_read);
+    assert_eq!(c2s.bytes_written, r.client.app_bytes_written);
+}
+
+/// A finished run delivered everything it wrote.
+#[test]
+fn finished_run_delivers_every_written_byte() {
+    let r = run(&sc(
+        "[workload]\nrequest = [3000]\nresponse = [200]\nrequests = 5\n",
+        &[],
+    ));
+    assert_eq!(r.ended, RunEnd::Finished);
+    assert!(r.finished && r.integrity_ok && r.ended_why.is_none());
+    assert_eq!(r.delivery.client_to_server.bytes_written, 15_000);
+    assert_eq!(r.delivery.client_to_server.undelivered(), 0);
+    assert_eq!(r.delivery.server_to_client.bytes_delivered, 1_000);
+    assert_eq!(r.completion_ms.samples, 5);
 }
