@@ -7,8 +7,9 @@ ACTION: sink (read to EOF, then close), source:N (write N random bytes, then
 close and read to EOF), echo:TEXT (write TEXT, read it back, close, read to
 EOF), abort:TEXT (write TEXT, read it back, then close with a RST), hold (read
 until the peer resets or closes). Prints one JSON line with what happened and
-the kernel's TCP_INFO after the handshake (negotiated options, MSS); source
-also reports the kernel's retransmissions (tcpi_total_retrans) at the end."""
+the kernel's TCP_INFO after the handshake (negotiated options, MSS), the wall
+clock when the transfer started and ended; source also reports the kernel's
+retransmissions (tcpi_total_retrans) at the end."""
 import hashlib, json, os, socket, struct, sys, time
 
 role, addr, port, action, limit = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
@@ -56,6 +57,7 @@ try:
     out["tcp_info"] = tcp_info(s)
     h_in, h_out = hashlib.sha256(), hashlib.sha256()
     start = time.monotonic()
+    out["started"] = time.time()
     if action == "sink":
         read_to_eof(s, h_in)
         s.close()
@@ -93,6 +95,7 @@ try:
         read_to_eof(s, h_in)
         s.close()
     out["seconds"] = time.monotonic() - start
+    out["ended"] = time.time()
     out["sha256_in"] = h_in.hexdigest()
     out["sha256_out"] = h_out.hexdigest()
 except ConnectionResetError:
