@@ -12,12 +12,13 @@
 //! assignment, it replaces the key and everything below it: `--set
 //! link={rate="1Mbps"}` drops the file's other `link.*` keys.
 
-use crate::link::LinkConfig;
+use crate::link::{Link, LinkConfig};
 use crate::units::{fmt_duration, fmt_rate, fmt_size, parse_duration, parse_rate, parse_size};
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
+use tinygram_proto::wire::{IPV4_HEADER_LEN, TCP_HEADER_LEN};
 use tinygram_proto::{Config, DelackCount, LossIs, OptionSet, SlowStart, WindowUpdate};
 use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 
@@ -904,16 +905,20 @@ impl Doc {
 
     // ---- sections ----
 
+    /// The key that sets link `name` in direction `dir`: `link.{dir}.{name}`
+    /// if present, else `link.{name}`.
+    fn link_key(&self, dir: &str, name: &str) -> String {
+        let specific = format!("link.{dir}.{name}");
+        if self.get(&specific).is_some() {
+            specific
+        } else {
+            format!("link.{name}")
+        }
+    }
+
     fn link(&self, dir: &str) -> Result<LinkConfig, ScenarioError> {
         let mut c = LinkConfig::default();
-        let k = |name: &str| {
-            let specific = format!("link.{dir}.{name}");
-            if self.get(&specific).is_some() {
-                specific
-            } else {
-                format!("link.{name}")
-            }
-        };
+        let k = |name: &str| self.link_key(dir, name);
         if let Some(v) = self.rate(&k("rate"))? {
             c.rate_bps = v;
         }
@@ -1092,6 +1097,12 @@ impl Doc {
         Ok(match wtype {
             "bulk" => {
                 let bytes = self.size(&w("bytes"))?.unwrap_or(10_000_000);
+                if bytes == 0 {
+                    return Err(self.at_key(
+                        &w("bytes"),
+                        "must be at least 1 byte: a bulk transfer of nothing has nothing to measure",
+                    ));
+                }
                 let write_size = self.usize_size(&w("write_size"))?.unwrap_or(64 * 1024);
                 if write_size == 0 {
                     return Err(self.positive(&w("write_size")));
@@ -1119,7 +1130,7 @@ impl Doc {
                     return Err(self.positive(&w("size")));
                 }
                 Workload::Interactive {
-                    keystrokes: self.uint(&w("keystrokes"), 0, u64::MAX)?.unwrap_or(100),
+                    keystrokes: self.uint(&w("keystrokes"), 1, u64::MAX)?.unwrap_or(100),
                     interval: self
                         .duration(&w("interval"))?
                         .unwrap_or(Duration::from_millis(100)),
@@ -1138,10 +1149,63 @@ impl Doc {
     }
 
     fn positive(&self, key: &str) -> ScenarioError {
+        self.at_key(key, "must be at least 1 byte")
+    }
+
+    /// An error at `key`'s line if the file or a `--set` gave it, else at the file.
+    fn at_key(&self, key: &str, message: impl Into<String>) -> ScenarioError {
         match self.get(key) {
-            Some(e) => self.fail(e, "must be at least 1 byte"),
-            None => err(&self.origin, None, key, "must be at least 1 byte"),
+            Some(e) => self.fail(e, message),
+            None => err(&self.origin, None, key, message),
         }
+    }
+
+    /// Settings each valid alone that together can never work.
+    fn check_feasible(&self, sc: &Scenario) -> Result<(), ScenarioError> {
+        // The largest segment either side sends: both MSS options bound its
+        // payload, and options come out of the MSS (RFC 6691 3, RFC 9293 3.7.1).
+        let mss = usize::from(sc.client.tcp.mss.min(sc.server.tcp.mss));
+        let ip = IPV4_HEADER_LEN + TCP_HEADER_LEN + mss;
+        let (fwd_data, rev_data) = match &sc.workload {
+            Workload::Bulk { direction, .. } => (
+                *direction == Direction::ClientToServer,
+                *direction == Direction::ServerToClient,
+            ),
+            _ => (true, true),
+        };
+        for (dir, link, data) in [
+            ("forward", &sc.forward, fwd_data),
+            ("reverse", &sc.reverse, rev_data),
+        ] {
+            let frame = Link::new(link.clone()).wire_len(ip);
+            if data && link.queue_bytes > 0 && link.queue_bytes < frame {
+                let framing = match link.framing {
+                    crate::link::Framing::Raw => String::new(),
+                    f => format!(" + {} framing", f.name()),
+                };
+                return Err(self.at_key(
+                    &self.link_key(dir, "queue"),
+                    format!(
+                        "{} bytes cannot hold one full-sized frame ({frame} wire bytes: MSS {mss} + {} bytes of TCP/IP headers{framing}), so every full segment would be dropped; use at least {frame}, or 0 for unlimited",
+                        link.queue_bytes,
+                        IPV4_HEADER_LEN + TCP_HEADER_LEN,
+                    ),
+                ));
+            }
+            if link.loss >= 1.0 {
+                return Err(self.at_key(
+                    &self.link_key(dir, "loss"),
+                    "1 loses every frame, so nothing could ever arrive; use less than 1",
+                ));
+            }
+            if link.ber >= 1.0 {
+                return Err(self.at_key(
+                    &self.link_key(dir, "ber"),
+                    "1 corrupts every frame, so nothing could ever arrive; use less than 1",
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn build(&self, default_name: &str) -> Result<Scenario, ScenarioError> {
@@ -1171,7 +1235,7 @@ impl Doc {
                 return Err(self.fail(e, "must be positive"));
             }
         }
-        Ok(Scenario {
+        let sc = Scenario {
             name,
             seed,
             duration,
@@ -1180,7 +1244,9 @@ impl Doc {
             client: self.host("client")?,
             server: self.host("server")?,
             workload: self.workload(&wtype)?,
-        })
+        };
+        self.check_feasible(&sc)?;
+        Ok(sc)
     }
 }
 
@@ -1946,6 +2012,67 @@ isn = 4294967295
             Some(1),
             "client",
             "arrays of tables",
+        );
+    }
+
+    #[test]
+    fn settings_that_can_never_work_are_errors() {
+        // A drop-tail queue that cannot hold one full-sized frame drops every one.
+        let e = parse("[link]\nqueue = \"1000B\"").unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("link.queue", Some(2)), "{e}");
+        assert!(
+            e.message
+                .contains("cannot hold one full-sized frame (1538 wire bytes: MSS 1460"),
+            "{e}"
+        );
+        assert!(parse("[link]\nqueue = 1538").is_ok());
+        assert!(parse("[link]\nqueue = 1537").is_err());
+        // The smaller of the two MSS options bounds the frame; raw framing adds nothing.
+        assert!(parse("[link]\nqueue = 1040\nframing = \"raw\"\n[server]\nmss = 1000").is_ok());
+        assert_err(
+            parse("[link.forward]\nqueue = 1039\nframing = \"raw\"\n[client]\nmss = 1000"),
+            "s.toml",
+            Some(2),
+            "link.forward.queue",
+            "1040 wire bytes",
+        );
+        // A bulk transfer's ACK-only direction carries no full frame.
+        let ack_only = "[link.reverse]\nqueue = 200\n[workload]\ntype = \"bulk\"";
+        assert!(parse(ack_only).is_ok());
+        assert_err(
+            parse_set(ack_only, &["workload.direction=server-to-client"]),
+            "s.toml",
+            Some(2),
+            "link.reverse.queue",
+            "every full segment would be dropped",
+        );
+        assert_err(
+            parse("[link]\nloss = 1"),
+            "s.toml",
+            Some(2),
+            "link.loss",
+            "loses every frame",
+        );
+        assert_err(
+            parse("[link.reverse]\nber = 1.0"),
+            "s.toml",
+            Some(2),
+            "link.reverse.ber",
+            "corrupts every frame",
+        );
+        assert_err(
+            parse("[workload]\ntype = \"bulk\"\nbytes = \"0B\""),
+            "s.toml",
+            Some(3),
+            "workload.bytes",
+            "at least 1 byte",
+        );
+        assert_err(
+            parse("[workload]\ntype = \"interactive\"\nkeystrokes = 0"),
+            "s.toml",
+            Some(3),
+            "workload.keystrokes",
+            "out of range (1 to",
         );
     }
 
