@@ -9,7 +9,15 @@ use tinygram_proto::Config;
 use tinygram_sim::scenario::Scenario;
 use tinygram_sim::units::parse_duration;
 
+/// Shown under `tinygram tun --help` (and each subcommand's).
+const TUN_HELP: &str = "\
+The device MTU (--mtu, default 1500) sets the MSS tinygram offers: MTU - 40
+(20 bytes of IPv4 header, 20 of TCP), so 1460 at 1500 and 65495 at 65535,
+unless `--set mss=N` is given. With timestamps on, each segment carries 12 bytes
+less (1448 at MTU 1500).";
+
 #[derive(Subcommand)]
+#[command(after_help = TUN_HELP)]
 pub enum TunCmd {
     /// Accept connections on --port and run --app on each.
     Serve {
@@ -53,7 +61,7 @@ pub struct Common {
     /// prefix, or the second if tinygram has the first).
     #[arg(long)]
     kernel_addr: Option<std::net::Ipv4Addr>,
-    /// Device MTU.
+    /// Device MTU; the MSS defaults to MTU - 40 (IPv4 and TCP headers) unless `--set mss=N`.
     #[arg(long, default_value_t = 1500)]
     mtu: u16,
     /// Per-connection setting, the keys of a scenario host without `client.`:
@@ -85,6 +93,35 @@ pub fn host_config(sets: &[String]) -> Result<Config, String> {
     Ok(sc.client.tcp)
 }
 
+/// IPv4 header plus TCP header without options (RFC 791 3.1, RFC 9293 3.1).
+const IPV4_TCP_HEADERS: u16 = 40;
+
+/// The MSS to offer: `--set mss=N` as given (with a warning when it exceeds
+/// what the MTU carries), else MTU - 40 (RFC 9293 3.7.1: MSS is the MTU less
+/// the fixed IP and TCP headers).
+fn mss_for(mtu: u16, sets: &[String], set_mss: u16) -> Result<u16, String> {
+    let derived = mtu.saturating_sub(IPV4_TCP_HEADERS);
+    let explicit = sets
+        .iter()
+        .any(|s| s.split_once('=').is_some_and(|(k, _)| k.trim() == "mss"));
+    if explicit {
+        if set_mss > derived {
+            eprintln!(
+                "tinygram: warning: mss {set_mss} exceeds --mtu {mtu} less {IPV4_TCP_HEADERS} bytes of headers ({derived}); full segments will not fit the link"
+            );
+        }
+        return Ok(set_mss);
+    }
+    // The engine needs an MSS of at least 64 (its config check).
+    if derived < 64 {
+        return Err(format!(
+            "--mtu {mtu} leaves an MSS of {derived} bytes; tinygram needs an MTU of at least {}",
+            64 + IPV4_TCP_HEADERS
+        ));
+    }
+    Ok(derived)
+}
+
 fn options(common: &Common, role: Role) -> Result<RunOptions, String> {
     let (addr, prefix) = tinygram_net::parse_cidr(&common.addr)?;
     let kernel_addr = common
@@ -94,6 +131,7 @@ fn options(common: &Common, role: Role) -> Result<RunOptions, String> {
         return Err("--kernel-addr must differ from --addr".into());
     }
     let mut config = host_config(&common.set)?;
+    config.mss = mss_for(common.mtu, &common.set, config.mss)?;
     config.trace = common.explain;
     let duration = common.duration.as_deref().map(parse_duration).transpose()?;
     Ok(RunOptions {
@@ -195,5 +233,18 @@ mod tests {
         let e = host_config(&["send_policy=bogus".into()]).unwrap_err();
         assert!(e.contains("send_policy"), "{e}");
         assert!(!e.contains("client."), "{e}");
+    }
+
+    #[test]
+    fn mss_follows_the_mtu_unless_set() {
+        assert_eq!(mss_for(1500, &[], 1460), Ok(1460));
+        assert_eq!(mss_for(65535, &[], 1460), Ok(65495));
+        assert_eq!(mss_for(9000, &["send_policy=nagle".into()], 1460), Ok(8960));
+        assert_eq!(mss_for(65535, &["mss=1000".into()], 1000), Ok(1000));
+        assert_eq!(mss_for(65535, &[" mss = 1460".into()], 1460), Ok(1460));
+        // Over the MTU: kept as asked (a warning is printed).
+        assert_eq!(mss_for(1500, &["mss=9000".into()], 9000), Ok(9000));
+        let e = mss_for(100, &[], 1460).unwrap_err();
+        assert!(e.contains("--mtu 100") && e.contains("104"), "{e}");
     }
 }
