@@ -1,9 +1,12 @@
 //! tinygram on a real wire: over a TUN device, against the Linux kernel's TCP.
 //!
 //! Needs root (network namespaces), /dev/net/tun, `ip` and `python3`; each test
-//! prints why it skipped when those are missing. Every test makes its own
-//! namespaces (removed on drop, also on failure) and bounds every loop: the
-//! python peers run under `timeout`, tinygram under a duration cap.
+//! prints `SKIPPED name: reason` (on stderr, past the harness's capture) and
+//! passes when those are missing, or fails with the reason when
+//! `TINYGRAM_REAL_WIRE=require` (as `.ci/run` sets when it runs as root).
+//! Every test makes its own namespaces (removed on drop, also on failure) and
+//! bounds every loop: the python peers run under `timeout`, tinygram under a
+//! duration cap.
 
 mod common;
 

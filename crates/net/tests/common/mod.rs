@@ -77,12 +77,28 @@ fn probe() -> Option<String> {
     None
 }
 
+/// Set to `require` (CI does, as root) to make a test that cannot run here
+/// fail instead of skipping.
+pub const REQUIRE_ENV: &str = "TINYGRAM_REAL_WIRE";
+
+/// The line a skipped test prints, or a panic when [`REQUIRE_ENV`] is `require`.
+/// The line starts and ends with a newline so that it never runs into the
+/// harness's own `test NAME ... ok` output, which parallel tests interleave.
+pub fn skip(name: &str, why: &str) {
+    if std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "require") {
+        panic!("{name} cannot run here and {REQUIRE_ENV}=require: {why}");
+    }
+    say(&format!(
+        "\nSKIPPED {name}: {why} (set {REQUIRE_ENV}=require to fail instead)"
+    ));
+}
+
 /// Skips (with the reason printed) when the machine cannot run real-wire tests.
 #[macro_export]
 macro_rules! require_real_wire {
     ($name:expr) => {
         if let Some(why) = common::unavailable() {
-            common::say(&format!("SKIPPED {}: {why}", $name));
+            common::skip($name, &why);
             return;
         }
     };
