@@ -56,6 +56,12 @@ impl Pair {
         let now = Instant::ZERO;
         let a = Connection::connect(ca, 40000, 80, SeqNumber(isn_a), now);
         let b = Connection::listen(cb, 80, SeqNumber(isn_b));
+        Pair::with(a, b, delay)
+    }
+
+    /// Two connections already opened by the caller (e.g. both active: simultaneous open).
+    pub fn with(a: Connection, b: Connection, delay: Duration) -> Pair {
+        let now = Instant::ZERO;
         Pair {
             conns: [a, b],
             now,
