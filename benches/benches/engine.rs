@@ -2,7 +2,7 @@
 //! with no simulator around it.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use tinygram_proto::{Config, Connection, Duration, Instant, SeqNumber};
+use tinygram_proto::{Config, Connection, Duration, Instant, IsnSeries, SeqNumber};
 
 /// Two connected engines, passing segments by hand.
 fn pair() -> (Connection, Connection, Instant) {
@@ -12,8 +12,8 @@ fn pair() -> (Connection, Connection, Instant) {
         ..Config::default()
     };
     let mut now = Instant::ZERO;
-    let mut a = Connection::connect(cfg.clone(), 1, 2, SeqNumber(7), now);
-    let mut b = Connection::listen(cfg, 2, SeqNumber(9));
+    let mut a = Connection::connect(cfg.clone(), 1, 2, IsnSeries::new(SeqNumber(7)), now);
+    let mut b = Connection::listen(cfg, 2, IsnSeries::new(SeqNumber(9)));
     let mut buf = Vec::new();
     for _ in 0..4 {
         while let Some(r) = a.poll_transmit(now, &mut buf) {

@@ -6,7 +6,9 @@ use crate::runner::{instant, Res, Runner, CLIENT_PORT, LOCAL_ISN, SERVER_PORT};
 use std::str::FromStr;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
 use tinygram_proto::{Config, DelackCount, OptionSet, WindowUpdate};
-use tinygram_proto::{ConnError, Connection, Duration, LossIs, SeqNumber, SlowStart, WriteError};
+use tinygram_proto::{
+    ConnError, Connection, Duration, IsnSeries, LossIs, SeqNumber, SlowStart, WriteError,
+};
 
 /// Linux O_RDWR.
 const O_RDWR: i64 = 2;
@@ -332,7 +334,8 @@ impl<'a> Runner<'a> {
                 self.conn = Some(Connection::listen(
                     cfg.clone(),
                     SERVER_PORT,
-                    SeqNumber(LOCAL_ISN),
+                    // Scripts number our sequence space from LOCAL_ISN, every connection.
+                    IsnSeries::with_step(SeqNumber(LOCAL_ISN), 0),
                 ));
                 self.conn_cfg = Some(cfg);
                 self.conn_uncork_to = sock.uncork_to;
@@ -563,7 +566,7 @@ impl<'a> Runner<'a> {
                 cfg.clone(),
                 CLIENT_PORT,
                 SERVER_PORT,
-                SeqNumber(LOCAL_ISN),
+                IsnSeries::with_step(SeqNumber(LOCAL_ISN), 0),
                 instant(self.now),
             ));
             self.conn_cfg = Some(cfg);

@@ -8,7 +8,7 @@ use crate::explain::Explain;
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use tinygram_proto::wire::{Ipv4Repr, TcpOptions, TcpSegment, WireError};
-use tinygram_proto::{Config, Connection, Instant, SeqNumber, State, TcpRepr};
+use tinygram_proto::{Config, Connection, Instant, IsnGenerator, SeqNumber, State, TcpRepr};
 
 /// Remote address, remote port, local port.
 pub type FourTuple = (Ipv4Addr, u16, u16);
@@ -104,7 +104,7 @@ impl Host {
 
     /// Opens a connection to `to` from `local_port`; the SYN leaves on the next step.
     pub fn connect(&mut self, now: Instant, local_port: u16, to: SocketAddrV4, app: AppSpec) {
-        let isn = self.next_isn();
+        let isn = self.isn_source();
         let conn = Connection::connect(self.config.clone(), local_port, to.port(), isn, now);
         self.counters.connections += 1;
         self.conns.insert(
@@ -128,6 +128,19 @@ impl Host {
         x ^= x << 17;
         self.isn_state = x;
         SeqNumber(x as u32)
+    }
+
+    /// One connection's ISN generator (RFC 9293 3.4.1): a xorshift stream of
+    /// its own, seeded from the host's, so a connection that returns to
+    /// LISTEN answers the next SYN with a new ISN.
+    fn isn_source(&mut self) -> impl IsnGenerator + 'static {
+        let mut x = (u64::from(self.next_isn().0) << 32) | u64::from(self.next_isn().0) | 1;
+        move |_: Instant, _: u16, _: u16| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            SeqNumber(x as u32)
+        }
     }
 
     /// One IP packet from the device.
@@ -191,7 +204,7 @@ impl Host {
                         && !seg.flags.ack()
                         && !seg.flags.rst() =>
                 {
-                    let isn = self.next_isn();
+                    let isn = self.isn_source();
                     let conn = Connection::listen(self.config.clone(), port, isn);
                     let app = app.build(true);
                     self.counters.connections += 1;

@@ -16,6 +16,7 @@ use crate::bigwin;
 use crate::cc::{CongestionControl, NewReno};
 use crate::config::{BufferLimit, Config, LossIs};
 use crate::counters::Counters;
+use crate::isn::IsnGenerator;
 use crate::nak::{NakReceiver, NakSender};
 use crate::policy::{
     AckCtx, AckDecision, AckPolicy, AckReason, DelayReason, SendCtx, SendDecision, SendPolicy,
@@ -88,6 +89,8 @@ pub struct Connection {
     remote_port: u16,
     /// Opened by `listen` (a reset in SYN-RECEIVED returns to LISTEN, RFC 9293 3.10.7.4).
     passive: bool,
+    /// RFC 9293 3.4.1: where ISS values come from (a listener draws one per SYN).
+    isn_gen: Box<dyn IsnGenerator>,
 
     // RFC 9293 3.3.1 send sequence variables.
     iss: SeqNumber,
@@ -218,7 +221,12 @@ impl core::fmt::Debug for Connection {
 }
 
 impl Connection {
-    fn new(cfg: Config, local_port: u16, isn: SeqNumber) -> Connection {
+    fn new(
+        cfg: Config,
+        local_port: u16,
+        isn: SeqNumber,
+        isn_gen: Box<dyn IsnGenerator>,
+    ) -> Connection {
         let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
         let mss = cfg.mss as usize;
         let (rcv_buf_size, rcv_buf_limit) = cfg.granted_rcv_buf();
@@ -236,6 +244,7 @@ impl Connection {
             local_port,
             remote_port: 0,
             passive: false,
+            isn_gen,
             iss: isn,
             snd_una: isn,
             snd_nxt: isn,
@@ -303,28 +312,47 @@ impl Connection {
     }
 
     /// Active open (RFC 9293 3.10.1): the SYN leaves on the next `poll_transmit`.
-    /// `isn` comes from the driver's generator (seeded in the simulator).
+    /// The ISS comes from the driver's generator `isn` (RFC 9293 3.4.1; seeded
+    /// in the simulator), asked once, now.
     pub fn connect(
         config: Config,
         local_port: u16,
         remote_port: u16,
-        isn: SeqNumber,
-        _now: Instant,
+        mut isn: impl IsnGenerator + 'static,
+        now: Instant,
     ) -> Connection {
-        let mut c = Connection::new(config, local_port, isn);
+        let iss = isn.next_isn(now, local_port, remote_port);
+        let mut c = Connection::new(config, local_port, iss, Box::new(isn));
         c.remote_port = remote_port;
         c.state = State::SynSent;
         c.need_syn = true;
         c
     }
 
-    /// Passive open (RFC 9293 3.10.1): LISTEN on `local_port`; the first SYN is
-    /// answered with a SYN-ACK whose sequence number is `isn`.
-    pub fn listen(config: Config, local_port: u16, isn: SeqNumber) -> Connection {
-        let mut c = Connection::new(config, local_port, isn);
+    /// Passive open (RFC 9293 3.10.1): LISTEN on `local_port`. Each SYN is
+    /// answered with a SYN-ACK from a fresh ISS drawn from `isn` when it
+    /// arrives (RFC 9293 3.10.7.2: "ISS should be selected").
+    pub fn listen(config: Config, local_port: u16, isn: impl IsnGenerator + 'static) -> Connection {
+        Connection::listen_with(config, local_port, Box::new(isn))
+    }
+
+    fn listen_with(config: Config, local_port: u16, isn: Box<dyn IsnGenerator>) -> Connection {
+        let mut c = Connection::new(config, local_port, SeqNumber(0), isn);
         c.state = State::Listen;
         c.passive = true;
         c
+    }
+
+    /// Starts the send sequence space at `iss` (RFC 9293 3.3.1; the
+    /// timestamp clock's offset too, RFC 7323 5.4).
+    fn set_iss(&mut self, iss: SeqNumber) {
+        self.iss = iss;
+        self.snd_una = iss;
+        self.snd_nxt = iss;
+        self.snd_max = iss;
+        self.high_rxt = iss;
+        self.recover = iss;
+        self.ts = TsState::new(iss.0);
     }
 
     // ----- accessors -------------------------------------------------------
@@ -839,6 +867,9 @@ impl Connection {
             return;
         }
         self.remote_port = seg.src_port;
+        // RFC 9293 3.10.7.2: select an ISS for this SYN.
+        let iss = self.isn_gen.next_isn(now, self.local_port, seg.src_port);
+        self.set_iss(iss);
         self.accept_syn(now, seg);
         self.state = State::SynReceived;
         self.need_syn = true;
@@ -1087,9 +1118,14 @@ impl Connection {
 
     fn back_to_listen(&mut self) {
         let cfg = self.cfg.clone();
-        let (port, iss) = (self.local_port, self.iss);
+        let port = self.local_port;
         let counters = self.counters.clone();
-        *self = Connection::listen(cfg, port, iss);
+        // The generator stays: the next SYN gets a new ISS (RFC 9293 3.4.1).
+        let isn = std::mem::replace(
+            &mut self.isn_gen,
+            Box::new(|_: Instant, _: u16, _: u16| SeqNumber(0)),
+        );
+        *self = Connection::listen_with(cfg, port, isn);
         self.counters = counters;
     }
 

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{Fate, Pair, A, B};
-use tinygram_proto::{Config, ConnError, Duration, Flags, SeqNumber, State};
+use tinygram_proto::{Config, ConnError, Duration, Flags, IsnSeries, SeqNumber, State};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -85,8 +85,20 @@ fn syn_retransmitted_with_backoff_then_times_out() {
 #[test]
 fn simultaneous_open() {
     use tinygram_proto::{Connection, Instant};
-    let a = Connection::connect(cfg(), 40000, 80, SeqNumber(100), Instant::ZERO);
-    let b = Connection::connect(cfg(), 80, 40000, SeqNumber(300), Instant::ZERO);
+    let a = Connection::connect(
+        cfg(),
+        40000,
+        80,
+        IsnSeries::new(SeqNumber(100)),
+        Instant::ZERO,
+    );
+    let b = Connection::connect(
+        cfg(),
+        80,
+        40000,
+        IsnSeries::new(SeqNumber(300)),
+        Instant::ZERO,
+    );
     let mut p = Pair::with(a, b, ms(10));
     let mut seen: [Vec<State>; 2] = [vec![State::SynSent], vec![State::SynSent]];
     p.run_until(ms(1000), true, |p| {
@@ -191,6 +203,43 @@ fn syn_ack_retransmitted_with_backoff_in_virtual_time() {
     assert_eq!(p.conns[B].error(), Some(ConnError::TimedOut));
 }
 
+/// RFC 9293 3.4.1 and 3.10.7.2: a listener selects an ISS for each SYN from
+/// its injected generator, so after a RST in SYN-RECEIVED sends it back to
+/// LISTEN (3.10.7.4), the next connection gets a different ISN.
+#[test]
+fn listener_draws_a_new_isn_for_each_connection() {
+    use tinygram_proto::{rst_reply, Connection, Instant};
+    let mut b = Connection::listen(cfg(), 80, IsnSeries::new(SeqNumber(5000)));
+    let mut buf = Vec::new();
+    let mut synacks = Vec::new();
+    for (i, port) in [40000u16, 40001].into_iter().enumerate() {
+        let now = Instant::from_millis(10 * i as u64);
+        let mut a = Connection::connect(cfg(), port, 80, IsnSeries::new(SeqNumber(100)), now);
+        let syn = a.poll_transmit(now, &mut buf).unwrap();
+        b.handle_segment(now, &syn, &[]);
+        assert_eq!(b.state(), State::SynReceived);
+        let synack = b.poll_transmit(now, &mut buf).unwrap();
+        assert_eq!(synack.flags, Flags::SYN | Flags::ACK);
+        assert_eq!((synack.dst_port, synack.ack), (port, SeqNumber(101)));
+        assert_eq!(synack.seq, b.iss());
+        synacks.push(synack);
+        // The client's end is gone: it resets the half-open connection.
+        let rst = rst_reply(&synack, 0).unwrap();
+        b.handle_segment(now, &rst, &[]);
+        assert_eq!(
+            b.state(),
+            State::Listen,
+            "RST in SYN-RECEIVED returns to LISTEN"
+        );
+    }
+    assert_eq!(synacks[0].seq, SeqNumber(5000));
+    assert_ne!(
+        synacks[0].seq, synacks[1].seq,
+        "a second connection reused the ISN"
+    );
+    assert_eq!(synacks[1].seq, SeqNumber(5000 + 64_000));
+}
+
 #[test]
 fn active_close_then_passive_close() {
     let mut p = established();
@@ -282,7 +331,8 @@ fn syn_to_closed_port_is_refused() {
     let rst = tinygram_proto::rst_reply(&syn, 0).unwrap();
     assert_eq!(rst.flags, Flags::RST | Flags::ACK);
     assert_eq!(rst.ack, syn.seq + 1);
-    let mut c = tinygram_proto::Connection::connect(cfg(), 1, 2, SeqNumber(7), p.now);
+    let mut c =
+        tinygram_proto::Connection::connect(cfg(), 1, 2, IsnSeries::new(SeqNumber(7)), p.now);
     let mut buf = Vec::new();
     let syn = c.poll_transmit(p.now, &mut buf).unwrap();
     let rst = tinygram_proto::rst_reply(&syn, 0).unwrap();

@@ -7,8 +7,8 @@ mod common;
 use common::{Fate, Pair, A, B};
 use tinygram_proto::wire::WireError;
 use tinygram_proto::{
-    BufferLimit, Config, Connection, Duration, Instant, OptionSet, SeqNumber, State, TcpRepr,
-    TraceEvent,
+    BufferLimit, Config, Connection, Duration, Instant, IsnSeries, OptionSet, SeqNumber, State,
+    TcpRepr, TraceEvent,
 };
 
 fn ms(n: u64) -> Duration {
@@ -46,7 +46,7 @@ fn malformed_options_are_counted_traced_and_change_nothing() {
         trace: true,
         ..Config::default()
     };
-    let mut c = Connection::listen(cfg, 80, SeqNumber(1));
+    let mut c = Connection::listen(cfg, 80, IsnSeries::new(SeqNumber(1)));
     let now = Instant::ZERO;
     let cases: [(&[u8], &str); 4] = [
         (&[2, 0, 0, 0], "zero length"),
@@ -89,7 +89,13 @@ fn buffer_caps_limit_what_is_offered_and_say_why() {
     cfg.rcv_buf = 1 << 20;
     cfg.buffer_cap = 256 * 1024;
     cfg.trace = true;
-    let mut c = Connection::connect(cfg.clone(), 40000, 80, SeqNumber(1), Instant::ZERO);
+    let mut c = Connection::connect(
+        cfg.clone(),
+        40000,
+        80,
+        IsnSeries::new(SeqNumber(1)),
+        Instant::ZERO,
+    );
     let mut buf = Vec::new();
     let syn = c.poll_transmit(Instant::ZERO, &mut buf).unwrap();
     assert_eq!(syn.options.big_window_offer, Some(256 * 1024));
@@ -111,7 +117,7 @@ fn buffer_caps_limit_what_is_offered_and_say_why() {
     )));
     // The host's budget is the tighter limit here.
     cfg.host_budget = Some(100_000);
-    let c = Connection::connect(cfg, 40000, 80, SeqNumber(1), Instant::ZERO);
+    let c = Connection::connect(cfg, 40000, 80, IsnSeries::new(SeqNumber(1)), Instant::ZERO);
     assert_eq!(c.rcv_buf_granted(), (100_000, Some(BufferLimit::Host)));
 }
 

@@ -11,7 +11,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use tinygram_proto::wire::IPV4_HEADER_LEN;
-use tinygram_proto::{ConnError, Connection, Instant, SeqNumber, State, TcpRepr, TraceEvent};
+use tinygram_proto::{
+    ConnError, Connection, Instant, IsnGenerator, SeqNumber, State, TcpRepr, TraceEvent,
+};
 
 /// The client's and server's TCP ports.
 pub const CLIENT_PORT: u16 = 40_000;
@@ -70,6 +72,33 @@ pub struct WireEvent {
     pub duplicate_arrived: Option<Instant>,
 }
 
+/// A host's ISNs (RFC 9293 3.4.1), driven by the run's seed: the scenario's
+/// `isn` (or one drawn from the run's RNG) first, then draws from the host's
+/// own ChaCha stream, so later connection attempts never disturb the link's
+/// random numbers and a run stays reproducible.
+struct SeededIsn {
+    first: Option<u32>,
+    rng: ChaCha8Rng,
+}
+
+impl SeededIsn {
+    fn new(seed: u64, host: usize, first: u32) -> SeededIsn {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        // Stream 0 is the run's RNG; each host draws from its own.
+        rng.set_stream(1 + host as u64);
+        SeededIsn {
+            first: Some(first),
+            rng,
+        }
+    }
+}
+
+impl IsnGenerator for SeededIsn {
+    fn next_isn(&mut self, _now: Instant, _local: u16, _remote: u16) -> SeqNumber {
+        SeqNumber(self.first.take().unwrap_or_else(|| self.rng.gen()))
+    }
+}
+
 /// A simulation run in progress.
 pub struct Sim {
     now: Instant,
@@ -112,10 +141,14 @@ impl Sim {
             with_budget(&sc.client),
             CLIENT_PORT,
             SERVER_PORT,
-            SeqNumber(isn_c),
+            SeededIsn::new(sc.seed, CLIENT, isn_c),
             Instant::ZERO,
         );
-        let server = Connection::listen(with_budget(&sc.server), SERVER_PORT, SeqNumber(isn_s));
+        let server = Connection::listen(
+            with_budget(&sc.server),
+            SERVER_PORT,
+            SeededIsn::new(sc.seed, SERVER, isn_s),
+        );
         let host = |conn, role, cfg: &crate::scenario::HostConfig| Host {
             conn,
             app: App::new(role, &sc.workload, sc.seed),
@@ -617,7 +650,26 @@ pub fn run(sc: &Scenario) -> RunResult {
 
 #[cfg(test)]
 mod tests {
-    use super::thousands;
+    use super::*;
+
+    #[test]
+    fn seeded_isns_start_with_the_given_one_then_follow_the_seed() {
+        let t = Instant::ZERO;
+        let draws = |seed, host| {
+            let mut g = SeededIsn::new(seed, host, 42);
+            [0; 4].map(|_| g.next_isn(t, 80, 40_000))
+        };
+        let a = draws(1, SERVER);
+        assert_eq!(a[0], SeqNumber(42));
+        assert!(a[1..].iter().all(|&x| x != a[0]) && a[1] != a[2] && a[2] != a[3]);
+        assert_eq!(a, draws(1, SERVER), "same seed, same ISNs");
+        assert_ne!(
+            a[1..],
+            draws(1, CLIENT)[1..],
+            "each host has its own stream"
+        );
+        assert_ne!(a[1..], draws(2, SERVER)[1..]);
+    }
 
     #[test]
     fn thousands_separators() {

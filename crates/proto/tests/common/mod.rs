@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
-use tinygram_proto::{Config, Connection, Duration, Instant, SeqNumber, TcpRepr};
+use tinygram_proto::{Config, Connection, Duration, Instant, IsnSeries, SeqNumber, TcpRepr};
 
 pub const A: usize = 0;
 pub const B: usize = 1;
@@ -54,8 +54,8 @@ impl Pair {
     /// A connects to B (listening). Both with the given configs and ISNs.
     pub fn new(ca: Config, cb: Config, isn_a: u32, isn_b: u32, delay: Duration) -> Pair {
         let now = Instant::ZERO;
-        let a = Connection::connect(ca, 40000, 80, SeqNumber(isn_a), now);
-        let b = Connection::listen(cb, 80, SeqNumber(isn_b));
+        let a = Connection::connect(ca, 40000, 80, IsnSeries::new(SeqNumber(isn_a)), now);
+        let b = Connection::listen(cb, 80, IsnSeries::new(SeqNumber(isn_b)));
         Pair::with(a, b, delay)
     }
 
