@@ -2,6 +2,7 @@
 
 use crate::run_file;
 use crate::runner::Settings;
+use crate::stack::Stack;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -21,6 +22,11 @@ pub struct DrillArgs {
     /// Compare each outbound segment alone instead of merging consecutive ones.
     #[arg(long = "strict_segments", alias = "strict-segments")]
     pub strict_segments: bool,
+    /// Whose defaults new sockets get: `tinygram` (the engine's: strict Nagle,
+    /// 200 ms delayed ACK) or `linux` (quick ACKs, Linux's Nagle, RTO 200 ms
+    /// to 120 s, ...; see the drill README). The script's setsockopts override them.
+    #[arg(long, default_value = "tinygram", value_name = "tinygram|linux")]
+    pub stack: Stack,
     /// Print every segment in and out of each script.
     #[arg(long, short)]
     pub verbose: bool,
@@ -45,6 +51,7 @@ pub fn run_scripts(args: &DrillArgs, out: &mut dyn std::io::Write) -> bool {
     let settings = Settings {
         tolerance_usecs: args.tolerance_usecs.max(0),
         strict_segments: args.strict_segments,
+        stack: args.stack,
         ..Settings::default()
     };
     let (mut passed, mut failed) = (0usize, 0usize);

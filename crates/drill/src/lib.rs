@@ -5,12 +5,14 @@ pub mod cli;
 pub mod parse;
 pub mod report;
 pub mod runner;
+pub mod stack;
 mod syscall;
 
 pub use cli::{run, run_cli, DrillArgs};
 pub use parse::{parse_script, ParseError};
-pub use report::{FailKind, Failure, ScriptReport};
+pub use report::{FailKind, Failure, ScriptReport, QUICK_ACK_HINT};
 pub use runner::{run_script, Settings};
+pub use stack::Stack;
 
 /// Reads, parses and runs one script file.
 pub fn run_file(path: &std::path::Path, settings: &Settings) -> ScriptReport {

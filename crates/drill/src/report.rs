@@ -52,7 +52,13 @@ pub struct Failure {
     pub actual: Option<String>,
     /// Virtual time in nanoseconds since the script started.
     pub time_ns: Option<i64>,
+    /// A one-line suggestion printed after the failure (e.g. [`QUICK_ACK_HINT`]).
+    pub hint: Option<String>,
 }
+
+/// Appended to an ACK that came later or sooner than a script written for
+/// Linux expects, when the script left the ACK policy to `--stack tinygram`.
+pub const QUICK_ACK_HINT: &str = "the script may assume Linux's quick ACKs; try --stack linux";
 
 impl Failure {
     /// A failure with just a line, kind and message.
@@ -65,6 +71,7 @@ impl Failure {
             expected: None,
             actual: None,
             time_ns: None,
+            hint: None,
         }
     }
 }
@@ -135,6 +142,9 @@ impl fmt::Display for ScriptReport {
                 }
                 if let Some(t) = fail.time_ns {
                     write!(f, "\n  time:     {} s (virtual)", secs(t))?;
+                }
+                if let Some(h) = &fail.hint {
+                    write!(f, "\n  hint: {h}")?;
                 }
             }
         }

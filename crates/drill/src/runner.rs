@@ -1,7 +1,8 @@
 //! Plays a script against one engine connection: the runner is the peer, the host and the clock.
 
 use crate::ast::*;
-use crate::report::{secs, FailKind, Failure, ScriptReport};
+use crate::report::{secs, FailKind, Failure, ScriptReport, QUICK_ACK_HINT};
+use crate::stack::Stack;
 use crate::syscall::{Outcome, Sock};
 use std::collections::{BTreeMap, VecDeque};
 use tinygram_proto::policy::SendPolicyKind;
@@ -35,6 +36,8 @@ pub struct Settings {
     pub tolerance_percent: f64,
     /// Do not merge consecutive outbound segments (packetdrill's --strict_segments).
     pub strict_segments: bool,
+    /// Whose defaults new sockets get (`--stack`).
+    pub stack: Stack,
 }
 
 impl Default for Settings {
@@ -43,6 +46,7 @@ impl Default for Settings {
             tolerance_usecs: 4_000,
             tolerance_percent: 12.5,
             strict_segments: false,
+            stack: Stack::Tinygram,
         }
     }
 }
@@ -53,6 +57,22 @@ pub(crate) struct Emitted {
     pub t: i64,
     pub repr: TcpRepr,
     pub payload_len: usize,
+    /// Its ACK number is past every ACK number the engine sent before.
+    pub acks_new: bool,
+    /// It left when the delayed-ACK timer fired.
+    pub by_delack: bool,
+}
+
+/// How an expected outbound segment failed, for [`Runner::quick_ack_hint`].
+enum AckSymptom<'e> {
+    /// Nothing was sent in time.
+    Missing,
+    /// This segment came too early.
+    Early(&'e Emitted),
+    /// This segment came too late.
+    Late(&'e Emitted),
+    /// This (possibly merged) segment differs from the script.
+    Other(&'e Emitted),
 }
 
 /// A blocking system call that has started and not yet returned.
@@ -80,6 +100,12 @@ pub(crate) struct Runner<'a> {
     pub ever_synced: bool,
     /// The listener's connection was returned by accept().
     pub conn_accepted: bool,
+    /// The live connection's socket chose its ACK policy (TCP_TINYGRAM_ACK_POLICY).
+    pub conn_ack_policy_set: bool,
+    /// The highest ACK number the engine has sent (wire numbering).
+    pub last_ack_sent: Option<SeqNumber>,
+    /// The engine's delayed-ACK timer count at the last drain.
+    pub delack_fired_seen: u64,
     pub listener_fd: Option<i64>,
     pub local_port: u16,
     pub remote_port: u16,
@@ -141,16 +167,20 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
             _ => None,
         })
         .unwrap_or(0);
+    let stack_policy = settings.stack.config().send_policy;
     let mut r = Runner {
         script,
         settings,
         now: 0,
         conn: None,
         conn_cfg: None,
-        conn_uncork_to: Config::default().send_policy,
+        conn_uncork_to: stack_policy,
         errno_reason: None,
         ever_synced: false,
         conn_accepted: false,
+        conn_ack_policy_set: false,
+        last_ack_sent: None,
+        delack_fired_seen: 0,
         listener_fd: None,
         local_port: SERVER_PORT,
         remote_port: CLIENT_PORT,
@@ -386,14 +416,26 @@ impl<'a> Runner<'a> {
             return;
         };
         let mut out = Vec::new();
+        let fired = c.counters().delack_timer_fired;
+        let by_delack = fired > self.delack_fired_seen;
+        self.delack_fired_seen = fired;
         for _ in 0..MAX_STEPS_AT_ONE_TIME {
             self.buf.clear();
             match c.poll_transmit(now, &mut self.buf) {
-                Some(repr) => out.push(Emitted {
-                    t: self.now,
-                    repr,
-                    payload_len: self.buf.len(),
-                }),
+                Some(repr) => {
+                    let acks_new =
+                        repr.flags.ack() && self.last_ack_sent.is_none_or(|last| repr.ack > last);
+                    if acks_new {
+                        self.last_ack_sent = Some(repr.ack);
+                    }
+                    out.push(Emitted {
+                        t: self.now,
+                        repr,
+                        payload_len: self.buf.len(),
+                        acks_new,
+                        by_delack,
+                    })
+                }
                 None => break,
             }
         }
@@ -446,6 +488,8 @@ impl<'a> Runner<'a> {
             t: self.now,
             repr: r,
             payload_len: 0,
+            acks_new: false,
+            by_delack: false,
         });
     }
 
@@ -582,6 +626,7 @@ impl<'a> Runner<'a> {
                 .map(|d| format!("nothing (next engine timer at {} s)", secs(rel(d))))
                 .unwrap_or_else(|| "nothing (no engine timer pending)".into());
             f.actual = Some(next);
+            f.hint = self.quick_ack_hint(p, AckSymptom::Missing);
             return Err(f);
         };
         if !any && (first.t < start.saturating_sub(tol) || first.t > end.saturating_add(tol)) {
@@ -604,6 +649,12 @@ impl<'a> Runner<'a> {
             f.expected = Some(p.to_string());
             f.actual = Some(self.fmt_actual(&first.repr, first.payload_len));
             f.time_ns = Some(first.t);
+            let symptom = if early {
+                AckSymptom::Early(&first)
+            } else {
+                AckSymptom::Late(&first)
+            };
+            f.hint = self.quick_ack_hint(p, symptom);
             return Err(f);
         }
         let mut agg = first.clone();
@@ -633,9 +684,45 @@ impl<'a> Runner<'a> {
             f.expected = Some(p.to_string());
             f.actual = Some(self.fmt_actual(&agg.repr, agg.payload_len));
             f.time_ns = Some(first.t);
+            f.hint = self.quick_ack_hint(p, AckSymptom::Other(&agg));
             return Err(f);
         }
         Ok(())
+    }
+
+    /// [`QUICK_ACK_HINT`] when the failure looks like an ACK the script
+    /// expected at once that the engine delayed, or the other way round, and
+    /// the ACK policy is `--stack tinygram`'s default (the script chose none).
+    fn quick_ack_hint(&self, p: &PacketSpec, symptom: AckSymptom<'_>) -> Option<String> {
+        if self.settings.stack != Stack::Tinygram || self.conn_ack_policy_set {
+            return None;
+        }
+        let pure_ack = |e: &Emitted| e.repr.flags.0 == flag::ACK && e.payload_len == 0;
+        let wants_pure_ack = p.flags == flag::ACK && p.len == 0;
+        let delayed_vs_quick = match symptom {
+            // The engine owes an ACK (data or FIN not yet acknowledged): it is
+            // waiting for its delayed-ACK timer.
+            AckSymptom::Missing => {
+                wants_pure_ack
+                    && self.conn.as_ref().is_some_and(|c| {
+                        c.state().synchronized() && self.last_ack_sent != Some(c.rcv_nxt())
+                    })
+            }
+            // The ACK waited for the delayed-ACK timer.
+            AckSymptom::Late(e) => wants_pure_ack && pure_ack(e) && e.by_delack,
+            // The ACK left at once where the script expects it to wait.
+            AckSymptom::Early(e) => wants_pure_ack && pure_ack(e) && e.acks_new && !e.by_delack,
+            AckSymptom::Other(e) => {
+                if wants_pure_ack {
+                    // The ACK waited and rode on data or a FIN.
+                    !pure_ack(e) && e.acks_new && e.repr.flags.0 & (flag::SYN | flag::RST) == 0
+                } else {
+                    // A pure ACK at once where the script expects none yet.
+                    p.flags & flag::SYN == 0 && pure_ack(e) && e.acks_new && !e.by_delack
+                }
+            }
+        };
+        delayed_vs_quick.then(|| QUICK_ACK_HINT.to_string())
     }
 
     /// Compares an (aggregated) emitted segment with the script; Err names the first difference.

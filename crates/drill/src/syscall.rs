@@ -3,6 +3,7 @@
 use crate::ast::*;
 use crate::report::{FailKind, Failure};
 use crate::runner::{instant, Res, Runner, CLIENT_PORT, LOCAL_ISN, SERVER_PORT};
+use std::collections::BTreeSet;
 use std::str::FromStr;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
 use tinygram_proto::{Config, DelackCount, OptionSet, WindowUpdate};
@@ -51,6 +52,8 @@ pub(crate) struct Sock {
     pub rcvbuf_set: bool,
     /// The send policy TCP_CORK 0 restores (the one in force before corking).
     pub uncork_to: SendPolicyKind,
+    /// Socket options the script set successfully (they override `--stack`).
+    pub set_by_script: BTreeSet<String>,
 }
 
 /// Linux errno name of an engine error.
@@ -262,17 +265,20 @@ impl<'a> Runner<'a> {
                     "socket() is expected to fail; the runner always creates the socket",
                 ));
             }
+            // The stack's defaults; the script's setsockopts override them.
+            let cfg = self.settings.stack.config();
             self.socks.insert(
                 spec.ret,
                 Sock {
                     kind: SockKind::Fresh,
                     nonblocking,
-                    cfg: Config::default(),
+                    uncork_to: cfg.send_policy,
+                    cfg,
                     explicit_options: false,
                     err_reported: false,
                     shut_wr: false,
                     rcvbuf_set: false,
-                    uncork_to: Config::default().send_policy,
+                    set_by_script: BTreeSet::new(),
                 },
             );
             return Ok(Outcome::Done(Ok(spec.ret)));
@@ -323,7 +329,12 @@ impl<'a> Runner<'a> {
                 if !matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
                     return Ok(Outcome::Done(Err("EINVAL")));
                 }
-                let cfg = self.infer_options(&sock);
+                let mut cfg = self.infer_options(&sock);
+                if let Some(n) = self.settings.stack.synack_retries() {
+                    if !sock.set_by_script.contains("TCP_TINYGRAM_SYN_RETRIES") {
+                        cfg.syn_retries = n;
+                    }
+                }
                 if let Err(e) = cfg.validate() {
                     return Err(self.fail(
                         idx,
@@ -339,7 +350,7 @@ impl<'a> Runner<'a> {
                 ));
                 self.conn_cfg = Some(cfg);
                 self.conn_uncork_to = sock.uncork_to;
-                self.conn_uncork_to = sock.uncork_to;
+                self.new_connection(&sock);
                 self.local_port = SERVER_PORT;
                 self.remote_port = CLIENT_PORT;
                 self.listener_fd = Some(fd);
@@ -542,6 +553,13 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// Resets what the runner tracks per connection when `sock` opens one.
+    fn new_connection(&mut self, sock: &Sock) {
+        self.conn_ack_policy_set = sock.set_by_script.contains("TCP_TINYGRAM_ACK_POLICY");
+        self.last_ack_sent = None;
+        self.delack_fired_seen = 0;
+    }
+
     /// EAGAIN for non-blocking sockets, otherwise block.
     fn would_block(&self, sock: &Sock) -> Outcome {
         if sock.nonblocking {
@@ -570,6 +588,8 @@ impl<'a> Runner<'a> {
                 instant(self.now),
             ));
             self.conn_cfg = Some(cfg);
+            self.conn_uncork_to = sock.uncork_to;
+            self.new_connection(sock);
             self.local_port = CLIENT_PORT;
             self.remote_port = SERVER_PORT;
             self.ever_synced = false;
@@ -829,6 +849,7 @@ impl<'a> Runner<'a> {
         if let Some(s) = self.socks.get_mut(&fd) {
             s.cfg = cfg;
             s.explicit_options = explicit;
+            s.set_by_script.insert(name);
         }
         Ok(Outcome::Done(Ok(0)))
     }
@@ -842,7 +863,8 @@ impl<'a> Runner<'a> {
                 .conn_cfg
                 .as_ref()
                 .map_or(sock.cfg.send_policy, |c| c.send_policy);
-            let (policy, uncork_to, push) = next_policy(cur, self.conn_uncork_to, opt);
+            let nagle = self.settings.stack.nagle();
+            let (policy, uncork_to, push) = next_policy(cur, self.conn_uncork_to, opt, nagle);
             if let Some(c) = self.conn.as_mut() {
                 if c.config().send_policy != policy {
                     c.set_send_policy(instant(self.now), policy);
@@ -856,9 +878,11 @@ impl<'a> Runner<'a> {
             }
             self.conn_uncork_to = uncork_to;
         } else if let Some(s) = self.socks.get_mut(&fd) {
-            let (policy, uncork_to, _) = next_policy(s.cfg.send_policy, s.uncork_to, opt);
+            let nagle = self.settings.stack.nagle();
+            let (policy, uncork_to, _) = next_policy(s.cfg.send_policy, s.uncork_to, opt, nagle);
             s.cfg.send_policy = policy;
             s.uncork_to = uncork_to;
+            s.set_by_script.insert("TCP_TINYGRAM_SEND_POLICY".into());
         }
         Outcome::Done(Ok(0))
     }
@@ -939,7 +963,8 @@ enum PolicyOpt {
 }
 
 /// The send policy after `opt`, the policy uncorking will restore, and whether
-/// queued data must be pushed, given the current policy and restore target.
+/// queued data must be pushed, given the current policy and restore target;
+/// `nagle` is what TCP_NODELAY 0 selects (the stack's Nagle: Linux's is minshall).
 /// As Linux: TCP_CORK overrides TCP_NODELAY while set; clearing it restores the
 /// policy in force before and pushes what is queued (tcp(7)); setting TCP_NODELAY
 /// pushes queued data even while corked.
@@ -947,16 +972,13 @@ fn next_policy(
     cur: SendPolicyKind,
     uncork_to: SendPolicyKind,
     opt: PolicyOpt,
+    nagle: SendPolicyKind,
 ) -> (SendPolicyKind, SendPolicyKind, bool) {
     let corked = cur == SendPolicyKind::Cork;
     let cork = |base| (SendPolicyKind::Cork, base, false);
     match opt {
         PolicyOpt::NoDelay(on) => {
-            let base = if on {
-                SendPolicyKind::NoDelay
-            } else {
-                SendPolicyKind::Nagle
-            };
+            let base = if on { SendPolicyKind::NoDelay } else { nagle };
             if corked {
                 (SendPolicyKind::Cork, base, on)
             } else {
@@ -1026,41 +1048,46 @@ fn apply_named(to: &mut Config, from: &Config, name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use SendPolicyKind::{Cork, Doupnik, Nagle, NoDelay};
+    use SendPolicyKind::{Cork, Doupnik, Minshall, Nagle, NoDelay};
 
     #[test]
     fn cork_restores_the_policy_before_it_and_nodelay_pushes() {
         // Cork over doupnik; uncork restores doupnik and pushes.
         assert_eq!(
-            next_policy(Doupnik, Nagle, PolicyOpt::Cork(true)),
+            next_policy(Doupnik, Nagle, PolicyOpt::Cork(true), Nagle),
             (Cork, Doupnik, false)
         );
         assert_eq!(
-            next_policy(Cork, Doupnik, PolicyOpt::Cork(false)),
+            next_policy(Cork, Doupnik, PolicyOpt::Cork(false), Nagle),
             (Doupnik, Doupnik, true)
         );
         // Uncorking an uncorked socket changes nothing.
         assert_eq!(
-            next_policy(Nagle, Nagle, PolicyOpt::Cork(false)),
+            next_policy(Nagle, Nagle, PolicyOpt::Cork(false), Nagle),
             (Nagle, Nagle, false)
         );
         // TCP_NODELAY while corked: cork stays, the restore target changes,
         // and queued data is pushed (Linux sets TCP_NAGLE_PUSH).
         assert_eq!(
-            next_policy(Cork, Nagle, PolicyOpt::NoDelay(true)),
+            next_policy(Cork, Nagle, PolicyOpt::NoDelay(true), Nagle),
             (Cork, NoDelay, true)
         );
         assert_eq!(
-            next_policy(NoDelay, NoDelay, PolicyOpt::NoDelay(false)),
+            next_policy(NoDelay, NoDelay, PolicyOpt::NoDelay(false), Nagle),
             (Nagle, Nagle, false)
+        );
+        // Under --stack linux, TCP_NODELAY 0 restores Linux's Nagle (minshall).
+        assert_eq!(
+            next_policy(NoDelay, NoDelay, PolicyOpt::NoDelay(false), Minshall),
+            (Minshall, Minshall, false)
         );
         // TCP_TINYGRAM_SEND_POLICY "cork" corks; any other name replaces both.
         assert_eq!(
-            next_policy(Doupnik, Doupnik, PolicyOpt::Named(Cork)),
+            next_policy(Doupnik, Doupnik, PolicyOpt::Named(Cork), Nagle),
             (Cork, Doupnik, false)
         );
         assert_eq!(
-            next_policy(Cork, Nagle, PolicyOpt::Named(Doupnik)),
+            next_policy(Cork, Nagle, PolicyOpt::Named(Doupnik), Nagle),
             (Doupnik, Doupnik, false)
         );
     }

@@ -1,9 +1,11 @@
 //! Runs every drill script of the workspace: `tests/drill/*.pkt` must pass,
 //! `tests/drill/must-fail/*.pkt` must fail at the line their header names,
-//! `tests/drill/pending/*.pkt` document known engine gaps and must still fail.
+//! `tests/drill/pending/*.pkt` document known engine gaps and must still fail,
+//! `tests/drill/linux/*.pkt` pass under `--stack linux` only.
 
 use std::path::{Path, PathBuf};
-use tinygram_drill::{run_file, DrillArgs, Settings};
+use tinygram_drill::{parse_script, run_file, run_script, DrillArgs, Settings, Stack};
+use tinygram_drill::{ScriptReport, QUICK_ACK_HINT};
 
 /// The workspace's `tests/drill` directory.
 fn drill_dir() -> PathBuf {
@@ -126,6 +128,157 @@ fn pending_scripts_still_fail() {
     );
 }
 
+/// Settings for `--stack linux`.
+fn linux() -> Settings {
+    Settings {
+        stack: Stack::Linux,
+        ..Settings::default()
+    }
+}
+
+/// Runs script text under `settings`.
+fn run_text(text: &str, settings: &Settings) -> ScriptReport {
+    run_script(&parse_script(text, "inline.pkt").expect("parses"), settings)
+}
+
+#[test]
+fn linux_scripts_pass_under_stack_linux_only() {
+    let all = scripts(&drill_dir().join("linux"));
+    assert!(all.len() >= 3, "expected at least 3 --stack linux scripts");
+    let mut problems = Vec::new();
+    for p in &all {
+        let rep = run_file(p, &linux());
+        if !rep.passed() {
+            problems.push(format!("fails under --stack linux:\n{rep}"));
+        }
+        let want = header(p, "drill-tinygram-fail")
+            .and_then(|w| w.trim_start_matches("line").trim().parse::<usize>().ok())
+            .unwrap_or_else(|| panic!("{}: needs `// drill-tinygram-fail: line N`", p.display()));
+        let hint = match header(p, "drill-tinygram-hint").as_deref() {
+            Some("yes") => true,
+            Some("no") => false,
+            _ => panic!("{}: needs `// drill-tinygram-hint: yes|no`", p.display()),
+        };
+        let rep = run_file(p, &Settings::default());
+        let text = rep.to_string();
+        match &rep.failure {
+            None => problems.push(format!(
+                "{}: passes under --stack tinygram too",
+                p.display()
+            )),
+            Some(f) if f.line != want => problems.push(format!(
+                "{}: under --stack tinygram fails at line {} instead of {want}:\n{text}",
+                p.display(),
+                f.line
+            )),
+            Some(_) if text.contains(QUICK_ACK_HINT) != hint => problems.push(format!(
+                "{}: the quick-ACK hint should {}appear:\n{text}",
+                p.display(),
+                if hint { "" } else { "not " }
+            )),
+            Some(_) => {}
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A passive open whose script sets no ACK policy, then `tail`.
+fn no_ack_policy_script(tail: &str) -> String {
+    format!(
+        "    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+   +0 bind(3, ..., ...) = 0
+   +0 listen(3, 1) = 0
+   +0 < S 0:0(0) win 65535 <mss 1000>
+   +0 > S. 0:0(0) ack 1 <mss 1460>
+ +.01 < . 1:1(0) ack 1 win 65535
+   +0 accept(3, ..., ...) = 4
+{tail}"
+    )
+}
+
+#[test]
+fn quick_ack_hint_only_for_ack_timing_under_stack_tinygram() {
+    let hinted = |r: &ScriptReport| r.to_string().contains(QUICK_ACK_HINT);
+    // Expected at once, the engine delays it (nothing sent in time): hint,
+    // on its own line after the unchanged failure.
+    let at_once =
+        no_ack_policy_script("   +0 < P. 1:101(100) ack 1 win 65535\n   +0 > . 1:1(0) ack 101\n");
+    let r = run_text(&at_once, &Settings::default());
+    let f = r.failure.as_ref().expect("fails under tinygram");
+    assert_eq!(f.line, 9);
+    assert!(f.msg.starts_with("expected segment was not sent by"), "{r}");
+    assert_eq!(f.expected.as_deref(), Some(". 1:1(0) ack 101"));
+    assert_eq!(f.time_ns, Some(14_000_000));
+    assert!(
+        r.to_string()
+            .lines()
+            .last()
+            .is_some_and(|l| l.trim() == format!("hint: {QUICK_ACK_HINT}")),
+        "{r}"
+    );
+    // The same under --stack linux passes; a failing ACK there gets no hint.
+    assert!(run_text(&at_once, &linux()).passed());
+    let wrong_ack = at_once.replace("ack 101\n", "ack 100\n");
+    let r = run_text(&wrong_ack, &linux());
+    assert!(!r.passed() && !hinted(&r), "{r}");
+    // Expected at a later time, the engine's delayed ACK is later still.
+    let late =
+        no_ack_policy_script("   +0 < P. 1:101(100) ack 1 win 65535\n +.04 > . 1:1(0) ack 101\n");
+    let r = run_text(&late, &Settings::default());
+    assert!(!r.passed() && hinted(&r), "{r}");
+    // Vice versa: the script expects the ACK to wait 40 ms (Linux past its
+    // quick ACKs), the engine ACKs the second segment at once: hint.
+    let early = no_ack_policy_script(
+        "   +0 < P. 1:101(100) ack 1 win 65535
+ +.01 < P. 101:201(100) ack 1 win 65535
+ +.04 > . 1:1(0) ack 201
+",
+    );
+    let r = run_text(&early, &Settings::default());
+    let f = r.failure.as_ref().expect("fails");
+    assert_eq!(f.kind, tinygram_drill::FailKind::Timing, "{r}");
+    assert!(hinted(&r), "{r}");
+    // The script expects the ACK on the response data; the engine sends a
+    // pure ACK at once (the second segment): hint.
+    let piggyback = no_ack_policy_script(
+        "   +0 < P. 1:101(100) ack 1 win 65535
+ +.01 < P. 101:201(100) ack 1 win 65535
+   +0 write(4, ..., 10) = 10
+   +0 > P. 1:11(10) ack 201
+",
+    );
+    let r = run_text(&piggyback, &Settings::default());
+    assert!(!r.passed() && hinted(&r), "{r}");
+    // Unrelated mismatches get no hint: a wrong seq, with the ACK policy left
+    // to the stack or not.
+    let d = drill_dir();
+    let r = run_file(&d.join("must-fail/wrong-seq.pkt"), &Settings::default());
+    assert!(r.to_string().contains("sequence number"), "{r}");
+    assert!(!hinted(&r), "{r}");
+    let text = std::fs::read_to_string(d.join("must-fail/wrong-seq.pkt")).unwrap();
+    let text: String = text
+        .lines()
+        .filter(|l| !l.contains("TCP_TINYGRAM_ACK_POLICY"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let r = run_text(&text, &Settings::default());
+    assert!(!r.passed() && !hinted(&r), "{r}");
+    // A script that chose its ACK policy gets no hint: --stack would not change it.
+    let r = run_file(
+        &d.join("must-fail/segment-too-late.pkt"),
+        &Settings::default(),
+    );
+    assert!(!r.passed() && !hinted(&r), "{r}");
+    // An ACK the engine owes nothing for (a pure ACK never acknowledged).
+    let text = std::fs::read_to_string(d.join("must-fail/missing-segment.pkt")).unwrap();
+    let text = text.replace(
+        "TCP_TINYGRAM_ACK_POLICY, \"delayed\"",
+        "TCP_TINYGRAM_DELACK, \"200ms\"",
+    );
+    let r = run_text(&text, &Settings::default());
+    assert!(!r.passed() && !hinted(&r), "{r}");
+}
+
 #[test]
 fn cli_prints_summary_and_fails_on_failure() {
     let d = drill_dir();
@@ -136,6 +289,7 @@ fn cli_prints_summary_and_fails_on_failure() {
         ],
         tolerance_usecs: 4000,
         strict_segments: false,
+        stack: tinygram_drill::Stack::Tinygram,
         verbose: false,
         quiet: false,
     };
@@ -147,4 +301,21 @@ fn cli_prints_summary_and_fails_on_failure() {
     assert!(out.contains("wrong-seq.pkt:13: segment mismatch"), "{out}");
     assert!(out.trim_end().ends_with("1 passed, 1 failed"), "{out}");
     assert_eq!(tinygram_drill::run_cli(&["--bogus".to_string()]), 2);
+    // --stack linux: a script written for Linux's quick ACKs passes.
+    let linux_script = d.join("linux/quick-ack-at-start.pkt");
+    let mut args = args;
+    args.scripts = vec![linux_script.clone()];
+    args.stack = Stack::Linux;
+    let mut out = Vec::new();
+    assert!(tinygram_drill::cli::run_scripts(&args, &mut out));
+    let run = |stack: &str| {
+        tinygram_drill::run_cli(&[
+            "--quiet".to_string(),
+            format!("--stack={stack}"),
+            linux_script.display().to_string(),
+        ])
+    };
+    assert_eq!(run("linux"), 0);
+    assert_eq!(run("tinygram"), 1);
+    assert_eq!(run("bsd"), 2);
 }
