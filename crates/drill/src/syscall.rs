@@ -994,25 +994,54 @@ fn next_policy(
     }
 }
 
-/// Config keys whose range `Config::validate` checks on their own (no other
-/// field involved), so setsockopt can refuse a bad value with EINVAL at once.
-const RANGE_CHECKED: &[(&str, &str)] = &[
-    ("TCP_MAXSEG", "mss"),
-    ("TCP_TINYGRAM_DELACK", "delack"),
-    ("TCP_TINYGRAM_DELACK_SEGMENTS", "delack_segments"),
-    ("TCP_TINYGRAM_DELACK_TICK", "delack_tick"),
-    ("TCP_TINYGRAM_ADAPTIVE_K", "adaptive_k"),
-    ("TCP_TINYGRAM_ADAPTIVE_MAX", "adaptive_max"),
-    ("TCP_TINYGRAM_INITIAL_WINDOW", "initial_window"),
-    ("TCP_TINYGRAM_DUPACK_THRESHOLD", "dupack_threshold"),
+/// Options whose range `Config::validate` checks, so setsockopt can refuse a
+/// bad value with EINVAL at once: (option, the other options whose values
+/// take part in its checks, the `ConfigError` keys those checks report).
+/// A pair such as `_RTO_MIN` and `_RTO_MAX` is checked at whichever
+/// setsockopt makes it invalid, against the other's value on the socket.
+const RANGE_CHECKED: &[(&str, &[&str], &[&str])] = &[
+    ("TCP_MAXSEG", &[], &["mss"]),
+    ("TCP_TINYGRAM_DELACK", &[], &["delack"]),
+    ("TCP_TINYGRAM_DELACK_SEGMENTS", &[], &["delack_segments"]),
+    ("TCP_TINYGRAM_DELACK_TICK", &[], &["delack_tick"]),
+    ("TCP_TINYGRAM_ADAPTIVE_K", &[], &["adaptive_k"]),
+    (
+        "TCP_TINYGRAM_ADAPTIVE_MIN",
+        &["TCP_TINYGRAM_ADAPTIVE_MAX"],
+        &["adaptive_min"],
+    ),
+    (
+        "TCP_TINYGRAM_ADAPTIVE_MAX",
+        &["TCP_TINYGRAM_ADAPTIVE_MIN"],
+        &["adaptive_max", "adaptive_min"],
+    ),
+    (
+        "TCP_TINYGRAM_RTO_MIN",
+        &["TCP_TINYGRAM_RTO_MAX"],
+        &["rto_min"],
+    ),
+    (
+        "TCP_TINYGRAM_RTO_MAX",
+        &["TCP_TINYGRAM_RTO_MIN"],
+        &["rto_min"],
+    ),
+    ("TCP_TINYGRAM_INITIAL_WINDOW", &[], &["initial_window"]),
+    ("TCP_TINYGRAM_DUPACK_THRESHOLD", &[], &["dupack_threshold"]),
 ];
 
-/// Why the value setsockopt `name` put in `cfg` is out of range, if it is.
+/// Why the value setsockopt `name` put in `cfg` (the socket's whole
+/// configuration after the call) is out of range, alone or against the
+/// options it is checked with, if it is.
 fn range_error(cfg: &Config, name: &str) -> Option<tinygram_proto::ConfigError> {
-    let (_, key) = RANGE_CHECKED.iter().find(|(n, _)| *n == name)?;
+    let (_, with, keys) = RANGE_CHECKED.iter().find(|(n, _, _)| *n == name)?;
+    // Only the fields these checks read come from the socket, so an error
+    // elsewhere in its configuration (reported at listen()/connect()) cannot
+    // mask or stand in for this one.
     let mut probe = Config::default();
-    apply_named(&mut probe, cfg, name);
-    probe.validate().err().filter(|e| e.key == *key)
+    for n in std::iter::once(&name).chain(with.iter()) {
+        apply_named(&mut probe, cfg, n);
+    }
+    probe.validate().err().filter(|e| keys.contains(&e.key))
 }
 
 /// Copies the field that setsockopt `name` controls from `from` into `to`.
@@ -1105,11 +1134,54 @@ mod tests {
             ..Config::default()
         };
         assert!(range_error(&ok, "TCP_TINYGRAM_DELACK").is_none());
-        // Options whose checks involve other fields wait for listen()/connect().
+    }
+
+    #[test]
+    fn a_pair_is_checked_at_the_setsockopt_that_breaks_it() {
+        let secs = Duration::from_secs;
+        // RTO_MIN above the socket's RTO_MAX (default 60 s): refused.
         let cfg = Config {
-            rto_min: Duration::from_secs(90),
+            rto_min: secs(90),
             ..Config::default()
         };
-        assert!(range_error(&cfg, "TCP_TINYGRAM_RTO_MIN").is_none());
+        let e = range_error(&cfg, "TCP_TINYGRAM_RTO_MIN").expect("refused");
+        assert_eq!(e.to_string(), "rto_min: must not exceed rto_max");
+        // The same RTO_MIN once RTO_MAX made room: accepted.
+        let roomy = Config {
+            rto_max: secs(120),
+            ..cfg.clone()
+        };
+        assert!(range_error(&roomy, "TCP_TINYGRAM_RTO_MIN").is_none());
+        // Lowering RTO_MAX under the socket's RTO_MIN: refused at RTO_MAX.
+        let low_max = Config {
+            rto_min: secs(2),
+            rto_max: secs(1),
+            ..Config::default()
+        };
+        assert!(range_error(&low_max, "TCP_TINYGRAM_RTO_MAX").is_some());
+        assert!(range_error(&Config::default(), "TCP_TINYGRAM_RTO_MAX").is_none());
+        // A zero RTO_MIN is refused on its own.
+        let zero = Config {
+            rto_min: Duration::ZERO,
+            ..Config::default()
+        };
+        assert!(range_error(&zero, "TCP_TINYGRAM_RTO_MIN").is_some());
+        // ADAPTIVE_MIN against ADAPTIVE_MAX, from either side.
+        let ms = Duration::from_millis;
+        let cfg = Config {
+            adaptive_min: ms(300),
+            adaptive_max: ms(200),
+            ..Config::default()
+        };
+        let e = range_error(&cfg, "TCP_TINYGRAM_ADAPTIVE_MIN").expect("refused");
+        assert_eq!(e.key, "adaptive_min");
+        assert!(range_error(&cfg, "TCP_TINYGRAM_ADAPTIVE_MAX").is_some());
+        // An unrelated bad field on the socket does not make this call fail.
+        let other_bad = Config {
+            rcv_buf: 0,
+            rto_min: secs(1),
+            ..Config::default()
+        };
+        assert!(range_error(&other_bad, "TCP_TINYGRAM_RTO_MIN").is_none());
     }
 }
