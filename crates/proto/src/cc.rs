@@ -1,7 +1,8 @@
 //! Congestion control behind a small trait; NewReno (RFC 5681, RFC 6582) is the default.
 
-use crate::config::SlowStart;
+use crate::config::{LossIs, SlowStart};
 use core::fmt;
+use std::sync::Arc;
 
 /// A congestion controller: owns cwnd and ssthresh; the connection owns loss
 /// detection and tells it what happened. All sizes in bytes.
@@ -23,6 +24,77 @@ pub trait CongestionControl: fmt::Debug + Send {
     /// A loss repaired without a timeout and without window inflation (NAK,
     /// RFC 1106 2.1; SACK recovery, RFC 6675 5): once per window of data.
     fn on_loss_repair(&mut self, flight: usize, mss: usize);
+}
+
+/// What a connection's controller starts from, once the handshake has fixed the MSS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcInit {
+    /// Effective send MSS in bytes.
+    pub mss: usize,
+    /// Initial window in bytes: `Config::initial_window` segments (RFC 6928).
+    pub initial_window: usize,
+    /// Slow-start growth asked for (RFC 1106 4.2).
+    pub slow_start: SlowStart,
+    /// Reaction to repaired losses asked for (RFC 1106 4.2).
+    pub loss_is: LossIs,
+}
+
+/// The builder signature a [`CcFactory`] wraps.
+type BuildCc = dyn Fn(&CcInit) -> Box<dyn CongestionControl> + Send + Sync;
+
+/// Builds each connection's congestion controller. `Config::congestion` holds
+/// one (NewReno by default); any [`CongestionControl`] plugs in through
+/// [`CcFactory::new`]. Clones share the builder.
+#[derive(Clone)]
+pub struct CcFactory {
+    name: &'static str,
+    build: Arc<BuildCc>,
+}
+
+impl CcFactory {
+    /// A controller named `name` (for Debug output and reports), built by `build`.
+    pub fn new(
+        name: &'static str,
+        build: impl Fn(&CcInit) -> Box<dyn CongestionControl> + Send + Sync + 'static,
+    ) -> CcFactory {
+        CcFactory {
+            name,
+            build: Arc::new(build),
+        }
+    }
+
+    /// RFC 5681 with RFC 6582 NewReno recovery, honouring `slow_start` and `loss_is`.
+    pub fn new_reno() -> CcFactory {
+        CcFactory::new("newreno", |i: &CcInit| {
+            Box::new(NewReno::new(
+                i.initial_window,
+                i.slow_start,
+                i.loss_is == LossIs::Congestion,
+            ))
+        })
+    }
+
+    /// The controller's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// A fresh controller for one connection.
+    pub fn build(&self, init: &CcInit) -> Box<dyn CongestionControl> {
+        (self.build)(init)
+    }
+}
+
+impl Default for CcFactory {
+    fn default() -> Self {
+        CcFactory::new_reno()
+    }
+}
+
+impl fmt::Debug for CcFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
 }
 
 /// RFC 5681 slow start and congestion avoidance with RFC 6582 NewReno recovery.

@@ -1,6 +1,7 @@
 //! Per-connection settings. Every default matches a common real stack and is
 //! documented where it is chosen.
 
+use crate::cc::CcFactory;
 use crate::policy::ack::{DelackCount, WindowUpdate};
 use crate::policy::{AckPolicyKind, SendPolicyKind};
 use crate::time::Duration;
@@ -157,6 +158,9 @@ pub struct Config {
     pub slow_start: SlowStart,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 3.2: 3).
     pub dupack_threshold: u32,
+    /// Builds the congestion controller (RFC 5681/6582 NewReno by default);
+    /// another `cc::CongestionControl` plugs in here.
+    pub congestion: CcFactory,
     /// Record the why-trace (hold/release and ACK decisions); off on the hot path.
     pub trace: bool,
     /// Per-connection cap on receive-buffer memory: the engine never allocates
@@ -194,6 +198,7 @@ impl Default for Config {
             loss_is: LossIs::Congestion,
             slow_start: SlowStart::Standard,
             dupack_threshold: 3,
+            congestion: CcFactory::default(),
             trace: false,
             buffer_cap: 16 << 20,
             host_budget: None,

@@ -13,8 +13,8 @@
 //! Time only moves forward between calls; the engine never reads a clock.
 
 use crate::bigwin;
-use crate::cc::{CongestionControl, NewReno};
-use crate::config::{BufferLimit, Config, LossIs};
+use crate::cc::{CcInit, CongestionControl};
+use crate::config::{BufferLimit, Config};
 use crate::counters::Counters;
 use crate::isn::IsnGenerator;
 use crate::nak::{NakReceiver, NakSender};
@@ -206,6 +206,16 @@ pub struct Connection {
     error: Option<ConnError>,
 }
 
+/// The configured congestion controller for send MSS `mss` (RFC 6928 initial window).
+fn build_cc(cfg: &Config, mss: usize) -> Box<dyn CongestionControl> {
+    cfg.congestion.build(&CcInit {
+        mss,
+        initial_window: cfg.initial_window as usize * mss,
+        slow_start: cfg.slow_start,
+        loss_is: cfg.loss_is,
+    })
+}
+
 impl core::fmt::Debug for Connection {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Connection")
@@ -234,11 +244,7 @@ impl Connection {
             rcv_buf_capped: rcv_buf_limit.is_some() as u64,
             ..Counters::default()
         };
-        let cc = Box::new(NewReno::new(
-            cfg.initial_window as usize * mss,
-            cfg.slow_start,
-            cfg.loss_is == LossIs::Congestion,
-        ));
+        let cc = build_cc(&cfg, mss);
         Connection {
             state: State::Closed,
             local_port,
@@ -924,11 +930,7 @@ impl Connection {
         self.snd_wl2 = seg.ack;
         self.rcv_adv = self.rcv_nxt() + self.syn_window();
         // Restart congestion state with the real MSS (RFC 6928 counts segments).
-        self.cc = Box::new(NewReno::new(
-            self.cfg.initial_window as usize * self.snd_mss,
-            self.cfg.slow_start,
-            self.cfg.loss_is == LossIs::Congestion,
-        ));
+        self.cc = build_cc(&self.cfg, self.snd_mss);
     }
 
     /// The window a SYN or SYN-ACK offers: 16 bits, or with big windows

@@ -23,6 +23,7 @@ pub mod timestamps;
 pub mod trace;
 pub mod wire;
 
+pub use cc::{CcFactory, CcInit, CongestionControl};
 pub use config::{BufferLimit, Config, ConfigError, LossIs, OptionSet, SlowStart};
 pub use conn::{rst_reply, ConnError, Connection, WriteError};
 pub use counters::Counters;

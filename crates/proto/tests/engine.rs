@@ -574,3 +574,66 @@ fn bulk_integrity_5_percent() {
 fn bulk_integrity_20_percent() {
     lossy_bulk(200, 4);
 }
+
+/// A controller that keeps cwnd at two segments whatever happens.
+#[derive(Debug)]
+struct FixedCwnd(usize);
+
+impl tinygram_proto::CongestionControl for FixedCwnd {
+    fn cwnd(&self) -> usize {
+        self.0
+    }
+    fn ssthresh(&self) -> usize {
+        usize::MAX
+    }
+    fn on_ack(&mut self, _: usize, _: usize) {}
+    fn on_fast_retransmit(&mut self, _: usize, _: usize, _: u32) {}
+    fn on_recovery_dupack(&mut self, _: usize) {}
+    fn on_partial_ack(&mut self, _: usize, _: usize) {}
+    fn on_recovery_exit(&mut self, _: usize, _: usize) {}
+    fn on_rto(&mut self, _: usize, _: usize) {}
+    fn on_loss_repair(&mut self, _: usize, _: usize) {}
+}
+
+/// Issue 2: congestion control sits behind a trait; `Config::congestion`
+/// plugs in another controller (NewReno stays the default).
+#[test]
+fn a_plugged_in_congestion_controller_is_used() {
+    use tinygram_proto::CcFactory;
+    let first_burst = |a: Config| {
+        let mut p = Pair::new(a, cfg(), 1, 2, ms(10));
+        p.run_until(ms(100), true, |p| p.conns[B].state() == State::Established);
+        let t0 = p.now;
+        p.write(A, 20 * 1460);
+        p.advance_to(t0, true);
+        let burst = p.data_from(A).iter().filter(|d| d.0 == t0).count();
+        (p, burst)
+    };
+    // The default: NewReno with RFC 6928's initial window of 10 segments.
+    assert_eq!(format!("{:?}", cfg().congestion), "newreno");
+    let (_, burst) = first_burst(cfg());
+    assert_eq!(burst, 10);
+
+    let mut a = cfg();
+    a.congestion = CcFactory::new("fixed-2", |init| {
+        assert_eq!(init.mss, 1460, "built with the negotiated MSS");
+        Box::new(FixedCwnd(2 * init.mss))
+    });
+    let (mut p, burst) = first_burst(a);
+    assert_eq!(burst, 2, "{}", p.dump());
+    assert_eq!(p.conns[A].cwnd(), 2 * 1460);
+    p.run(Duration::from_secs(5));
+    p.check_integrity(B);
+    assert_eq!(
+        p.conns[A].cwnd(),
+        2 * 1460,
+        "the controller's window, never grown"
+    );
+    // Two segments per round trip (20 ms): no instant sends more than two.
+    let mut per_instant = std::collections::BTreeMap::new();
+    for d in p.data_from(A) {
+        *per_instant.entry(d.0).or_insert(0) += 1;
+    }
+    assert!(per_instant.values().all(|&n| n <= 2), "{per_instant:?}");
+    assert_eq!(p.conns[B].config().congestion.name(), "newreno");
+}
