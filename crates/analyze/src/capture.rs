@@ -33,6 +33,9 @@ pub struct Packet {
     /// offload on the capturing host); `None` when the frame was cut short by
     /// the snap length and could not be checked.
     pub checksum_ok: Option<bool>,
+    /// IPv4 identification (`None` for IPv6): a network duplicate repeats it,
+    /// a TCP retransmission normally does not.
+    pub ip_id: Option<u16>,
 }
 
 /// What reading a capture found besides TCP segments.
@@ -309,7 +312,7 @@ fn parse_frame(link: DataLink, ts_ns: u64, frame: &[u8]) -> Frame {
     let Some(sliced) = sliced else {
         return Frame::Other;
     };
-    let (src, dst, ip_hl, payload, incomplete, ctx) = match &sliced.net {
+    let (src, dst, ip_hl, payload, incomplete, ctx, ip_id) = match &sliced.net {
         Some(LaxNetSlice::Ipv4(v4)) => {
             let h = v4.header();
             let p = v4.payload();
@@ -324,6 +327,7 @@ fn parse_frame(link: DataLink, ts_ns: u64, frame: &[u8]) -> Frame {
                 p,
                 p.incomplete,
                 ChecksumCtx::V4 { src: s, dst: d },
+                Some(h.identification()),
             )
         }
         Some(LaxNetSlice::Ipv6(v6)) => {
@@ -341,6 +345,7 @@ fn parse_frame(link: DataLink, ts_ns: u64, frame: &[u8]) -> Frame {
                 p,
                 p.incomplete,
                 ChecksumCtx::V6 { src: s, dst: d },
+                None,
             )
         }
         _ => return Frame::Other,
@@ -371,6 +376,7 @@ fn parse_frame(link: DataLink, ts_ns: u64, frame: &[u8]) -> Frame {
         header_len,
         ip_header_len: ip_hl,
         checksum_ok,
+        ip_id,
     }))
 }
 

@@ -173,13 +173,20 @@ pub fn diagnose_flow(f: &Flow, th: &Thresholds) -> FlowReport {
             .iter()
             .map(|(_, e)| (e.at_s - e.lost_s, e.at_s))
             .collect();
-        stalls(s, &ev, &mut findings);
-        windows(f, s, &dist, th, &stalled, &mut findings);
-        recovery(f, s, &mut findings);
+        stalls(s, f.sides[1 - s].bytes > 0, &ev, &mut findings);
+        let mut recovering = recovery(f, s, &dist, &mut findings);
+        windows(f, s, &dist, th, &stalled, &mut recovering, &mut findings);
+        charge_recovery(s, &recovering, &mut findings);
         storms(f, s, th, &mut findings);
     }
     let (t0, t1) = f.span();
-    let time_lost_s = findings.iter().map(|x| x.time_lost_s).sum();
+    // Findings may overlap (a window-limited wait inside a timeout's wait):
+    // the flow lost the union of their spans, not the sum.
+    let time_lost_s = union_len(
+        findings
+            .iter()
+            .flat_map(|x| x.events.iter().map(move |e| event_span(x.kind, e))),
+    );
     FlowReport {
         client: f.addr(0).to_string(),
         server: f.addr(1).to_string(),
@@ -203,14 +210,17 @@ pub fn diagnose_flow(f: &Flow, th: &Thresholds) -> FlowReport {
 pub fn distances(f: &Flow) -> [f64; 2] {
     let mut dist = [f64::INFINITY; 2];
     let segs = &f.segs;
-    if let Some(i) = segs
-        .iter()
-        .position(|s| s.dir == 0 && s.flags.syn() && !s.flags.ack())
-    {
-        if let Some(j) = (i + 1..segs.len()).find(|&j| segs[j].dir == 1 && segs[j].flags.syn()) {
+    // Each answer is timed from the latest copy of what it answers: a lost
+    // and retransmitted SYN or SYN-ACK must not count the timer's wait.
+    let syn = |s: &Seg| s.dir == 0 && s.flags.syn() && !s.flags.ack();
+    let syn_ack = |s: &Seg| s.dir == 1 && s.flags.syn();
+    if let Some(j) = segs.iter().position(syn_ack) {
+        if let Some(i) = segs[..j].iter().rposition(syn) {
             dist[1] = segs[j].t - segs[i].t;
-            if let Some(k) = (j + 1..segs.len()).find(|&k| segs[k].dir == 0) {
-                dist[0] = segs[k].t - segs[j].t;
+        }
+        if let Some(k) = (j + 1..segs.len()).find(|&k| segs[k].dir == 0 && !syn(&segs[k])) {
+            if let Some(j2) = segs[..k].iter().rposition(syn_ack) {
+                dist[0] = segs[k].t - segs[j2].t;
             }
         }
     }
@@ -236,6 +246,37 @@ pub fn distances(f: &Flow) -> [f64; 2] {
         }
     }
     dist.map(|d| if d.is_finite() { d.max(0.0) } else { 0.0 })
+}
+
+/// The time span an event lost: window waits are stamped where they begin,
+/// the other findings where the wait ended.
+pub fn event_span(kind: Kind, e: &Event) -> (f64, f64) {
+    match kind {
+        // A fast-recovery episode is stamped at its start; its lost time
+        // (window full during the repair) lies within it.
+        Kind::WindowLimited | Kind::ZeroWindow | Kind::FastRecovery => (e.at_s, e.at_s + e.lost_s),
+        _ => (e.at_s - e.lost_s, e.at_s),
+    }
+}
+
+/// Total length of a set of time spans, overlaps counted once.
+pub fn union_len(spans: impl IntoIterator<Item = (f64, f64)>) -> f64 {
+    let mut v: Vec<(f64, f64)> = spans.into_iter().filter(|(a, b)| b > a).collect();
+    v.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let mut total = 0.0;
+    let mut cur: Option<(f64, f64)> = None;
+    for (a, b) in v {
+        match cur {
+            Some((ca, cb)) if a <= cb => cur = Some((ca, cb.max(b))),
+            _ => {
+                if let Some((ca, cb)) = cur {
+                    total += cb - ca;
+                }
+                cur = Some((a, b));
+            }
+        }
+    }
+    total + cur.map_or(0.0, |(a, b)| b - a)
 }
 
 fn ms(x: f64) -> String {
@@ -344,7 +385,9 @@ pub fn stall_events(f: &Flow, s: Dir, dist: &[f64; 2], th: &Thresholds) -> Vec<(
     out
 }
 
-fn stalls(s: Dir, ev: &[(Kind, Event)], out: &mut Vec<Finding>) {
+/// `two_way`: the receiver sent data too (requests and responses); a one-way
+/// transfer has no requests to double-buffer.
+fn stalls(s: Dir, two_way: bool, ev: &[(Kind, Event)], out: &mut Vec<Finding>) {
     let (snd, rcv) = (side_name(s), side_name(1 - s));
     for kind in [Kind::HeldTail, Kind::DelayedAckStall] {
         let events: Vec<Event> = ev
@@ -355,7 +398,7 @@ fn stalls(s: Dir, ev: &[(Kind, Event)], out: &mut Vec<Finding>) {
         if events.is_empty() {
             continue;
         }
-        let lost: f64 = events.iter().map(|e| e.lost_s).sum();
+        let lost = union_len(events.iter().map(|e| event_span(kind, e)));
         let typical = median(events.iter().map(|e| e.lost_s).collect());
         let mut recs = Vec::new();
         let summary;
@@ -371,7 +414,7 @@ fn stalls(s: Dir, ev: &[(Kind, Event)], out: &mut Vec<Finding>) {
                 "once messages go out in one write, set TCP_NODELAY on this side",
             ));
             recs.push(rec(s, "or use Minshall's rule or the Doupnik policy (send_policy = \"minshall\" / \"doupnik\"), which never hold the end of a write"));
-            if s == 0 {
+            if s == 0 && two_way {
                 recs.push(rec(s, "double-buffer requests: keep a second request in flight so the ACK is never owed alone"));
             }
             recs.push(rec(
@@ -385,7 +428,9 @@ fn stalls(s: Dir, ev: &[(Kind, Event)], out: &mut Vec<Finding>) {
                 ms(typical)
             );
             recs.push(rec(1 - s, "a shorter delayed-ACK time, or ACK every segment while the sender's window is small (quick ACKs)"));
-            if s == 0 {
+            if !two_way {
+                // A one-way transfer: nothing to restructure on the sender.
+            } else if s == 0 {
                 recs.push(rec(s, "double-buffer requests so data keeps flowing behind the segment whose ACK is delayed"));
             } else {
                 recs.push(rec(
@@ -430,6 +475,7 @@ fn windows(
     dist: &[f64; 2],
     th: &Thresholds,
     stalled: &[(f64, f64)],
+    recovering: &mut [(f64, f64, f64)],
     out: &mut Vec<Finding>,
 ) {
     let r = 1 - s;
@@ -470,7 +516,12 @@ fn windows(
                 // Counted only when the sender went as soon as the window
                 // opened, and not already counted as a stall.
                 let in_stall = stalled.iter().any(|&(a, b)| a < g.t && t0 < b);
-                if g.t - t0 > 0.0 && g.t - edge_moved_t <= react && !in_stall {
+                // During loss recovery the window's left edge waits for the
+                // repair: that wait is the recovery's, not a small window's.
+                let episode = recovering.iter_mut().find(|(a, b, _)| t0 >= *a && t0 < *b);
+                if let Some((_, _, blocked)) = episode {
+                    *blocked += (g.t - t0).max(0.0);
+                } else if g.t - t0 > 0.0 && g.t - edge_moved_t <= react && !in_stall {
                     limited.push(Event {
                         at_s: t0,
                         lost_s: g.t - t0,
@@ -505,7 +556,7 @@ fn windows(
     }
     let (t0, t1) = f.span();
     if !zero.is_empty() {
-        let lost = zero.iter().map(|e| e.lost_s).sum();
+        let lost = union_len(zero.iter().map(|e| event_span(Kind::ZeroWindow, e)));
         out.push(Finding {
             kind: Kind::ZeroWindow,
             sender: side_name(s),
@@ -527,7 +578,7 @@ fn windows(
             overhead_ratio_with_acks: None,
         });
     }
-    let lost: f64 = limited.iter().map(|e| e.lost_s).sum();
+    let lost = union_len(limited.iter().map(|e| event_span(Kind::WindowLimited, e)));
     if limited.len() >= 3 && lost >= 0.05 * (t1 - t0).max(1e-9) {
         out.push(Finding {
             kind: Kind::WindowLimited,
@@ -553,81 +604,227 @@ fn windows(
     }
 }
 
+/// A loss-recovery episode of one sender, as the wire shows it.
+struct Episode {
+    /// By the retransmission timer (else fast retransmit, SACK or NAK).
+    timeout: bool,
+    /// The sender's highest sequence number when it began: the episode ends
+    /// when the cumulative ACK reaches it (RFC 6582 3.2; RFC 6675 5).
+    recover: u64,
+    start_t: f64,
+    /// When and how it ended.
+    end: Option<(f64, &'static str)>,
+    /// Retransmissions the episode made (its first included).
+    resent: usize,
+    event: Event,
+}
+
 /// Loss recovery of data sent by `s`: by retransmission timeout or fast.
-fn recovery(f: &Flow, s: Dir, out: &mut Vec<Finding>) {
+///
+/// Counted per episode, as a stack counts them: a fast retransmit (third
+/// duplicate ACK, RFC 5681 3.2; SACK, RFC 6675 5; a NAK, RFC 1106 2.1)
+/// begins an episode, and every later retransmission before the ACK covers
+/// the episode's recovery point (NewReno partial ACKs, RFC 6582 3.2 step 5;
+/// the go-back-N resends after a timeout) belongs to it. A timeout is a
+/// resend of the oldest unacknowledged byte that no loss signal prompted: after
+/// silence with no ACK progress, or of a byte the episode had already resent
+/// (the resend itself was lost, RFC 6298 5.5 backoff).
+///
+/// Returns each fast-recovery episode's span (start, end) in event order, with
+/// zero blocked time for [`windows`] to fill in.
+fn recovery(f: &Flow, s: Dir, dist: &[f64; 2], out: &mut Vec<Finding>) -> Vec<(f64, f64, f64)> {
     let r = 1 - s;
+    // A resend prompted by an ACK leaves as the ACK arrives: at most one
+    // capture-to-sender round trip after the ACK passed the capture point,
+    // plus queueing. A timer cannot fire that soon after the ACK progress
+    // that restarted it (RFC 6298 5.3: an RTO is at least a round trip, and
+    // stacks floor it at 200 ms or more).
+    let prompt = dist[s] + 0.5 * (dist[0] + dist[1]).max(0.2);
+    // RFC 1106 4.3: with NAKs in use, duplicate ACKs trigger nothing.
+    let nak_in_use = f.sides[0].nak_permitted && f.sides[1].nak_permitted;
+    let smss = f.smss(s) as u64;
     let mut last_sent: HashMap<u64, f64> = HashMap::new();
+    let mut high_s = 0u64;
     let mut high_ack = 0u64;
+    let mut last_win: Option<u64> = None;
+    let mut last_progress_t = f64::NEG_INFINITY;
     let mut dupacks = 0u32;
-    let mut sacked = false;
-    let mut nak = false;
-    let mut classified_at: Option<u64> = None;
-    let mut timeouts = Vec::new();
-    let mut fast = Vec::new();
+    // When a loss signal arrived since the last ACK progress, and which.
+    let mut signal: Option<(f64, &'static str)> = None;
+    // The latest loss signal, kept across ACK progress: a capture near the
+    // receiver sees a spurious resend (the original was only reordered or
+    // queued) arrive after the ACK that covered it.
+    let mut last_signal: Option<(f64, &'static str)> = None;
+    let mut episodes: Vec<Episode> = Vec::new();
+    // The episode under way, an index into `episodes`.
+    let mut cur: Option<usize> = None;
     for g in &f.segs {
         if g.dir == r {
             let Some(a) = g.ack else { continue };
+            if g.flags.syn() || g.flags.rst() {
+                continue;
+            }
             if a > high_ack {
                 high_ack = a;
+                last_progress_t = g.t;
                 dupacks = 0;
-                sacked = false;
-                nak = false;
-            } else if a == high_ack && g.is_pure_ack() {
+                // RFC 6675 IsLost: DupThresh (3) segments SACKed above the new
+                // cumulative ACK mark the byte at it lost.
+                let sacked: u64 = g
+                    .sacks
+                    .iter()
+                    .map(|&(l, r)| r.saturating_sub(l.max(a)))
+                    .sum();
+                signal = (!nak_in_use && sacked >= 3 * smss).then_some((g.t, "SACK"));
+                if let Some(i) = cur.filter(|&i| a >= episodes[i].recover) {
+                    episodes[i].end = Some((g.t, "recovered"));
+                    cur = None;
+                }
+            } else if a == high_ack
+                && g.is_pure_ack()
+                && high_s > a
+                && g.win > 0
+                && last_win == Some(g.win)
+            {
+                // RFC 5681 2: same ACK, same window, no data, data outstanding.
                 dupacks += 1;
-                sacked |= !g.sacks.is_empty();
+                if !nak_in_use && signal.is_none() {
+                    if !g.sacks.is_empty() {
+                        signal = Some((g.t, "SACK"));
+                    } else if dupacks >= 3 {
+                        signal = Some((g.t, "duplicate ACKs"));
+                    }
+                }
             }
-            nak |= g.nak.is_some();
+            if g.nak.is_some() {
+                signal = Some((g.t, "a NAK"));
+            }
+            if signal.is_some() {
+                last_signal = signal;
+            }
+            last_win = Some(g.win);
             continue;
         }
-        if g.len == 0 {
+        if g.duplicate || g.reordered {
             continue;
         }
-        if g.retransmit && classified_at != Some(high_ack) && g.seq <= high_ack {
-            classified_at = Some(high_ack);
-            let orig = last_sent.get(&g.seq).copied();
-            let waited = orig.map(|o| g.t - o).unwrap_or(0.0);
-            if dupacks >= 3 || (sacked && dupacks >= 1) || nak {
-                let how = if nak {
-                    "a NAK"
-                } else if sacked {
-                    "SACK"
-                } else {
-                    "duplicate ACKs"
-                };
-                fast.push(Event {
-                    at_s: g.t,
-                    lost_s: 0.0,
-                    detail: format!(
-                        "byte {} resent after {dupacks} duplicate ACK(s), {} after it first left (triggered by {how})",
-                        g.seq,
-                        ms(waited)
-                    ),
-                });
-            } else {
-                timeouts.push(Event {
-                    at_s: g.t,
-                    lost_s: waited,
-                    detail: format!(
-                        "byte {} resent by the retransmission timer {} after it last left ({dupacks} duplicate ACK(s))",
-                        g.seq,
-                        ms(waited)
-                    ),
-                });
+        // The FIN occupies one sequence number and is resent like data.
+        let end = g.end() + u64::from(g.flags.fin());
+        if end == g.seq || g.flags.syn() {
+            continue;
+        }
+        let resend = g.seq < high_s;
+        high_s = high_s.max(end);
+        let before = last_sent.insert(g.seq, g.t);
+        if !resend {
+            continue;
+        }
+        if last_win == Some(0) {
+            continue; // a zero-window probe (RFC 9293 3.8.6.1)
+        }
+        let head = g.seq <= high_ack;
+        let since_progress = g.t - last_progress_t;
+        if let Some(i) = cur {
+            // Beyond the oldest unacknowledged byte: more of the episode's
+            // repair (SACK holes, go-back-N). At the oldest: a partial ACK's
+            // resend, unless the episode already resent that byte or the
+            // resend came long after the last ACK progress (the timer).
+            let again = before.is_some_and(|b| b >= episodes[i].start_t);
+            if !head || (!again && since_progress <= prompt) {
+                episodes[i].resent += 1;
+                continue;
+            }
+            // Ended by the timer; `cur` is set again below.
+            episodes[i].end = Some((g.t, "the timer fired"));
+        }
+        let covered = end <= high_ack;
+        let prompted = signal
+            .or(if covered { last_signal } else { None })
+            .filter(|&(ts, _)| g.t - ts <= prompt);
+        if prompted.is_none() && since_progress <= prompt {
+            // Prompted by ACK progress with no loss signal: a partial ACK of
+            // the episode just ended, whose recovery point lay beyond what a
+            // capture far from the sender had seen (lost or in flight).
+            if let Some(i) = episodes.len().checked_sub(1) {
+                let ep = &mut episodes[i];
+                ep.end = None;
+                ep.recover = ep.recover.max(high_s);
+                ep.resent += 1;
+                cur = Some(i);
+                continue;
             }
         }
-        last_sent.insert(g.seq, g.t);
+        let since = before.unwrap_or(f64::NEG_INFINITY).max(last_progress_t);
+        let waited = if since.is_finite() { g.t - since } else { 0.0 };
+        let event = match prompted {
+            Some((_, how)) => Event {
+                at_s: g.t,
+                lost_s: 0.0,
+                detail: format!(
+                    "byte {} resent after {dupacks} duplicate ACK(s), {} after it last left (triggered by {how})",
+                    g.seq,
+                    ms(before.map(|b| g.t - b).unwrap_or(0.0))
+                ),
+            },
+            None => Event {
+                at_s: g.t,
+                lost_s: waited,
+                detail: format!(
+                    "byte {} resent by the retransmission timer after {} with no ACK progress ({dupacks} duplicate ACK(s))",
+                    g.seq,
+                    ms(waited)
+                ),
+            },
+        };
+        episodes.push(Episode {
+            timeout: prompted.is_none(),
+            recover: high_s,
+            start_t: g.t,
+            end: None,
+            resent: 1,
+            event,
+        });
+        cur = Some(episodes.len() - 1);
+        // A loss signal begins one episode.
+        signal = None;
+        last_signal = None;
+    }
+    let t_end = f.span().1;
+    let mut spans = Vec::new();
+    let (mut timeouts, mut fast) = (Vec::new(), Vec::new());
+    for ep in episodes {
+        let mut e = ep.event;
+        let (t, how) = ep
+            .end
+            .unwrap_or((t_end, "still under way at the end of the capture"));
+        e.detail += &format!(
+            "; {how} at {t:.6} s, {} later, after {} resend(s)",
+            ms(t - ep.start_t),
+            ep.resent
+        );
+        if ep.timeout {
+            timeouts.push(e);
+        } else {
+            spans.push((ep.start_t, t, 0.0));
+            fast.push(e);
+        }
     }
     let snd = side_name(s);
+    // A one-way transfer has no messages or requests to restructure.
+    let two_way = f.sides[r].bytes > 0;
     if !timeouts.is_empty() {
-        let lost: f64 = timeouts.iter().map(|e| e.lost_s).sum();
-        let mut recs = vec![rec(
-            s,
-            "keep data flowing behind each message (double-buffer) so a loss is repaired by fast retransmit, not the timer",
-        )];
+        let lost = union_len(timeouts.iter().map(|e| (e.at_s - e.lost_s, e.at_s)));
+        let mut recs = Vec::new();
+        if two_way {
+            recs.push(rec(
+                s,
+                "keep data flowing behind each message (double-buffer) so a loss is repaired by fast retransmit, not the timer",
+            ));
+        }
         if f.sides[0].sack_permitted && f.sides[1].sack_permitted {
             recs.push(rec(s, "check the RTO: SACK is on, yet recovery waited for the timer (tail loss: consider tail-loss probes)"));
         } else {
-            recs.push(rec(s, "enable SACK (RFC 2018) on both sides so several losses in one window do not need the timer"));
+            recs.push(rec(s, "enable SACK (RFC 2018) on both sides so several losses in one window, or a lost resend, do not need the timer"));
         }
         out.push(Finding {
             kind: Kind::TimeoutRecovery,
@@ -635,7 +832,7 @@ fn recovery(f: &Flow, s: Dir, out: &mut Vec<Finding>) {
             count: timeouts.len(),
             time_lost_s: lost,
             summary: format!(
-                "{} loss(es) of {snd} data repaired only by the retransmission timer, {} of RTO waits in all",
+                "{} retransmission timeout(s) of {snd} data, {} waiting for the timer in all",
                 timeouts.len(),
                 ms(lost)
             ),
@@ -646,20 +843,56 @@ fn recovery(f: &Flow, s: Dir, out: &mut Vec<Finding>) {
         });
     }
     if !fast.is_empty() {
+        let mut recs = Vec::new();
+        let sack = f.sides[0].sack_permitted && f.sides[1].sack_permitted;
+        if !sack && f.sides[s].retransmits > fast.len() as u64 {
+            recs.push(rec(s, "enable SACK (RFC 2018) on both sides: without it NewReno repairs one lost segment per round trip"));
+        }
+        if recs.is_empty() {
+            recs.push(rec(s, "none needed for recovery itself"));
+        }
+        recs.push(rec(s, "if the losses come from a noisy link rather than congestion, treat loss as noise (RFC 1106 4.2) so each repair does not shrink the window"));
         out.push(Finding {
             kind: Kind::FastRecovery,
             sender: snd,
             count: fast.len(),
             time_lost_s: 0.0,
             summary: format!(
-                "{} loss(es) of {snd} data repaired by fast retransmit (no timer wait)",
+                "{} loss recovery episode(s) of {snd} data begun by fast retransmit (no timer wait)",
                 fast.len()
             ),
             events: fast,
-            recommendations: vec![rec(s, "none needed for recovery itself; if losses are not congestion (a noisy link), treat loss as noise (RFC 1106 4.2)")],
+            recommendations: recs,
             overhead_ratio: None,
             overhead_ratio_with_acks: None,
         });
+    }
+    spans
+}
+
+/// Charges each fast-recovery episode the time the sender sat with the peer's
+/// window full while the repair held the window's left edge (NewReno repairs
+/// one hole per round trip, RFC 6582 3.2).
+fn charge_recovery(s: Dir, recovering: &[(f64, f64, f64)], out: &mut [Finding]) {
+    let mine = |x: &&mut Finding| x.kind == Kind::FastRecovery && x.sender == side_name(s);
+    let Some(fast) = out.iter_mut().find(mine) else {
+        return;
+    };
+    for (e, &(_, _, blocked)) in fast.events.iter_mut().zip(recovering) {
+        if blocked > 0.0 {
+            e.lost_s = blocked;
+            e.detail += &format!(
+                "; the peer's window was full for {} of it, its left edge waiting for the repair",
+                ms(blocked)
+            );
+        }
+    }
+    fast.time_lost_s = fast.events.iter().map(|e| e.lost_s).sum();
+    if fast.time_lost_s > 0.0 {
+        fast.summary += &format!(
+            "; the window stayed full for {} while the repairs held its left edge",
+            ms(fast.time_lost_s)
+        );
     }
 }
 

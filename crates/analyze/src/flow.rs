@@ -34,6 +34,13 @@ pub struct Seg {
     pub header_bytes: usize,
     /// Sends a byte range already sent before (retransmission).
     pub retransmit: bool,
+    /// A copy the network made of the previous segment in this direction
+    /// (same header, same IPv4 identification), not a retransmission.
+    pub duplicate: bool,
+    /// An original that the network delivered after later segments (its IPv4
+    /// identification is older than one already seen, on a sender whose
+    /// identifications count up), not a retransmission.
+    pub reordered: bool,
 }
 
 impl Seg {
@@ -55,6 +62,8 @@ pub struct Side {
     pub window_scale: Option<u8>,
     pub timestamps: bool,
     pub sack_permitted: bool,
+    /// RFC 1106 NAK-permitted in this side's SYN.
+    pub nak_permitted: bool,
     /// Largest payload this side sent.
     pub max_payload: usize,
     /// Payload bytes sent (retransmissions included).
@@ -96,6 +105,19 @@ impl Flow {
             _ => (0.0, 0.0),
         }
     }
+}
+
+/// Whether a sender's IPv4 identifications count up (Linux and Windows do, per
+/// connection or per host; some stacks randomize them or send zero): nearly
+/// every packet's is a little above the one before.
+fn ids_count_up<'a>(pkts: impl Iterator<Item = &'a &'a Packet>) -> bool {
+    let ids: Vec<u16> = pkts.filter_map(|p| p.ip_id).collect();
+    let pairs = ids.len().saturating_sub(1);
+    let up = ids
+        .windows(2)
+        .filter(|w| (1..1024).contains(&w[1].wrapping_sub(w[0])))
+        .count();
+    pairs >= 4 && up * 10 >= pairs * 9
 }
 
 /// Unwraps 32-bit sequence numbers into a 64-bit space relative to a base.
@@ -194,6 +216,7 @@ fn build(pkts: &[&Packet], t0: u64) -> Flow {
             s.window_scale = o.window_scale;
             s.timestamps = o.timestamps.is_some();
             s.sack_permitted = o.sack_permitted;
+            s.nak_permitted = o.nak_permitted;
         }
     }
     if sides[1].addr.is_none() {
@@ -225,9 +248,22 @@ fn build(pkts: &[&Packet], t0: u64) -> Flow {
     let mut ack_u = seq_u;
     let mut high = [0u64; 2];
     let mut segs = Vec::with_capacity(pkts.len());
+    // The latest packets each way, to spot the network's duplicates.
+    let mut prev: [std::collections::VecDeque<&Packet>; 2] = Default::default();
+    let counts_up = [0, 1].map(|d| ids_count_up(pkts.iter().filter(|p| dir_of(p) == d)));
+    let mut newest_id: [Option<u16>; 2] = [None, None];
     for p in pkts {
         let d = dir_of(p);
         let r = &p.repr;
+        // Stacks that zero the identification of DF packets cannot be told apart.
+        let duplicate = p.ip_id.is_some_and(|i| i != 0)
+            && prev[d]
+                .iter()
+                .any(|q| q.ip_id == p.ip_id && q.repr == p.repr && q.payload_len == p.payload_len);
+        if prev[d].len() == 8 {
+            prev[d].pop_front();
+        }
+        prev[d].push_back(p);
         let seq = seq_u[d].rel(r.seq);
         let ack = r.flags.ack().then(|| ack_u[1 - d].rel(r.ack));
         let mut win = u64::from(r.window);
@@ -257,8 +293,16 @@ fn build(pkts: &[&Packet], t0: u64) -> Flow {
         let data_seq = seq + u64::from(r.flags.syn());
         let len = p.payload_len;
         let end = data_seq + len as u64;
-        let retransmit = len > 0 && data_seq < high[d];
-        if len > 0 {
+        let older = match (p.ip_id, newest_id[d]) {
+            (Some(i), Some(n)) => (i.wrapping_sub(n) as i16) < 0,
+            _ => false,
+        };
+        if !older && !duplicate {
+            newest_id[d] = p.ip_id.or(newest_id[d]);
+        }
+        let reordered = len > 0 && data_seq < high[d] && counts_up[d] && older && !duplicate;
+        let retransmit = len > 0 && data_seq < high[d] && !duplicate && !reordered;
+        if len > 0 && !duplicate {
             let s = &mut sides[d];
             s.bytes += len as u64;
             s.data_segments += 1;
@@ -278,6 +322,8 @@ fn build(pkts: &[&Packet], t0: u64) -> Flow {
             nak,
             header_bytes: p.ip_header_len + p.header_len,
             retransmit,
+            duplicate,
+            reordered,
         });
     }
     Flow {
