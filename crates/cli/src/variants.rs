@@ -49,11 +49,12 @@ pub fn table(base: &RunResult, rows: &[(String, RunResult)], transactions: bool)
             r.goodput_bytes_per_s / 1e3
         );
         if transactions {
-            let _ = write!(
-                s,
-                "  {:>10.2}  {:>12.3}",
-                r.transactions_per_s, r.completion_ms.p50
-            );
+            let p50 = if r.completion_ms.is_empty() {
+                "n/a".to_string()
+            } else {
+                format!("{:.3}", r.completion_ms.p50)
+            };
+            let _ = write!(s, "  {:>10.2}  {:>12}", r.transactions_per_s, p50);
         }
         let _ = writeln!(
             s,
@@ -130,5 +131,21 @@ client.send_policy = "minshall"
         let j = json(&base, &rows);
         assert_eq!(j["variants"][0]["name"], "minshall");
         assert!(j["transactions"].is_u64());
+    }
+
+    #[test]
+    fn no_completed_transaction_shows_n_a() {
+        let text = "duration = \"1s\"\n[workload]\nrequests = 3\n\n\
+                    [[variant]]\nname = \"far\"\nlink.delay = \"2s\"\n";
+        let set = ScenarioSet::from_str(text, "t.toml", &[]).unwrap();
+        let base = Sim::new(&set.base).run(&mut |_, _| {});
+        let rows = run_all(&set.variants);
+        assert_eq!(rows[0].1.transactions, 0);
+        let t = table(&base, &rows, true);
+        let far = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("far"))
+            .unwrap();
+        assert!(far.contains("n/a") && !far.contains("0.000"), "{t}");
     }
 }
