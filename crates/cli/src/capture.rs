@@ -36,7 +36,7 @@ pub enum PcapAt {
 #[derive(clap::Args, Debug, Default)]
 pub struct RunCaptureArgs {
     /// Write what crossed the simulated wire as a pcap (Ethernet/IPv4/TCP, ns
-    /// timestamps; client 10.0.0.1:40000, server 10.0.0.2:80).
+    /// timestamps; client 10.0.0.1:40000, server 10.0.0.2:7).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
     /// Capture point of --pcap: the client's or the server's interface.

@@ -10,8 +10,10 @@
 //!
 //! **Addresses.** The simulator's hosts have none; captures use fixed ones:
 //! client 10.0.0.1 port 40000, MAC 02:00:00:00:00:01; server 10.0.0.2 port
-//! 80, MAC 02:00:00:00:00:02. IPv4 TTL 64, don't-fragment set, identification
-//! counting up per sender.
+//! 7, MAC 02:00:00:00:00:02. IPv4 TTL 64, don't-fragment set, identification
+//! counting up per sender. Port 7 (echo) because Wireshark shows its payload
+//! as plain data with default settings: the payload is a seeded byte pattern,
+//! not any protocol a dissector should try to parse.
 
 use crate::world::{WireEvent, CLIENT_PORT, SERVER_PORT};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
@@ -27,7 +29,7 @@ pub const SERVER_IP: [u8; 4] = [10, 0, 0, 2];
 pub const CLIENT_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
 /// The server's MAC address (locally administered).
 pub const SERVER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
-const _: () = assert!(CLIENT_PORT == 40_000 && SERVER_PORT == 80);
+const _: () = assert!(CLIENT_PORT == 40_000 && SERVER_PORT == 7);
 
 /// Which host's interface the capture is taken at.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

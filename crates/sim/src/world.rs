@@ -15,9 +15,12 @@ use tinygram_proto::{
     ConnError, Connection, Instant, IsnGenerator, SeqNumber, State, TcpRepr, TraceEvent,
 };
 
-/// The client's and server's TCP ports.
+/// The client's and server's TCP ports. The server's is 7 (echo) because
+/// Wireshark's echo dissector shows any payload as plain data: on port 80 the
+/// seeded pattern decodes as malformed HTTP, and on a port no dissector
+/// claims, heuristic dissectors guess at the random bytes (Thrift errors).
 pub const CLIENT_PORT: u16 = 40_000;
-pub const SERVER_PORT: u16 = 80;
+pub const SERVER_PORT: u16 = 7;
 
 const CLIENT: usize = 0;
 const SERVER: usize = 1;
