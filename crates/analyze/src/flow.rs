@@ -64,8 +64,13 @@ pub struct Side {
     pub sack_permitted: bool,
     /// RFC 1106 NAK-permitted in this side's SYN.
     pub nak_permitted: bool,
+    /// RFC 1106 Big Window offered in this side's SYN.
+    pub big_window: bool,
     /// Largest payload this side sent.
     pub max_payload: usize,
+    /// Fewest TCP option bytes on a data segment this side sent (timestamps,
+    /// RFC 1106's Big Window upper bits, ...): the MSS counts them.
+    pub data_option_bytes: Option<usize>,
     /// Payload bytes sent (retransmissions included).
     pub bytes: u64,
     pub data_segments: u64,
@@ -88,14 +93,29 @@ impl Flow {
     }
 
     /// The segment size direction `d` sends when it sends a full segment: the
-    /// MSS the peer announced, less 12 bytes when timestamps are on, or else
-    /// (no handshake in the capture) the largest payload seen.
+    /// MSS the peer announced less the option bytes every data segment
+    /// carries (RFC 6691: timestamps' 12, RFC 1106 Big Window's 8, ...), as
+    /// observed; a stack that does not subtract them sends more, so the
+    /// largest payload seen, up to the MSS, wins. Without the handshake in the
+    /// capture, the largest payload seen.
     pub fn smss(&self, d: Dir) -> usize {
-        let peer = &self.sides[1 - d];
-        let opt = peer
-            .mss_option
-            .map(|m| usize::from(m).saturating_sub(if self.sides[d].timestamps { 12 } else { 0 }));
-        opt.unwrap_or(self.sides[d].max_payload).max(1)
+        let me = &self.sides[d];
+        let Some(m) = self.sides[1 - d].mss_option.map(usize::from) else {
+            return me.max_payload.max(1);
+        };
+        // No data seen: the options the handshake put on every segment
+        // (timestamps 12 bytes, Big Window's upper bits 8 with padding).
+        let both = |x: fn(&Side) -> bool| x(me) && x(&self.sides[1 - d]);
+        let negotiated =
+            12 * usize::from(both(|s| s.timestamps)) + 8 * usize::from(both(|s| s.big_window));
+        let opts = me.data_option_bytes.unwrap_or(negotiated);
+        let full = m.saturating_sub(opts);
+        if me.max_payload > full {
+            me.max_payload.min(m)
+        } else {
+            full
+        }
+        .max(1)
     }
 
     /// Time span of the flow in seconds.
@@ -217,6 +237,7 @@ fn build(pkts: &[&Packet], t0: u64) -> Flow {
             s.timestamps = o.timestamps.is_some();
             s.sack_permitted = o.sack_permitted;
             s.nak_permitted = o.nak_permitted;
+            s.big_window = o.big_window_offer.is_some();
         }
     }
     if sides[1].addr.is_none() {
@@ -307,6 +328,10 @@ fn build(pkts: &[&Packet], t0: u64) -> Flow {
             s.bytes += len as u64;
             s.data_segments += 1;
             s.max_payload = s.max_payload.max(len);
+            if !r.flags.syn() {
+                let opts = p.header_len.saturating_sub(20);
+                s.data_option_bytes = Some(s.data_option_bytes.map_or(opts, |o| o.min(opts)));
+            }
             s.retransmits += u64::from(retransmit);
         }
         high[d] = high[d].max(end);
