@@ -760,11 +760,19 @@ fn recovery(f: &Flow, s: Dir, dist: &[f64; 2], out: &mut Vec<Finding>) -> Vec<(f
             Some((_, how)) => Event {
                 at_s: g.t,
                 lost_s: 0.0,
-                detail: format!(
-                    "byte {} resent after {dupacks} duplicate ACK(s), {} after it last left (triggered by {how})",
-                    g.seq,
-                    ms(before.map(|b| g.t - b).unwrap_or(0.0))
-                ),
+                detail: if how == "a NAK" {
+                    format!(
+                        "byte {} resent on the receiver's NAK (RFC 1106), {} after it last left",
+                        g.seq,
+                        ms(before.map(|b| g.t - b).unwrap_or(0.0))
+                    )
+                } else {
+                    format!(
+                        "byte {} resent after {dupacks} duplicate ACK(s), {} after it last left (triggered by {how})",
+                        g.seq,
+                        ms(before.map(|b| g.t - b).unwrap_or(0.0))
+                    )
+                },
             },
             None => Event {
                 at_s: g.t,
@@ -845,7 +853,7 @@ fn recovery(f: &Flow, s: Dir, dist: &[f64; 2], out: &mut Vec<Finding>) -> Vec<(f
     if !fast.is_empty() {
         let mut recs = Vec::new();
         let sack = f.sides[0].sack_permitted && f.sides[1].sack_permitted;
-        if !sack && f.sides[s].retransmits > fast.len() as u64 {
+        if !sack && !nak_in_use && f.sides[s].retransmits > fast.len() as u64 {
             recs.push(rec(s, "enable SACK (RFC 2018) on both sides: without it NewReno repairs one lost segment per round trip"));
         }
         if recs.is_empty() {
@@ -858,7 +866,7 @@ fn recovery(f: &Flow, s: Dir, dist: &[f64; 2], out: &mut Vec<Finding>) -> Vec<(f
             count: fast.len(),
             time_lost_s: 0.0,
             summary: format!(
-                "{} loss recovery episode(s) of {snd} data begun by fast retransmit (no timer wait)",
+                "{} loss recovery episode(s) of {snd} data begun by fast retransmit, SACK or NAK (no timer wait)",
                 fast.len()
             ),
             events: fast,
