@@ -14,7 +14,7 @@ use tinygram_sim::metrics::RunResult;
 use tinygram_sim::scenario::Scenario;
 use tinygram_sim::world::{Sim, WireEvent};
 
-pub use experiments::EXPERIMENTS;
+pub use experiments::{nagle_release_schedule, EXPERIMENTS};
 pub use report::write_report;
 
 /// One simulation to run for an experiment.
@@ -71,12 +71,34 @@ pub struct Section {
     pub charts: Vec<Chart>,
     /// Sentences derived from the numbers.
     pub findings: Vec<String>,
-    /// Where our result differs from the document's claim, with the likely cause.
+    /// Where our numbers differ from the document's, with the likely cause.
     pub differences: Vec<String>,
-    /// Qualitative claims of the document, checked: (claim, holds).
-    pub checks: Vec<(String, bool)>,
+    /// Qualitative claims of the document, checked on our numbers.
+    pub checks: Vec<Check>,
     /// Time-sequence graphs of representative runs: (caption, SVG document).
     pub plots: Vec<(String, String)>,
+}
+
+/// One of a document's claims, checked on our numbers.
+#[derive(Clone, Debug)]
+pub struct Check {
+    /// The claim, with our figures.
+    pub claim: String,
+    pub holds: bool,
+    /// Why the rules give a different result (required when it does not hold).
+    pub cause: Option<String>,
+}
+
+impl Check {
+    /// A claim; `cause` is kept only when the claim does not hold.
+    pub fn new(claim: String, holds: bool, cause: impl FnOnce() -> Option<String>) -> Check {
+        let cause = if holds { None } else { cause() };
+        Check {
+            claim,
+            holds,
+            cause,
+        }
+    }
 }
 
 /// An experiment: which runs it needs and how it reads them.
@@ -233,11 +255,19 @@ pub fn format_section(sec: &Section) -> String {
     for f in &sec.findings {
         s += &format!("* {f}\n");
     }
-    for (claim, ok) in &sec.checks {
+    for c in &sec.checks {
         s += &format!(
-            "  [{}] {claim}\n",
-            if *ok { "reproduced" } else { "NOT reproduced" }
+            "  [{}] {}\n",
+            if c.holds {
+                "reproduced"
+            } else {
+                "NOT reproduced"
+            },
+            c.claim
         );
+        if let Some(cause) = &c.cause {
+            s += &format!("      likely cause: {cause}\n");
+        }
     }
     for d in &sec.differences {
         s += &format!("  difference: {d}\n");

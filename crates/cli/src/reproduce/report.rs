@@ -135,14 +135,23 @@ pub fn write_report(dir: &Path, sections: &[Section], quick: bool) -> std::io::R
         if !sec.checks.is_empty() {
             md += "The document's claims:\n\n";
             html += "<p><b>The document's claims</b></p><ul>\n";
-            for (claim, ok) in &sec.checks {
-                let mark = if *ok { "reproduced" } else { "NOT reproduced" };
-                let _ = writeln!(md, "- {mark}: {claim}");
+            for c in &sec.checks {
+                let mark = if c.holds {
+                    "reproduced"
+                } else {
+                    "NOT reproduced"
+                };
+                let _ = writeln!(md, "- {mark}: {}", c.claim);
+                let cause = c.cause.as_deref().map(|x| {
+                    let _ = writeln!(md, "  - likely cause: {x}");
+                    format!("<br><i>Likely cause:</i> {}", inline(x))
+                });
                 let _ = writeln!(
                     html,
-                    "<li><span class=\"{}\">{mark}</span>: {}</li>",
-                    if *ok { "ok" } else { "bad" },
-                    inline(claim)
+                    "<li><span class=\"{}\">{mark}</span>: {}{}</li>",
+                    if c.holds { "ok" } else { "bad" },
+                    inline(&c.claim),
+                    cause.unwrap_or_default()
                 );
             }
             md += "\n";
