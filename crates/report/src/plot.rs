@@ -123,6 +123,64 @@ fn bytes_label(v: f64) -> String {
     }
 }
 
+/// Holds that come from window and congestion limits rather than the send
+/// policy (the why-trace's `cwnd`, `window` and `sws`).
+fn is_flow_rule(rule: &str) -> bool {
+    matches!(rule, "cwnd" | "window" | "sws")
+}
+
+/// A colour per hold rule, so the legend names what each shade is.
+fn rule_color(rule: &str) -> RGBColor {
+    match rule {
+        "nagle" => RGBColor(255, 160, 30),
+        "minshall" => RGBColor(225, 90, 170),
+        "doupnik" => RGBColor(140, 90, 220),
+        "naglim" => RGBColor(200, 170, 0),
+        "cork" => RGBColor(170, 110, 60),
+        "cwnd" => RGBColor(70, 130, 230),
+        "window" => RGBColor(40, 170, 170),
+        "sws" => RGBColor(130, 130, 130),
+        _ => RGBColor(255, 120, 60),
+    }
+}
+
+/// Spans merged where they touch or overlap, in time order (seconds).
+fn merge_spans<'a>(spans: impl Iterator<Item = &'a Span>) -> Vec<(f64, f64)> {
+    let mut v: Vec<(f64, f64)> = spans
+        .map(|s| (s.t0, s.t1))
+        .filter(|(a, b)| b >= a)
+        .collect();
+    v.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(v.len());
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(last) if a <= last.1 + 1e-9 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// The path's round trip as the graph shows it: the median time from a data
+/// segment (not a retransmission) to the first ACK covering it.
+fn round_trip(ts: &TimeSeq) -> f64 {
+    let mut samples = Vec::new();
+    let mut j = 0;
+    for d in ts.data.iter().filter(|d| !d.retransmit) {
+        while j < ts.acks.len() && ts.acks[j].0 < d.t {
+            j += 1;
+        }
+        if let Some(&(t, _)) = ts.acks[j..].iter().find(|&&(_, a)| a >= d.hi) {
+            samples.push(t - d.t);
+        }
+    }
+    if samples.is_empty() {
+        return 0.0;
+    }
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
 type DrawResult<E> = Result<(), DrawingAreaErrorKind<E>>;
 
 fn draw<DB: DrawingBackend>(
@@ -193,42 +251,89 @@ fn draw<DB: DrawingBackend>(
         .bold_line_style(RGBColor(225, 225, 225))
         .draw()?;
 
-    let hold_fill = RGBColor(255, 200, 80).mix(0.35);
-    let stall_fill = RGBColor(230, 60, 60).mix(0.55);
-    let label_style = TextStyle::from((FONT, 13).into_font()).color(&RGBColor(120, 70, 0));
     let px_per_x = f64::from(W - 110) / (x1 - x0);
-    for (spans, fill, legend) in [
-        (&ts.holds, hold_fill, "held (why-trace rule)"),
-        (&ts.stalls, stall_fill, "stall found by diagnose"),
-    ] {
-        let mut first = true;
-        let is_hold = std::ptr::eq(spans, &ts.holds);
-        // Holds shade the whole height; stalls are a band along the time axis.
-        let (lo, hi) = if is_hold {
-            (y0, y1)
+    // Holds, one colour per rule, named in the legend. The send policy's
+    // holds are the story and always shown; the flow-control ones (cwnd,
+    // peer window, sender SWS) last up to a round trip whenever ACKs clock
+    // a transfer, so only those longer than that are shaded, and faintly.
+    let rtt = round_trip(ts);
+    let flow_min = 1.5 * rtt;
+    let mut rules: Vec<&str> = Vec::new();
+    for sp in &ts.holds {
+        if !rules.contains(&sp.label.as_str()) {
+            rules.push(&sp.label);
+        }
+    }
+    rules.sort_by_key(|r| (is_flow_rule(r), *r));
+    let label_style = TextStyle::from((FONT, 13).into_font()).color(&RGBColor(90, 60, 20));
+    for rule in rules {
+        let flow = is_flow_rule(rule);
+        let color = rule_color(rule);
+        // Each hold is judged on its own length before merging: a transfer
+        // held by cwnd between every two ACKs is ACK clocking, not a stall,
+        // and Nagle waiting one round trip for an ACK is Nagle working.
+        let of_rule = || ts.holds.iter().filter(|sp| sp.label == rule);
+        let long = merge_spans(of_rule().filter(|sp| sp.t1 - sp.t0 > flow_min));
+        let short = if flow {
+            Vec::new()
         } else {
-            (y0, y0 + (y1 - y0) * 0.04)
+            merge_spans(of_rule().filter(|sp| sp.t1 - sp.t0 <= flow_min))
         };
-        for sp in spans.iter() {
-            let (a, b) = (sp.t0 * k, sp.t1 * k);
-            let series = chart.draw_series(std::iter::once(Rectangle::new(
-                [(a, lo), (b, hi)],
-                fill.filled(),
-            )))?;
-            if first {
-                series.label(legend).legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 14, y + 5)], fill.filled())
-                });
-                first = false;
+        let layers = [
+            (
+                short,
+                color.mix(0.10),
+                format!("held by {rule}, each hold under 1.5 round trips"),
+            ),
+            (
+                long,
+                color.mix(if flow { 0.16 } else { 0.28 }),
+                if flow {
+                    format!("held by {rule} (over 1.5 round trips)")
+                } else {
+                    format!("held by {rule} (send policy)")
+                },
+            ),
+        ];
+        for (i, (spans, fill, legend)) in layers.into_iter().enumerate() {
+            if spans.is_empty() {
+                continue;
             }
-            if (b - a) * px_per_x > 30.0 && is_hold {
-                chart.draw_series(std::iter::once(Text::new(
-                    sp.label.clone(),
-                    (a, y1 - (y1 - y0) * 0.03),
-                    label_style.clone(),
-                )))?;
+            chart
+                .draw_series(
+                    spans
+                        .iter()
+                        .map(|&(a, b)| Rectangle::new([(a * k, y0), (b * k, y1)], fill.filled())),
+                )?
+                .label(legend)
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], fill.filled()));
+            // Names on the plot too, where a long hold leaves room.
+            for &(a, b) in spans.iter().filter(|_| i == 1) {
+                if (b - a) * k * px_per_x > 30.0 {
+                    chart.draw_series(std::iter::once(Text::new(
+                        rule.to_string(),
+                        (a * k, y1 - (y1 - y0) * 0.03),
+                        label_style.clone(),
+                    )))?;
+                }
             }
         }
+    }
+    // Stalls the analyzer found: a band along the time axis.
+    let stall_fill = RGBColor(230, 60, 60).mix(0.55);
+    let band = y0 + (y1 - y0) * 0.04;
+    let stalls = merge_spans(ts.stalls.iter());
+    if !stalls.is_empty() {
+        chart
+            .draw_series(
+                stalls.iter().map(|&(a, b)| {
+                    Rectangle::new([(a * k, y0), (b * k, band)], stall_fill.filled())
+                }),
+            )?
+            .label("stall found by diagnose")
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 14, y + 5)], stall_fill.filled())
+            });
     }
 
     // Receive window's right edge and cumulative ACK, as step lines.
@@ -330,7 +435,7 @@ fn draw<DB: DrawingBackend>(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(180, 180, 180))
         .label_font((FONT, 14))
