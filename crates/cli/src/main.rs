@@ -218,7 +218,21 @@ fn main() -> ExitCode {
             if result.integrity_ok && rows.iter().all(|(_, r)| r.integrity_ok) {
                 ExitCode::SUCCESS
             } else {
-                eprintln!("error: data integrity check failed");
+                let failed = std::iter::once(("", &result))
+                    .chain(rows.iter().map(|(n, r)| (n.as_str(), r)))
+                    .filter(|(_, r)| !r.integrity_ok);
+                for (name, r) in failed {
+                    let which = if name.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (variant {name:?})")
+                    };
+                    let why = r
+                        .integrity_error
+                        .as_deref()
+                        .unwrap_or("a byte did not match");
+                    eprintln!("error: data integrity check failed{which}: {why}");
+                }
                 ExitCode::FAILURE
             }
         }

@@ -346,4 +346,11 @@ fn aborted_run_reports_undelivered_bytes() {
     assert!(v["completion_ms"].is_null());
     assert_eq!(v["delivery"]["client_to_server"]["bytes_delivered"], 0);
     assert_eq!(v["client"]["app_bytes_written"], 262_144);
+    // The exit status and stderr say why, also with --json.
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("integrity check failed: 0 of 262,144 written bytes delivered"),
+        "{err}"
+    );
 }
