@@ -24,20 +24,8 @@ use tinygram_sim::pcap::{write_pcap, Vantage};
 use tinygram_sim::scenario::Scenario;
 use tinygram_sim::world::{Sim, WireEvent};
 
-/// splitmix64: a tiny deterministic generator for scenario choices.
-struct Gen(u64);
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[(self.next() % xs.len() as u64) as usize]
-    }
-}
+mod common;
+use common::Gen;
 
 /// Scenario text, one-way delay (s) and the capture point, for generator seed `seed`.
 fn scenario(seed: u64) -> (String, f64, Vantage) {
@@ -188,14 +176,7 @@ fn truths(traces: [&[TraceEvent]; 2], wire: &[WireEvent], one_way: f64) -> Vec<T
 
 #[test]
 fn diagnose_finds_what_the_why_trace_recorded() {
-    let runs: u64 = std::env::var("TINYGRAM_GT_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(240);
-    let seeds: Vec<u64> = match std::env::var("TINYGRAM_GT_SEED") {
-        Ok(v) => vec![v.parse().expect("TINYGRAM_GT_SEED is a number")],
-        Err(_) => (1..=runs).collect(),
-    };
+    let seeds = common::seeds("TINYGRAM_GT", 240);
     let (mut tp, mut fp, mut fneg) = (0usize, 0usize, 0usize);
     let mut kinds = [0usize; 2];
     let mut misses = Vec::new();

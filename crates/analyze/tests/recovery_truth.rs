@@ -17,20 +17,8 @@ use tinygram_sim::pcap::{write_pcap, Vantage};
 use tinygram_sim::scenario::Scenario;
 use tinygram_sim::world::Sim;
 
-/// splitmix64: a tiny deterministic generator for scenario choices.
-struct Gen(u64);
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[(self.next() % xs.len() as u64) as usize]
-    }
-}
+mod common;
+use common::Gen;
 
 /// A lossy bulk transfer and the capture point, for generator seed `seed`.
 fn scenario(seed: u64) -> (String, Vantage) {
@@ -74,14 +62,7 @@ fn scenario(seed: u64) -> (String, Vantage) {
 
 #[test]
 fn diagnose_counts_the_recoveries_the_engines_counted() {
-    let runs: u64 = std::env::var("TINYGRAM_RT_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
-    let seeds: Vec<u64> = match std::env::var("TINYGRAM_RT_SEED") {
-        Ok(v) => vec![v.parse().expect("TINYGRAM_RT_SEED is a number")],
-        Err(_) => (1..=runs).collect(),
-    };
+    let seeds = common::seeds("TINYGRAM_RT", 200);
     // (engine, diagnose) totals for timeouts and fast retransmits.
     let (mut to, mut fr) = ([0u64; 2], [0u64; 2]);
     // The same for captures at the sender (the client) alone.
