@@ -100,16 +100,7 @@ fn simultaneous_open() {
         Instant::ZERO,
     );
     let mut p = Pair::with(a, b, ms(10));
-    let mut seen: [Vec<State>; 2] = [vec![State::SynSent], vec![State::SynSent]];
-    p.run_until(ms(1000), true, |p| {
-        for side in [A, B] {
-            let s = p.conns[side].state();
-            if seen[side].last() != Some(&s) {
-                seen[side].push(s);
-            }
-        }
-        p.conns[A].state() == State::Established && p.conns[B].state() == State::Established
-    });
+    let seen = p.states_until(ms(1000), State::Established);
     for side in [A, B] {
         assert_eq!(
             seen[side],
@@ -269,16 +260,7 @@ fn simultaneous_close_goes_through_closing() {
     let mut p = established();
     p.conns[A].close();
     p.conns[B].close();
-    let mut seen: [Vec<State>; 2] = [vec![p.conns[A].state()], vec![p.conns[B].state()]];
-    p.run_until(ms(1000), true, |p| {
-        for side in [A, B] {
-            let s = p.conns[side].state();
-            if seen[side].last() != Some(&s) {
-                seen[side].push(s);
-            }
-        }
-        p.conns[A].state() == State::TimeWait && p.conns[B].state() == State::TimeWait
-    });
+    let seen = p.states_until(ms(1000), State::TimeWait);
     for side in [A, B] {
         assert_eq!(
             seen[side],

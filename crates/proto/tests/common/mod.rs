@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
-use tinygram_proto::{Config, Connection, Duration, Instant, IsnSeries, SeqNumber, TcpRepr};
+use tinygram_proto::{Config, Connection, Duration, Instant, IsnSeries, SeqNumber, State, TcpRepr};
 
 pub const A: usize = 0;
 pub const B: usize = 1;
@@ -216,6 +216,22 @@ impl Pair {
                 break;
             }
         }
+    }
+
+    /// Like [`run_until`](Self::run_until) (reading), recording each side's
+    /// states in order, from the current one, until both reach `state`.
+    pub fn states_until(&mut self, limit: Duration, state: State) -> [Vec<State>; 2] {
+        let mut seen = [vec![self.conns[A].state()], vec![self.conns[B].state()]];
+        self.run_until(limit, true, |p| {
+            for (side, states) in seen.iter_mut().enumerate() {
+                let s = p.conns[side].state();
+                if states.last() != Some(&s) {
+                    states.push(s);
+                }
+            }
+            p.conns[A].state() == state && p.conns[B].state() == state
+        });
+        seen
     }
 
     /// Runs (reading on both sides) until no events remain or `limit` passes.
