@@ -3,13 +3,13 @@
 
 use std::fmt::Write;
 use tinygram_sim::metrics::RunResult;
-use tinygram_sim::{Sim, VariantSpec};
+use tinygram_sim::VariantSpec;
 
 /// Runs each variant to completion (no capture, no trace), in file order.
 pub fn run_all(variants: &[(VariantSpec, tinygram_sim::Scenario)]) -> Vec<(String, RunResult)> {
     variants
         .iter()
-        .map(|(spec, sc)| (spec.name.clone(), Sim::new(sc).run(&mut |_, _| {})))
+        .map(|(spec, sc)| (spec.name.clone(), tinygram_sim::run(sc)))
         .collect()
 }
 
@@ -114,7 +114,7 @@ name = "minshall"
 client.send_policy = "minshall"
 "#;
         let set = ScenarioSet::from_str(text, "t.toml", &[]).unwrap();
-        let base = Sim::new(&set.base).run(&mut |_, _| {});
+        let base = tinygram_sim::run(&set.base);
         let rows = run_all(&set.variants);
         assert_eq!(rows.len(), 1);
         // Cheshire's stall under strict Nagle, gone under Minshall.
@@ -138,7 +138,7 @@ client.send_policy = "minshall"
         let text = "duration = \"1s\"\n[workload]\nrequests = 3\n\n\
                     [[variant]]\nname = \"far\"\nlink.delay = \"2s\"\n";
         let set = ScenarioSet::from_str(text, "t.toml", &[]).unwrap();
-        let base = Sim::new(&set.base).run(&mut |_, _| {});
+        let base = tinygram_sim::run(&set.base);
         let rows = run_all(&set.variants);
         assert_eq!(rows[0].1.transactions, 0);
         let t = table(&base, &rows, true);

@@ -1253,6 +1253,13 @@ impl Doc {
 impl Scenario {
     /// Reads a scenario file, applies `--set KEY=VALUE` overrides, and validates it.
     pub fn from_file(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        let (text, origin, name) = Self::read_file(path)?;
+        Self::build(&text, &origin, overrides, &name)
+    }
+
+    /// A scenario file's text, its origin for errors, and the default name
+    /// (the file name without extension).
+    pub(crate) fn read_file(path: &Path) -> Result<(String, String, String), ScenarioError> {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| err(&origin, None, "", format!("cannot read scenario file: {e}")))?;
@@ -1260,7 +1267,7 @@ impl Scenario {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "scenario".to_string());
-        Self::build(&text, &origin, overrides, &name)
+        Ok((text, origin, name))
     }
 
     /// Parses scenario text; `origin` names it in errors (a path, or `"<string>"`).
@@ -1273,7 +1280,7 @@ impl Scenario {
         Self::build(text, origin, overrides, "scenario")
     }
 
-    fn build(
+    pub(crate) fn build(
         text: &str,
         origin: &str,
         overrides: &[String],

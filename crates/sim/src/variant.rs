@@ -37,18 +37,8 @@ pub struct ScenarioSet {
 impl ScenarioSet {
     /// Reads `path`, validates the base and every variant, applying `overrides` last.
     pub fn from_file(path: &Path, overrides: &[String]) -> Result<ScenarioSet, ScenarioError> {
-        let base = Scenario::from_file(path, overrides)?;
-        let origin = path.display().to_string();
-        // from_file already read and checked the file; a second read only fails on a race.
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-            file: origin.clone(),
-            line: None,
-            key: String::new(),
-            message: format!("cannot read scenario file: {e}"),
-        })?;
-        Self::with_base(base, &text, &origin, overrides, |sets| {
-            Scenario::from_file(path, sets)
-        })
+        let (text, origin, name) = Scenario::read_file(path)?;
+        Self::parse(&text, &origin, overrides, &name)
     }
 
     /// Parses scenario text (`origin` names it in errors).
@@ -57,25 +47,23 @@ impl ScenarioSet {
         origin: &str,
         overrides: &[String],
     ) -> Result<ScenarioSet, ScenarioError> {
-        let base = Scenario::from_str(text, origin, overrides)?;
-        Self::with_base(base, text, origin, overrides, |sets| {
-            Scenario::from_str(text, origin, sets)
-        })
+        Self::parse(text, origin, overrides, "scenario")
     }
 
-    fn with_base(
-        base: Scenario,
+    fn parse(
         text: &str,
         origin: &str,
         overrides: &[String],
-        build: impl Fn(&[String]) -> Result<Scenario, ScenarioError>,
+        name: &str,
     ) -> Result<ScenarioSet, ScenarioError> {
+        let base = Scenario::build(text, origin, overrides, name)?;
         let specs = parse_variants(text, origin)?;
         let mut variants = Vec::with_capacity(specs.len());
         for spec in specs {
             let mut sets = spec.sets.clone();
             sets.extend(overrides.iter().cloned());
-            let sc = build(&sets).map_err(|e| locate(e, &spec, origin))?;
+            let sc =
+                Scenario::build(text, origin, &sets, name).map_err(|e| locate(e, &spec, origin))?;
             variants.push((spec, sc));
         }
         Ok(ScenarioSet { base, variants })
