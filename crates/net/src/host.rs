@@ -76,7 +76,8 @@ pub struct Host {
     /// IP packets ready for the device.
     pub outbox: Vec<Vec<u8>>,
     ip_ident: u16,
-    isn_state: u64,
+    /// Seeds each connection's ISN generator.
+    isn_state: Xorshift,
     payload: Vec<u8>,
 }
 
@@ -92,7 +93,7 @@ impl Host {
             explain: Explain::default(),
             outbox: Vec::new(),
             ip_ident: seed as u16,
-            isn_state: seed | 1,
+            isn_state: Xorshift::new(seed),
             payload: Vec::new(),
         }
     }
@@ -119,28 +120,12 @@ impl Host {
         );
     }
 
-    /// ISNs: a xorshift stream seeded from the clock by the driver (RFC 9293
-    /// 3.4.1 asks only that they be hard to guess and not repeat soon).
-    fn next_isn(&mut self) -> SeqNumber {
-        let mut x = self.isn_state;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.isn_state = x;
-        SeqNumber(x as u32)
-    }
-
     /// One connection's ISN generator (RFC 9293 3.4.1): a xorshift stream of
-    /// its own, seeded from the host's, so a connection that returns to
-    /// LISTEN answers the next SYN with a new ISN.
-    fn isn_source(&mut self) -> impl IsnGenerator + 'static {
-        let mut x = (u64::from(self.next_isn().0) << 32) | u64::from(self.next_isn().0) | 1;
-        move |_: Instant, _: u16, _: u16| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            SeqNumber(x as u32)
-        }
+    /// its own, seeded from the host's (itself seeded from the clock by the
+    /// driver), so a connection that returns to LISTEN answers the next SYN
+    /// with a new ISN.
+    fn isn_source(&mut self) -> Xorshift {
+        Xorshift::new(self.isn_state.next())
     }
 
     /// One IP packet from the device.
@@ -354,6 +339,34 @@ impl Host {
     }
     pub(crate) fn put_payload_buf(&mut self, b: Vec<u8>) {
         self.payload = b;
+    }
+}
+
+/// Marsaglia's xorshift64: a cheap stream of ISNs that do not repeat soon
+/// (RFC 9293 3.4.1). Predictable to anyone who sees enough of them; RFC 6528's
+/// keyed hash would be the hardened choice.
+#[derive(Clone, Copy, Debug)]
+struct Xorshift(u64);
+
+impl Xorshift {
+    /// A stream from `seed` (any value; zero would be a fixed point).
+    fn new(seed: u64) -> Xorshift {
+        Xorshift(seed | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+}
+
+impl IsnGenerator for Xorshift {
+    fn next_isn(&mut self, _now: Instant, _local: u16, _remote: u16) -> SeqNumber {
+        SeqNumber(self.next() as u32)
     }
 }
 
