@@ -1,6 +1,6 @@
 //! tinygram-analyze: pcap/pcapng captures -> TCP flows -> findings.
 //!
-//! Depends only on the engine's wire codec (DESIGN.md, "analyze"), so it reads
+//! Depends only on the engine's wire codec (see ARCHITECTURE.md), so it reads
 //! any capture: tinygram's own, tcpdump's, tshark's.
 
 pub mod capture;

@@ -2,7 +2,7 @@
 
 use tinygram_cli::{bench, capture, explain, output, reproduce, tun, variants};
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -91,6 +91,17 @@ enum Cmd {
     Bench {
         #[command(subcommand)]
         what: BenchWhat,
+    },
+    /// Print a shell completion script: `tinygram completions bash > ~/.local/share/bash-completion/completions/tinygram`.
+    Completions {
+        /// The shell: bash, zsh, fish, powershell or elvish.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `tinygram man > tinygram.1`; `--dir DIR` writes one page per subcommand too.
+    Man {
+        /// Write tinygram.1 and tinygram-SUBCOMMAND.1 for every subcommand into DIR instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -279,5 +290,45 @@ fn main() -> ExitCode {
         Cmd::Bench {
             what: BenchWhat::Sim { bytes },
         } => bench::sim(&bytes),
+        Cmd::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "tinygram",
+                &mut std::io::stdout(),
+            );
+            ExitCode::SUCCESS
+        }
+        Cmd::Man { dir } => man(dir.as_deref()),
+    }
+}
+
+/// `tinygram man`: the whole command's page on stdout, or with `--dir` one
+/// page per (sub)command, named as `man` finds them (`tinygram-run.1`).
+fn man(dir: Option<&std::path::Path>) -> ExitCode {
+    let cmd = Cli::command();
+    let Some(dir) = dir else {
+        let mut out = std::io::stdout().lock();
+        return match clap_mangen::Man::new(cmd).render(&mut out) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: cannot write the man page: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    };
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        eprintln!("error: cannot create {}: {e}", dir.display());
+        return ExitCode::FAILURE;
+    }
+    match clap_mangen::generate_to(cmd, dir) {
+        Ok(()) => {
+            println!("wrote tinygram.1 and tinygram-*.1 to {}", dir.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: cannot write man pages to {}: {e}", dir.display());
+            ExitCode::FAILURE
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! tinygram-net: the `net` layer of DESIGN.md. It runs the sans-IO engine
+//! tinygram-net: the `net` layer (ARCHITECTURE.md). It runs the sans-IO engine
 //! (`tinygram-proto`, unchanged) on a Linux TUN device so that it talks to real
 //! TCP peers: the kernel, curl, any socket program.
 //!

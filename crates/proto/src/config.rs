@@ -133,7 +133,7 @@ pub struct Config {
     /// When to acknowledge (see `policy::ack`).
     pub ack_policy: AckPolicyKind,
     /// Delayed-ACK timer (RFC 1122 4.2.3.2: at most 500 ms; BSD 200 ms; Solaris
-    /// tcp_deferred_ack_interval, seed 001).
+    /// tcp_deferred_ack_interval; Davids, "TCP -- Either Fast or Efficient").
     pub delack: Duration,
     /// ACK at once on every Nth data segment (RFC 1122 4.2.3.2, RFC 5681 4.2: 2).
     pub delack_segments: u32,

@@ -546,7 +546,7 @@ impl Connection {
 
     /// RFC 1122 4.2.3.3: announce a window the read opened, once it moves the
     /// right edge by min(half the buffer, 2 x MSS) (BSD's threshold); with
-    /// `window_update = "delayed"` the ACK policy decides when (Tops-20, seed 003).
+    /// `window_update = "delayed"` the ACK policy decides when (Tops-20; Westfield, "Improving TCP throughput").
     fn after_read(&mut self) {
         if !matches!(
             self.state,

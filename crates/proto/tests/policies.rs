@@ -1,5 +1,5 @@
 //! Segment-level tests of the send policies, encoding the worked examples of
-//! the source documents (shared/seeds/000 Doupnik, 001 Davids, 004 Cheshire).
+//! the source documents (Doupnik's draft, Davids' article, Cheshire's page).
 
 mod common;
 

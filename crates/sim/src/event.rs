@@ -1,6 +1,6 @@
 //! The discrete-event queue: a `BinaryHeap` keyed by (time, insertion sequence),
 //! so events at the same instant pop in the order they were pushed and every
-//! run with the same inputs is identical (DESIGN.md, "Libraries to use").
+//! run with the same inputs is identical (ARCHITECTURE.md, "Invariants").
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

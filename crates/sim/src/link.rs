@@ -1,6 +1,6 @@
 //! One direction of a link: a FIFO drop-tail queue feeding a serializer of
 //! fixed rate, then a propagation delay, with optional random loss, bit errors,
-//! reordering and duplication (DESIGN.md, "Scenario files": `[link]`).
+//! reordering and duplication (the scenario file's `[link]` table).
 //!
 //! The link schedules nothing itself: [`Link::transmit`] answers, at the moment
 //! a frame is offered, when it will arrive (or why it is lost), and queue
@@ -17,7 +17,7 @@ pub enum Framing {
     /// Wire bytes = IP packet bytes (a point-to-point link with no framing cost).
     Raw,
     /// Ethernet II: preamble 8 + header 14 + FCS 4 + inter-frame gap 12, frame
-    /// padded to 64 bytes (seed 001, Davids "TCP -- Either Fast or Efficient", overhead arithmetic).
+    /// padded to 64 bytes (Davids, "TCP -- Either Fast or Efficient", overhead arithmetic).
     #[default]
     Ethernet,
 }
@@ -164,7 +164,7 @@ impl Link {
 
     /// Bytes a frame carrying an IP packet of `ip_len` bytes occupies on the wire:
     /// Ethernet = max(ip_len + 14 header + 4 FCS, 64 minimum) + 8 preamble + 12 gap
-    /// (seed 001, Davids, overhead arithmetic: "1 to 6 bytes of data effectively requires an 84-byte Ethernet frame").
+    /// (Davids, "TCP -- Either Fast or Efficient", overhead arithmetic: "1 to 6 bytes of data effectively requires an 84-byte Ethernet frame").
     pub fn wire_len(&self, ip_len: usize) -> usize {
         match self.cfg.framing {
             Framing::Raw => ip_len,

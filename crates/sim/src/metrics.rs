@@ -1,4 +1,4 @@
-//! A run's results: the JSON fields DESIGN.md fixes, plus more counters.
+//! A run's results: the JSON fields users depend on, plus more counters.
 
 use serde::ser::{SerializeStruct, Serializer};
 use serde::Serialize;
@@ -157,7 +157,7 @@ delivered. A run stopped at the duration cap, or at the workload's end, with
 both connections alive leaves the rest in flight, which is not a failure
 (JSON: delivery.*.bytes_written / bytes_delivered show how much).";
 
-/// The result of one `tinygram run`. Field names are stable (DESIGN.md).
+/// The result of one `tinygram run`. Field names are stable: users' scripts read them.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct RunResult {
     pub name: String,

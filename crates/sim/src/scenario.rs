@@ -1,4 +1,4 @@
-//! Scenario files: the TOML user interface of `tinygram run` (DESIGN.md,
+//! Scenario files: the TOML user interface of `tinygram run` (README,
 //! "Scenario files"). Every key has a default; every unknown key, wrong type or
 //! bad value is an error naming the file, the line and the full dotted key.
 //!
@@ -83,7 +83,7 @@ pub enum Workload {
     /// the server answers with `response` after `think` (its time to compute
     /// the answer, from reading the whole request); `outstanding` requests in
     /// flight; `requests` in all
-    /// (`None`: until `duration`). The Nagle/delayed-ACK experiments of seeds 000-004.
+    /// (`None`: until `duration`). The source documents' Nagle/delayed-ACK experiments.
     RequestResponse {
         request: Vec<usize>,
         request_gap: Duration,
@@ -305,7 +305,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("queue", "\"256KB\"", "drop-tail queue limit in wire bytes, the frame on the wire included (0: unlimited)"),
         ("loss", "0", "probability a frame is lost elsewhere on the path (it does not occupy the link)"),
         ("ber", "0", "bit error rate: a frame of n bits (header, payload, FCS; not preamble or gap) survives with (1-ber)^n"),
-        ("framing", "\"ethernet\"", "per-frame overhead: \"ethernet\" (38 bytes, 64-byte minimum; seed 001) or \"raw\""),
+        ("framing", "\"ethernet\"", "per-frame overhead: \"ethernet\" (38 bytes, 64-byte minimum; Davids) or \"raw\""),
         ("reorder", "0", "probability a frame is held back reorder_delay, so later frames pass it"),
         ("reorder_delay", "\"1ms\"", "extra delay of a reordered frame"),
         ("duplicate", "0", "probability a frame arrives twice"),
@@ -318,7 +318,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("delack_segments", "2", "ACK at once every Nth data segment (RFC 1122 4.2.3.2, RFC 5681 4.2)"),
         ("delack_count", "\"any\"", "segments that count toward delack_segments: \"any\" data segment (BSD; Cheshire) or only \"full\"-sized ones (RFC 1122 4.2.3.2)"),
         ("delack_tick", "\"none\"", "free-running delayed-ACK tick, e.g. \"200ms\" (BSD fast timer) or \"250ms\" (lwIP): a deferred ACK leaves at the next tick instead of after delack; at most 500ms"),
-        ("window_update", "\"immediate\"", "announce a window the application's read opened \"immediate\"ly (RFC 1122 4.2.3.3; BSD, Linux) or \"delayed\" until the ACK policy sends an ACK (Tops-20, seed 003)"),
+        ("window_update", "\"immediate\"", "announce a window the application's read opened \"immediate\"ly (RFC 1122 4.2.3.3; BSD, Linux) or \"delayed\" until the ACK policy sends an ACK (Tops-20; Westfield, 1985)"),
         ("adaptive_k", "1.0", "ack_policy adaptive: the delay is adaptive_k x SRTT (Doupnik 1.6: one or two RTTs)"),
         ("adaptive_min", "\"1ms\"", "ack_policy adaptive: least delay"),
         ("adaptive_max", "\"500ms\"", "ack_policy adaptive: greatest delay, at most 500ms (RFC 1122 4.2.3.2)"),

@@ -1,5 +1,5 @@
 //! Human units for scenario files and reports: durations (`"200ms"`), sizes
-//! (`"64KB"`, `"64KiB"`) and rates (`"1.544Mbps"`) (DESIGN.md, "Scenario files").
+//! (`"64KB"`, `"64KiB"`) and rates (`"1.544Mbps"`) (README, "Scenario files").
 //!
 //! Parsing is exact where it can be: durations and sizes are computed from the
 //! decimal digits, not through floating point, so `"0.1s"` is exactly 100 ms.

@@ -11,7 +11,7 @@ fn run(name: &str, toml: &str) -> RunResult {
     r
 }
 
-/// Westfield (seed 003): a one-way FTP-like transfer into a Tops-20 JFN
+/// Westfield ("Improving TCP throughput", 1985): a one-way FTP-like transfer into a Tops-20 JFN
 /// receiver that offers a 1456-byte window over a 10 Mb/s Ethernet, with a
 /// 250 ms "sociable" delayed ACK that also holds window updates. The sender's
 /// RTO floor is RFC 6298's 1 s, so that the 250 ms delay is not mistaken for
@@ -121,7 +121,7 @@ bytes = "1MB"
     assert!(r.goodput_bytes_per_s > 600e3, "{}", r.goodput_bytes_per_s);
 }
 
-/// Cheshire (seed 004): 100,000-byte requests (69 x 1448 + 88) from a Nagle
+/// Cheshire (Nagle x delayed ACK): 100,000-byte requests (69 x 1448 + 88) from a Nagle
 /// client, a 1-byte application ack from the server.
 fn cheshire(server_ack: &str) -> RunResult {
     cheshire_rx(server_ack, "0us")

@@ -630,19 +630,19 @@ impl AckPolicyKind {
         ),
         (
             "delayed",
-            "ACK every `delack_segments`th segment (2; `delack_count` any or full) or after `delack` (200 ms) or at the next `delack_tick` (RFC 1122 4.2.3.2, RFC 5681 4.2; BSD; Solaris tcp_deferred_ack_interval, seed 001)",
+            "ACK every `delack_segments`th segment (2; `delack_count` any or full) or after `delack` (200 ms) or at the next `delack_tick` (RFC 1122 4.2.3.2, RFC 5681 4.2; BSD; Solaris tcp_deferred_ack_interval, Davids 2001)",
         ),
         (
             "interactivity:N",
-            "ACK at once when more than N segments arrived since this side last sent data, else as delayed (Westfield 1985, seed 003)",
+            "ACK at once when more than N segments arrived since this side last sent data, else as delayed (Westfield, Improving TCP throughput, 1985)",
         ),
         (
             "fuzzball",
-            "ACK at once when the right window edge moved more than one MSS since the last ACK, else within `delack` (Mills' fuzzball rule, seed 003)",
+            "ACK at once when the right window edge moved more than one MSS since the last ACK, else within `delack` (Mills' fuzzball rule, mod.protocols.tcp-ip 1985)",
         ),
         (
             "adaptive",
-            "delay = `adaptive_k` x SRTT clamped to [`adaptive_min`, `adaptive_max`], `delack` before an RTT sample; ACK every Nth as delayed (Doupnik 1.6, seed 000)",
+            "delay = `adaptive_k` x SRTT clamped to [`adaptive_min`, `adaptive_max`], `delack` before an RTT sample; ACK every Nth as delayed (Doupnik 1.6)",
         ),
         (
             "quickack",
