@@ -6,6 +6,7 @@ use crate::app::AppSpec;
 use crate::device::{DeviceConfig, Tun};
 use crate::explain::Explain;
 use crate::host::{ConnReport, Host, HostCounters};
+use crate::isn::IsnKey;
 use crate::pcap::Capture;
 use std::io::{self, IsTerminal, Write};
 use std::net::SocketAddrV4;
@@ -76,7 +77,7 @@ const TICK: StdDuration = StdDuration::from_millis(50);
 /// Packets read per loop turn before the applications and timers run.
 const READ_BATCH: usize = 64;
 
-/// ISN and ephemeral-port seed: the clock's nanoseconds and our pid.
+/// IPv4 identification and ephemeral-port seed: the clock's nanoseconds and our pid.
 fn seed() -> u64 {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -125,7 +126,9 @@ pub fn run_on(tun: &impl PacketDevice, opts: &RunOptions) -> Result<RunReport, N
     let start = std::time::Instant::now();
     let clock = || Instant::from_nanos(start.elapsed().as_nanos() as u64);
     let seed = seed();
-    let mut host = Host::new(opts.device.addr, opts.config.clone(), seed);
+    let isn_key = IsnKey::from_os()
+        .map_err(|e| NetError::Config(format!("cannot draw the ISN secret from the OS: {e}")))?;
+    let mut host = Host::new(opts.device.addr, opts.config.clone(), seed, isn_key);
     match &opts.role {
         Role::Serve { port, app, .. } => host.listen(*port, app.clone()),
         Role::Connect {
@@ -487,14 +490,14 @@ mod tests {
     /// the device are counted, not answered.
     #[test]
     fn connect_runs_to_completion_and_counts_foreign_packets() {
-        let mut peer = Host::new(PEER, Config::default(), 3);
+        let mut peer = Host::new(PEER, Config::default(), 3, IsnKey::fixed([3; 16]));
         peer.listen(9000, AppSpec::Discard);
         let dev = Loopback::new(peer);
         // Not IPv4 (an IPv6 header) and an IPv4/TCP packet for someone else.
         let mut v6 = vec![0u8; 40];
         v6[0] = 0x60;
         dev.noise.borrow_mut().push(v6);
-        let mut other = Host::new(PEER, Config::default(), 5);
+        let mut other = Host::new(PEER, Config::default(), 5, IsnKey::fixed([5; 16]));
         other.connect(
             Instant::ZERO,
             1234,
@@ -529,7 +532,12 @@ mod tests {
     /// ends the run and closes the live connection.
     #[test]
     fn device_refusals_are_counted_and_stop_aborts() {
-        let dev = Loopback::new(Host::new(PEER, Config::default(), 3));
+        let dev = Loopback::new(Host::new(
+            PEER,
+            Config::default(),
+            3,
+            IsnKey::fixed([3; 16]),
+        ));
         dev.refuse.set(u64::MAX);
         let o = opts(Role::Connect {
             to: SocketAddrV4::new(PEER, 9000),

@@ -5,10 +5,11 @@
 
 use crate::app::{App, AppIo, AppSpec};
 use crate::explain::Explain;
+use crate::isn::{IsnKey, Rfc6528Isn};
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use tinygram_proto::wire::{Ipv4Repr, TcpOptions, TcpSegment, WireError};
-use tinygram_proto::{Config, Connection, Instant, IsnGenerator, SeqNumber, State, TcpRepr};
+use tinygram_proto::{Config, Connection, Instant, State, TcpRepr};
 
 /// Remote address, remote port, local port.
 pub type FourTuple = (Ipv4Addr, u16, u16);
@@ -76,13 +77,15 @@ pub struct Host {
     /// IP packets ready for the device.
     pub outbox: Vec<Vec<u8>>,
     ip_ident: u16,
-    /// Seeds each connection's ISN generator.
-    isn_state: Xorshift,
+    /// The secret of every connection's RFC 6528 ISN generator.
+    isn_key: IsnKey,
     payload: Vec<u8>,
 }
 
 impl Host {
-    pub fn new(addr: Ipv4Addr, config: Config, seed: u64) -> Host {
+    /// A host at `addr`; `seed` starts the IPv4 identification counter and
+    /// `isn_key` keys the ISNs (`IsnKey::from_os()` on a real network).
+    pub fn new(addr: Ipv4Addr, config: Config, seed: u64, isn_key: IsnKey) -> Host {
         Host {
             addr,
             config,
@@ -93,7 +96,7 @@ impl Host {
             explain: Explain::default(),
             outbox: Vec::new(),
             ip_ident: seed as u16,
-            isn_state: Xorshift::new(seed),
+            isn_key,
             payload: Vec::new(),
         }
     }
@@ -105,7 +108,7 @@ impl Host {
 
     /// Opens a connection to `to` from `local_port`; the SYN leaves on the next step.
     pub fn connect(&mut self, now: Instant, local_port: u16, to: SocketAddrV4, app: AppSpec) {
-        let isn = self.isn_source();
+        let isn = self.isn_source(local_port, to);
         let conn = Connection::connect(self.config.clone(), local_port, to.port(), isn, now);
         self.counters.connections += 1;
         self.conns.insert(
@@ -120,12 +123,13 @@ impl Host {
         );
     }
 
-    /// One connection's ISN generator (RFC 9293 3.4.1): a xorshift stream of
-    /// its own, seeded from the host's (itself seeded from the clock by the
-    /// driver), so a connection that returns to LISTEN answers the next SYN
-    /// with a new ISN.
-    fn isn_source(&mut self) -> Xorshift {
-        Xorshift::new(self.isn_state.next())
+    /// One connection's ISN generator (RFC 6528 section 3): the 4-tuple's
+    /// keyed hash plus the 4 us clock, so a connection that returns to LISTEN
+    /// answers the next SYN with a later ISN, and no connection's ISNs tell
+    /// anything about another's.
+    fn isn_source(&self, local_port: u16, remote: SocketAddrV4) -> Rfc6528Isn {
+        self.isn_key
+            .generator(SocketAddrV4::new(self.addr, local_port), remote)
     }
 
     /// One IP packet from the device.
@@ -189,7 +193,7 @@ impl Host {
                         && !seg.flags.ack()
                         && !seg.flags.rst() =>
                 {
-                    let isn = self.isn_source();
+                    let isn = self.isn_source(port, SocketAddrV4::new(src, seg.src_port));
                     let conn = Connection::listen(self.config.clone(), port, isn);
                     let app = app.build(true);
                     self.counters.connections += 1;
@@ -342,40 +346,13 @@ impl Host {
     }
 }
 
-/// Marsaglia's xorshift64: a cheap stream of ISNs that do not repeat soon
-/// (RFC 9293 3.4.1). Predictable to anyone who sees enough of them; RFC 6528's
-/// keyed hash would be the hardened choice.
-#[derive(Clone, Copy, Debug)]
-struct Xorshift(u64);
-
-impl Xorshift {
-    /// A stream from `seed` (any value; zero would be a fixed point).
-    fn new(seed: u64) -> Xorshift {
-        Xorshift(seed | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-}
-
-impl IsnGenerator for Xorshift {
-    fn next_isn(&mut self, _now: Instant, _local: u16, _remote: u16) -> SeqNumber {
-        SeqNumber(self.next() as u32)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     //! The host layer without a device: raw IPv4 packets in, raw IPv4 packets out.
     use super::*;
     use tinygram_proto::wire::internet_checksum;
     use tinygram_proto::Flags;
+    use tinygram_proto::{IsnGenerator, SeqNumber};
 
     const US: Ipv4Addr = Ipv4Addr::new(10, 7, 0, 2);
     const A: Ipv4Addr = Ipv4Addr::new(10, 7, 0, 1);
@@ -387,7 +364,7 @@ mod tests {
 
     /// An echo server on port 8080.
     fn server() -> Host {
-        let mut h = Host::new(US, Config::default(), 7);
+        let mut h = Host::new(US, Config::default(), 7, IsnKey::fixed([7; 16]));
         h.listen(8080, AppSpec::Echo);
         h
     }
@@ -456,6 +433,37 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    /// SYN-ACKs carry RFC 6528 ISNs: the keyed hash of each 4-tuple plus the
+    /// 4 us clock, and a host keyed from the OS shares nothing with another
+    /// started with the same seed (xorshift ISNs were predictable from a few).
+    #[test]
+    fn syn_acks_carry_rfc6528_isns() {
+        let key = IsnKey::fixed([7; 16]);
+        let mut h = server();
+        let now = t(3);
+        for port in [40000u16, 40001, 40002] {
+            h.handle_packet(now, &packet(A, US, &syn(port, 8080, 100), &[]));
+        }
+        h.step(now);
+        for sa in drain(&mut h) {
+            let remote = SocketAddrV4::new(A, sa.seg.dst_port);
+            let want = key.generator(SocketAddrV4::new(US, 8080), remote).next_isn(
+                now,
+                8080,
+                sa.seg.dst_port,
+            );
+            assert_eq!(sa.seg.seq, want, "F(tuple, key) + M(now) for {remote}");
+        }
+        let synack_isn = || {
+            let mut h = Host::new(US, Config::default(), 7, IsnKey::from_os().unwrap());
+            h.listen(8080, AppSpec::Echo);
+            h.handle_packet(t(0), &packet(A, US, &syn(40000, 8080, 100), &[]));
+            h.step(t(0));
+            drain(&mut h)[0].seg.seq
+        };
+        assert_ne!(synack_isn(), synack_isn(), "same seed, different secrets");
     }
 
     /// Several connections at once, told apart by the whole 4-tuple: the same
@@ -670,6 +678,7 @@ mod tests {
                 ..Config::default()
             },
             7,
+            IsnKey::fixed([7; 16]),
         );
         h.listen(8080, AppSpec::Echo);
         h.handle_packet(t(0), &packet(A, US, &syn(40000, 8080, 100), &[]));

@@ -5,6 +5,7 @@
 //! - [`device`]: opens and configures the TUN device (tun-rs);
 //! - [`host`]: one IPv4 host: checksums checked on input and computed on
 //!   output, a demultiplexer by 4-tuple, a listener, RSTs for closed ports;
+//! - [`isn`]: RFC 6528 initial sequence numbers (keyed hash of the 4-tuple);
 //! - [`app`]: the applications (echo, discard, source, http, ack-after, request);
 //! - [`driver`]: the real-time loop (real clock mapped onto the engine's
 //!   `Instant`, ppoll until the next packet or deadline);
@@ -17,6 +18,7 @@ pub mod device;
 pub mod driver;
 pub mod explain;
 pub mod host;
+pub mod isn;
 pub mod pcap;
 
 pub use app::{AppResult, AppSpec};
@@ -25,3 +27,4 @@ pub use driver::{
     run, run_on, stop_on_signals, summary, NetError, PacketDevice, Role, RunOptions, RunReport,
 };
 pub use host::{ConnReport, Host, HostCounters};
+pub use isn::IsnKey;

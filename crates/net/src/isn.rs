@@ -1,0 +1,131 @@
+//! Initial sequence numbers on the real wire (RFC 6528 section 3):
+//! ISN = M + F(localip, localport, remoteip, remoteport, secretkey), where M
+//! is a 4-microsecond timer and F a keyed hash (SipHash-2-4 here) whose
+//! 128-bit key is drawn from the operating system once per host, so an
+//! off-path attacker cannot predict another connection's ISN from the ones it
+//! sees. The simulator keeps its seeded, deterministic ISNs.
+
+use siphasher::sip::SipHasher24;
+use std::hash::Hasher;
+use std::net::SocketAddrV4;
+use tinygram_proto::{Instant, IsnGenerator, SeqNumber};
+
+/// The host's secret key for F (RFC 6528 section 3: "secretkey").
+#[derive(Clone, Copy)]
+pub struct IsnKey([u8; 16]);
+
+impl IsnKey {
+    /// A fresh key from the operating system's random source.
+    pub fn from_os() -> std::io::Result<IsnKey> {
+        let mut key = [0u8; 16];
+        getrandom::fill(&mut key).map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok(IsnKey(key))
+    }
+
+    /// A fixed key, for tests that need reproducible ISNs.
+    pub const fn fixed(key: [u8; 16]) -> IsnKey {
+        IsnKey(key)
+    }
+
+    /// The generator for one connection's 4-tuple: F is computed once, here;
+    /// each ISS drawn later adds M at that instant.
+    pub fn generator(&self, local: SocketAddrV4, remote: SocketAddrV4) -> Rfc6528Isn {
+        let mut h = SipHasher24::new_with_key(&self.0);
+        h.write(&local.ip().octets());
+        h.write(&local.port().to_be_bytes());
+        h.write(&remote.ip().octets());
+        h.write(&remote.port().to_be_bytes());
+        Rfc6528Isn {
+            f: h.finish() as u32,
+        }
+    }
+}
+
+impl std::fmt::Debug for IsnKey {
+    /// Never prints the secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IsnKey(..)")
+    }
+}
+
+/// One connection's ISN source: its 4-tuple's F plus the 4 us clock M.
+#[derive(Clone, Copy, Debug)]
+pub struct Rfc6528Isn {
+    f: u32,
+}
+
+impl IsnGenerator for Rfc6528Isn {
+    fn next_isn(&mut self, now: Instant, _local: u16, _remote: u16) -> SeqNumber {
+        // M: a timer that ticks every 4 microseconds (RFC 6528 section 3;
+        // RFC 9293 3.4.1), wrapping modulo 2^32.
+        let m = (now.as_micros() / 4) as u32;
+        SeqNumber(self.f.wrapping_add(m))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    fn addr(last: u8, port: u16) -> SocketAddrV4 {
+        SocketAddrV4::new(Ipv4Addr::new(10, 7, 0, last), port)
+    }
+
+    #[test]
+    fn same_tuple_advances_with_the_4us_clock() {
+        let key = IsnKey::fixed([7; 16]);
+        let mut g = key.generator(addr(2, 80), addr(1, 40000));
+        let a = g.next_isn(Instant::from_nanos(1_000_000), 80, 40000);
+        let b = g.next_isn(Instant::from_nanos(1_000_000_000 + 1_000_000), 80, 40000);
+        assert_eq!(
+            b.0.wrapping_sub(a.0),
+            250_000,
+            "one second is 250,000 ticks of 4 us"
+        );
+    }
+
+    #[test]
+    fn tuples_and_keys_give_unrelated_offsets() {
+        let key = IsnKey::fixed([7; 16]);
+        let t = Instant::from_nanos(5_000);
+        let isn = |k: &IsnKey, port| {
+            k.generator(addr(2, 80), addr(1, port))
+                .next_isn(t, 80, port)
+                .0
+        };
+        // Consecutive client ports: offsets far apart, not a constant step.
+        let v: Vec<u32> = (40000..40008).map(|p| isn(&key, p)).collect();
+        let steps: Vec<u32> = v.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
+        assert!(
+            steps.windows(2).any(|s| s[0] != s[1]),
+            "no fixed step: {steps:?}"
+        );
+        assert!(v
+            .iter()
+            .all(|&x| v.iter().filter(|&&y| y == x).count() == 1));
+        // Another key: another F for the same tuple.
+        let other = IsnKey::fixed([8; 16]);
+        assert_ne!(isn(&key, 40000), isn(&other, 40000));
+        // Addresses count, not only ports.
+        let g2 = key
+            .generator(addr(3, 80), addr(1, 40000))
+            .next_isn(t, 80, 40000)
+            .0;
+        assert_ne!(isn(&key, 40000), g2);
+    }
+
+    #[test]
+    fn keys_from_the_os_differ() {
+        let a = IsnKey::from_os().unwrap();
+        let b = IsnKey::from_os().unwrap();
+        let t = Instant::ZERO;
+        let ia = a.generator(addr(2, 80), addr(1, 1)).next_isn(t, 80, 1);
+        let ib = b.generator(addr(2, 80), addr(1, 1)).next_isn(t, 80, 1);
+        assert_ne!(
+            ia, ib,
+            "two hosts share no secret (a 2^-32 chance of a false failure)"
+        );
+        assert_eq!(format!("{a:?}"), "IsnKey(..)");
+    }
+}
