@@ -169,6 +169,16 @@ pub struct Config {
     /// Set by the driver: what the host still has for this connection's
     /// receive buffer (RFC 1106 5; the simulator's per-host `memory`). `None`: no limit.
     pub host_budget: Option<usize>,
+    /// RFC 5961 checks: an in-window but inexact RST (3.2) or any SYN (4.2)
+    /// gets a challenge ACK, and ACKs outside [SND.UNA - MAX.SND.WND, SND.MAX]
+    /// are dropped (5.2). Off: RFC 793 behaviour, like FreeBSD's insecure_rst/insecure_syn.
+    pub rfc5961: bool,
+    /// RFC 5961 7: least time between challenge ACKs and ACKs answering
+    /// unacceptable data-less segments (Linux tcp_invalid_ratelimit, 500 ms). Zero: no limit.
+    pub invalid_ack_interval: Duration,
+    /// Most out-of-order ranges held for reassembly; a segment that would start
+    /// one more is dropped (FreeBSD net.inet.tcp.reass.maxqueuelen: 100).
+    pub max_ooo_ranges: usize,
 }
 
 impl Default for Config {
@@ -202,6 +212,9 @@ impl Default for Config {
             trace: false,
             buffer_cap: 16 << 20,
             host_budget: None,
+            rfc5961: true,
+            invalid_ack_interval: Duration::from_millis(500),
+            max_ooo_ranges: crate::recv_buf::DEFAULT_MAX_OOO_RANGES,
         }
     }
 }
@@ -286,6 +299,9 @@ impl Config {
         }
         if self.dupack_threshold == 0 {
             return err("dupack_threshold", "must be at least 1");
+        }
+        if self.max_ooo_ranges == 0 {
+            return err("max_ooo_ranges", "must be at least 1");
         }
         Ok(())
     }

@@ -63,6 +63,9 @@ pub enum WriteError {
 pub const DEFAULT_MSS: u16 = 536;
 /// RFC 7323 2.3: the largest window-scale shift.
 pub const MAX_WSCALE: u8 = 14;
+/// Least peer MSS used: a smaller MSS option (even 0) is raised to this, as
+/// Linux's tcp_min_snd_mss does, so a peer cannot make us send 1-byte segments.
+pub const MIN_PEER_MSS: u16 = 48;
 
 /// The engine's timers; `poll_timeout` is the earliest armed one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,6 +193,13 @@ pub struct Connection {
     /// Send SYN (SYN-SENT) or SYN-ACK (SYN-RECEIVED) on the next poll.
     need_syn: bool,
     pending_rst: Option<TcpRepr>,
+    /// When we last sent a challenge ACK or answered an unacceptable segment
+    /// (RFC 5961 7, Linux's last_oow_ack_time).
+    last_invalid_ack: Option<Instant>,
+    /// Segments `poll_transmit` has returned since it last returned `None`,
+    /// and the most it may return in that run (a debug check that it runs dry).
+    tx_streak: usize,
+    tx_budget: usize,
 
     /// min(available, allowed) at the start of the current transmission
     /// opportunity (cleared when `poll_transmit` runs dry).
@@ -262,7 +272,7 @@ impl Connection {
             irs: SeqNumber(0),
             rcv_adv: SeqNumber(0),
             send_buf: SendBuffer::new(cfg.snd_buf),
-            recv_buf: RecvBuffer::new(rcv_buf_size),
+            recv_buf: RecvBuffer::new(rcv_buf_size, cfg.max_ooo_ranges),
             fin_queued: false,
             fin_rcvd: false,
             rcv_fin_seq: None,
@@ -305,6 +315,9 @@ impl Connection {
             delack_len: Duration::ZERO,
             need_syn: false,
             pending_rst: None,
+            last_invalid_ack: None,
+            tx_streak: 0,
+            tx_budget: 0,
             burst: None,
             hold: None,
             ack_owed_since: None,
@@ -663,6 +676,7 @@ impl Connection {
             // Nothing to do here: the next poll asks the policy again.
             self.disarm(Timer::Policy);
         }
+        self.debug_check_invariants();
     }
 
     /// RFC 6298 5.4-5.6: retransmit the earliest unacknowledged segment, back off.
@@ -857,6 +871,7 @@ impl Connection {
             _ => self.on_synchronized(now, seg, payload),
         }
         self.after_input(now);
+        self.debug_check_invariants();
     }
 
     /// RFC 9293 3.10.7.2.
@@ -886,7 +901,7 @@ impl Connection {
     /// the peer's SYN or SYN-ACK carries it.
     fn accept_syn(&mut self, now: Instant, seg: &TcpRepr) {
         self.irs = seg.seq;
-        self.recv_buf = RecvBuffer::new(self.rcv_buf_size);
+        self.recv_buf = RecvBuffer::new(self.rcv_buf_size, self.cfg.max_ooo_ranges);
         let want = self.cfg.options;
         let o = &seg.options;
         // RFC 7323 3.2: timestamps only if both SYNs carry them.
@@ -901,7 +916,11 @@ impl Connection {
         self.nak_ok = want.nak && o.nak_permitted;
         // RFC 1106 3: big windows only if both SYNs carry option B.
         self.bigwin = want.big_window && o.big_window_offer.is_some();
-        let peer_mss = seg.options.mss.unwrap_or(DEFAULT_MSS);
+        let mut peer_mss = seg.options.mss.unwrap_or(DEFAULT_MSS);
+        if peer_mss < MIN_PEER_MSS {
+            peer_mss = MIN_PEER_MSS;
+            self.counters.peer_mss_floored += 1;
+        }
         // RFC 6691 / Cheshire: options on every segment come out of the MSS
         // (timestamps: 1460 becomes 1448; RFC 1106 option C: 8 more).
         let per_segment = self.ts.enabled as usize * TS_OPTION_SPACE
@@ -987,7 +1006,7 @@ impl Connection {
             if let Some(ts) = seg.options.timestamps {
                 if self.ts.paws_rejects(now, ts) {
                     self.counters.paws_rejected += 1;
-                    self.ack_now.get_or_insert(AckReason::OutOfOrder);
+                    self.ack_invalid(now, false, Self::oow_limited(seg, payload));
                     return;
                 }
             }
@@ -1012,21 +1031,22 @@ impl Connection {
                 // A retransmitted FIN: acknowledge and restart 2 MSL.
                 self.enter_time_wait(now);
             }
-            self.ack_now.get_or_insert(AckReason::OutOfOrder);
+            if seg.flags.syn() && self.cfg.rfc5961 && self.state.synchronized() {
+                // RFC 5961 4.2: any SYN, in window or not, gets a challenge ACK.
+                self.ack_invalid(now, true, true);
+                return;
+            }
+            self.ack_invalid(now, false, Self::oow_limited(seg, payload));
             // RFC 9293: with a zero window still take valid ACKs (zero-window probes).
             if wnd == 0 && seg.seq == rcv_nxt && seg.flags.ack() && self.state.synchronized() {
                 self.process_ack(now, seg, 0);
             }
             return;
         }
-        // RFC 7323 4.3 (2), 5.3 R3: remember the peer's latest TSval.
-        if let (true, Some(ts)) = (self.ts.enabled, seg.options.timestamps) {
-            self.ts.update_recent(now, seg.seq, ts);
-        }
-
-        // Second: RST (RFC 5961 3.2: exact match resets, in-window gets a challenge ACK).
+        // Second: RST (RFC 5961 3.2: exact match resets, in-window gets a
+        // challenge ACK; without RFC 5961 anything in window resets, RFC 793).
         if seg.flags.rst() {
-            if seg.seq == rcv_nxt {
+            if seg.seq == rcv_nxt || !self.cfg.rfc5961 {
                 self.counters.rsts_received += 1;
                 match self.state {
                     State::SynReceived if self.passive => self.back_to_listen(),
@@ -1035,7 +1055,7 @@ impl Connection {
                     _ => self.enter_closed(Some(ConnError::Reset)),
                 }
             } else {
-                self.ack_now.get_or_insert(AckReason::OutOfOrder);
+                self.ack_invalid(now, true, true);
             }
             return;
         }
@@ -1045,9 +1065,13 @@ impl Connection {
             if self.state == State::SynReceived && seg.seq == self.irs {
                 // Our SYN-ACK was lost: send it again.
                 self.need_syn = true;
-            } else {
+            } else if self.cfg.rfc5961 || !self.state.synchronized() {
                 // RFC 5961 4.2: challenge ACK.
-                self.ack_now.get_or_insert(AckReason::OutOfOrder);
+                self.ack_invalid(now, true, true);
+            } else {
+                // RFC 793: a SYN in the window is an error: reset.
+                self.pending_rst = rst_reply(seg, payload.len());
+                self.enter_closed(Some(ConnError::Reset));
             }
             return;
         }
@@ -1074,6 +1098,11 @@ impl Connection {
         }
         if !self.process_ack(now, seg, payload.len()) {
             return;
+        }
+        // RFC 7323 4.3 (2), 5.3 R3: remember the peer's latest TSval, only
+        // from a segment that passed every check (a forged one must not move it).
+        if let (true, Some(ts)) = (self.ts.enabled, seg.options.timestamps) {
+            self.ts.update_recent(now, seg.seq, ts);
         }
         if let (true, Some(nak)) = (self.nak_ok, seg.options.nak) {
             self.on_nak(nak);
@@ -1116,6 +1145,34 @@ impl Connection {
             }
         }
         self.check_fin(now);
+    }
+
+    /// Linux's tcp_oow_rate_limited: replies to segments carrying data (and no
+    /// SYN) are never limited; they are not part of an ACK loop.
+    fn oow_limited(seg: &TcpRepr, payload: &[u8]) -> bool {
+        payload.is_empty() || seg.flags.syn()
+    }
+
+    /// Answers an unacceptable segment, or sends a challenge ACK (RFC 5961
+    /// 3.2, 4.2, 5.2); with `limited`, at most one per `invalid_ack_interval`
+    /// (RFC 5961 7), so two confused peers cannot ACK each other forever.
+    fn ack_invalid(&mut self, now: Instant, challenge: bool, limited: bool) {
+        let gap = self.cfg.invalid_ack_interval;
+        if limited && !gap.is_zero() {
+            if self.last_invalid_ack.is_some_and(|t| now - t < gap) {
+                if challenge {
+                    self.counters.challenge_acks_suppressed += 1;
+                } else {
+                    self.counters.invalid_acks_suppressed += 1;
+                }
+                return;
+            }
+            self.last_invalid_ack = Some(now);
+        }
+        if challenge {
+            self.counters.challenge_acks += 1;
+        }
+        self.ack_now.get_or_insert(AckReason::OutOfOrder);
     }
 
     fn back_to_listen(&mut self) {
@@ -1163,12 +1220,23 @@ impl Connection {
     /// Returns false when the segment must be dropped.
     fn process_ack(&mut self, now: Instant, seg: &TcpRepr, payload_len: usize) -> bool {
         let ack = seg.ack;
-        if ack > self.snd_max {
-            // Acknowledges something not yet sent.
-            self.ack_now.get_or_insert(AckReason::OutOfOrder);
-            return false;
-        }
-        if ack < self.snd_una {
+        // By unsigned offset from SND.UNA, so no ACK is ambiguous 2^31 away.
+        let ahead = ack.0.wrapping_sub(self.snd_una.0) as usize;
+        let flight = self.snd_max.distance_from(self.snd_una);
+        if ahead > flight {
+            let behind = self.snd_una.0.wrapping_sub(ack.0) as usize;
+            if self.cfg.rfc5961 && behind > self.max_snd_wnd {
+                // RFC 5961 5.2: outside [SND.UNA - MAX.SND.WND, SND.NXT]: drop, ACK.
+                self.counters.unacceptable_acks += 1;
+                self.ack_invalid(now, true, true);
+                return false;
+            }
+            if ack > self.snd_max {
+                // Acknowledges something not yet sent (RFC 9293 3.10.7.4).
+                self.counters.unacceptable_acks += 1;
+                self.ack_invalid(now, self.cfg.rfc5961, true);
+                return false;
+            }
             return true; // old duplicate: ignore the ACK field
         }
         let window = self.peer_window(seg);
@@ -1361,6 +1429,9 @@ impl Connection {
         let keep = edge.saturating_sub(start).min(data.len() as u64) as usize;
         let trimmed_tail = keep < data.len();
         let r = self.recv_buf.insert(start, &data[..keep]);
+        if r.range_dropped {
+            self.counters.ooo_ranges_dropped += 1;
+        }
         if trimmed_tail {
             self.rcv_fin_seq = None;
         }
@@ -1470,14 +1541,8 @@ impl Connection {
         if !self.nak_ok {
             return;
         }
-        let ooo = self.recv_buf.ooo_ranges();
-        let idx = ooo.partition_point(|&(_, e)| e <= start);
-        let Some(&(held_start, _)) = ooo.get(idx).filter(|r| r.0 <= start) else {
+        let Some((gap_start, held_start)) = self.recv_buf.gap_below(start) else {
             return;
-        };
-        let gap_start = match idx {
-            0 => self.recv_buf.nxt(),
-            _ => ooo[idx - 1].1,
         };
         if let Some((off, count)) = self.nak_rx.on_gap(gap_start, held_start, self.snd_mss) {
             let seq = self.irs + 1 + off as usize;
@@ -1520,6 +1585,66 @@ impl Connection {
     /// The next segment to send, if any; its payload is written into `payload`
     /// (cleared first). Call until it returns `None`.
     pub fn poll_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+        let r = self.next_transmit(now, payload);
+        if r.is_some() {
+            if self.tx_streak == 0 {
+                self.tx_budget = self.transmit_budget();
+            }
+            self.tx_streak += 1;
+            debug_assert!(
+                self.tx_streak <= self.tx_budget,
+                "poll_transmit returned {} segments without running dry: {self:?}",
+                self.tx_streak
+            );
+        } else {
+            self.tx_streak = 0;
+        }
+        self.debug_check_invariants();
+        r
+    }
+
+    /// Most segments one drain of `poll_transmit` can return: each data or
+    /// retransmitted segment covers at least one new byte of the send buffer,
+    /// of go-back-N, of SACK recovery (HighRxt only grows) or of the NAK queue;
+    /// the rest are a few control segments and the ACKs owed.
+    fn transmit_budget(&self) -> usize {
+        let seq_space = self.send_buf.len() + 2;
+        4 * seq_space
+            + self.nak_tx.queued_bytes()
+            + self.extra_acks as usize
+            + self.pending_naks.len()
+            + 8
+    }
+
+    /// Debug builds check the send sequence variables after every call that
+    /// can move them: SND.UNA <= SND.NXT <= SND.MAX, and everything sent and
+    /// unacknowledged is queued data plus at most a SYN and a FIN.
+    fn debug_check_invariants(&self) {
+        if !cfg!(debug_assertions) || matches!(self.state, State::Listen) {
+            return;
+        }
+        let (una, nxt, max) = (self.snd_una, self.snd_nxt, self.snd_max);
+        let flight = max.0.wrapping_sub(una.0) as usize;
+        debug_assert!(
+            nxt.0.wrapping_sub(una.0) as usize <= flight,
+            "SND.NXT outside [SND.UNA, SND.MAX]: {self:?}"
+        );
+        debug_assert!(
+            flight <= self.send_buf.len() + 2,
+            "more in flight than queued: {flight} > {} + SYN + FIN: {self:?}",
+            self.send_buf.len()
+        );
+        debug_assert!(
+            self.scoreboard
+                .ranges()
+                .iter()
+                .all(|&(l, r)| l.0.wrapping_sub(una.0) < r.0.wrapping_sub(una.0)
+                    && r.0.wrapping_sub(una.0) as usize <= flight),
+            "SACK scoreboard outside [SND.UNA, SND.MAX]: {self:?}"
+        );
+    }
+
+    fn next_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
         payload.clear();
         if std::mem::take(&mut self.window_opened)
             && self.ack_now.is_none()
@@ -1698,10 +1823,15 @@ impl Connection {
             let max = room.saturating_sub(4) / 8;
             let base = self.irs + 1;
             let blocks = &mut o.sack_blocks;
-            self.sack_rx
-                .blocks(self.recv_buf.ooo_ranges(), max, |s, e| {
+            let rb = &self.recv_buf;
+            self.sack_rx.blocks(
+                |off| rb.ooo_containing(off),
+                rb.ooo_ranges(),
+                max,
+                |s, e| {
                     blocks.push(base + s as usize, base + e as usize);
-                });
+                },
+            );
         }
         o
     }
@@ -1800,8 +1930,14 @@ impl Connection {
         };
         self.rxt_first = false;
         let (start, end) = hole?;
+        let end = end.min(max);
+        if start >= end {
+            return None;
+        }
         let r = self.emit_range(now, start, end.distance_from(start).min(mss), payload)?;
-        self.high_rxt = start + payload.len().max(1);
+        // HighRxt only moves forward, and within SND.MAX: each call makes progress.
+        let sent = payload.len() + r.flags.fin() as usize;
+        self.high_rxt = (start + sent.max(1)).min(max);
         self.counters.sack_retransmits += 1;
         Some(r)
     }
@@ -1980,6 +2116,11 @@ impl Connection {
             }
         }
         let probe = forced && self.snd_wnd == 0;
+        debug_assert!(
+            forced || retransmission || flight + len <= self.snd_wnd,
+            "new data beyond the peer's window: {flight} + {len} > {}",
+            self.snd_wnd
+        );
         let r = self.build_data_segment(now, nxt_off, len, fin, payload);
         let new_nxt = self.seq_of(nxt_off + len as u64) + fin as usize;
         let new_data = new_nxt > self.snd_max;

@@ -85,4 +85,16 @@ pub struct Counters {
     pub fast_retransmits_suppressed: u64,
     /// The receive buffer was capped below `rcv_buf` (RFC 1106 5).
     pub rcv_buf_capped: u64,
+    /// Challenge ACKs sent for an inexact RST, a SYN or an unacceptable ACK (RFC 5961 3.2, 4.2, 5.2).
+    pub challenge_acks: u64,
+    /// Challenge ACKs withheld by the rate limit (RFC 5961 7).
+    pub challenge_acks_suppressed: u64,
+    /// ACKs owed to unacceptable data-less segments withheld by the rate limit (RFC 5961 7).
+    pub invalid_acks_suppressed: u64,
+    /// Segments dropped because SEG.ACK was outside [SND.UNA - MAX.SND.WND, SND.MAX] (RFC 5961 5.2).
+    pub unacceptable_acks: u64,
+    /// Out-of-order segments dropped because they would exceed `max_ooo_ranges`.
+    pub ooo_ranges_dropped: u64,
+    /// The peer's MSS option was below the floor and raised to it (Linux tcp_min_snd_mss, 48).
+    pub peer_mss_floored: u64,
 }

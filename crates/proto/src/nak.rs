@@ -70,6 +70,11 @@ impl NakSender {
         self.queue.is_empty()
     }
 
+    /// Sequence space still queued for resending (bounds the segments it yields).
+    pub fn queued_bytes(&self) -> usize {
+        self.queue.iter().map(|&(s, e)| e.distance_from(s)).sum()
+    }
+
     /// A timeout resends everything anyway (go-back-N).
     pub fn clear(&mut self) {
         self.queue.clear();

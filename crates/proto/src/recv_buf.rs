@@ -1,5 +1,13 @@
 //! The receive buffer: in-order bytes waiting for the application, plus
 //! out-of-order segments held for reassembly (RFC 9293 3.10.7.4, "segment text").
+//! Out-of-order ranges live in an ordered map, so each segment costs O(log n)
+//! work, and their number is capped (FreeBSD's net.inet.tcp.reass.maxqueuelen).
+
+use std::collections::BTreeMap;
+
+/// Default cap on out-of-order ranges held (FreeBSD's reassembly queue
+/// default is 100 segments per connection).
+pub const DEFAULT_MAX_OOO_RANGES: usize = 100;
 
 /// A ring of `capacity` bytes addressed by stream offset (bytes since the
 /// peer's first data byte). Bytes before `nxt` are readable; ranges after it
@@ -11,8 +19,11 @@ pub struct RecvBuffer {
     read: u64,
     /// Stream offset of the first byte not yet received in order (RCV.NXT).
     nxt: u64,
-    /// Out-of-order ranges [start, end) beyond `nxt`, sorted, disjoint, non-adjacent.
-    ooo: Vec<(u64, u64)>,
+    /// Out-of-order ranges start -> end ([start, end)) beyond `nxt`:
+    /// disjoint and non-adjacent.
+    ooo: BTreeMap<u64, u64>,
+    /// Most out-of-order ranges held; a segment that would add one more is dropped.
+    max_ranges: usize,
     /// Stream offset stored at `storage[0]` (mod capacity). Moved to the read
     /// point whenever the buffer empties, so a promptly read stream reuses the
     /// same few cache-hot bytes instead of walking the whole ring.
@@ -32,15 +43,21 @@ pub struct Insert {
     pub out_of_order: bool,
     /// The segment filled (part of) a gap below held out-of-order data.
     pub filled_gap: bool,
+    /// The segment would have started a new out-of-order range beyond the cap
+    /// and was dropped (nothing stored).
+    pub range_dropped: bool,
 }
 
 impl RecvBuffer {
-    pub fn new(capacity: usize) -> Self {
+    /// A buffer of `capacity` bytes holding at most `max_ranges` (at least 1)
+    /// out-of-order ranges.
+    pub fn new(capacity: usize, max_ranges: usize) -> Self {
         RecvBuffer {
             storage: vec![0; capacity.max(1)].into_boxed_slice(),
             read: 0,
             nxt: 0,
-            ooo: Vec::new(),
+            ooo: BTreeMap::new(),
+            max_ranges: max_ranges.max(1),
             base: 0,
         }
     }
@@ -74,9 +91,31 @@ impl RecvBuffer {
     pub fn has_ooo(&self) -> bool {
         !self.ooo.is_empty()
     }
-    /// Out-of-order ranges, for SACK and NAK.
-    pub fn ooo_ranges(&self) -> &[(u64, u64)] {
-        &self.ooo
+    /// Out-of-order ranges in order, for SACK and NAK.
+    pub fn ooo_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.ooo.iter().map(|(&s, &e)| (s, e))
+    }
+    /// How many out-of-order ranges are held.
+    pub fn ooo_count(&self) -> usize {
+        self.ooo.len()
+    }
+    /// The held out-of-order range containing stream offset `off`.
+    pub fn ooo_containing(&self, off: u64) -> Option<(u64, u64)> {
+        self.ooo
+            .range(..=off)
+            .next_back()
+            .filter(|&(_, &e)| e > off)
+            .map(|(&s, &e)| (s, e))
+    }
+    /// The gap just below the held range containing `off`: (gap start, range start).
+    pub fn gap_below(&self, off: u64) -> Option<(u64, u64)> {
+        let (s, _) = self.ooo_containing(off)?;
+        let gap_start = self
+            .ooo
+            .range(..s)
+            .next_back()
+            .map_or(self.nxt, |(_, &e)| e);
+        Some((gap_start, s))
     }
 
     fn put(&mut self, off: u64, bytes: &[u8]) {
@@ -105,13 +144,28 @@ impl RecvBuffer {
             return r;
         }
         r.out_of_order = start > self.nxt;
-        // Count bytes already held out of order as duplicates.
+        // Bytes already held out of order count as duplicates. Only ranges
+        // overlapping [start, end) are visited: the one starting before `start`
+        // and those starting inside.
+        let first = self
+            .ooo
+            .range(..start)
+            .next_back()
+            .filter(|&(_, &e)| e >= start)
+            .map_or(start, |(&s, _)| s);
         let mut held = 0u64;
-        for &(s, e) in &self.ooo {
+        let mut touching = 0usize;
+        for (&s, &e) in self.ooo.range(first..=end) {
+            touching += 1;
             let (a, b) = (s.max(start), e.min(end));
             if a < b {
                 held += b - a;
             }
+        }
+        if r.out_of_order && touching == 0 && self.ooo.len() >= self.max_ranges {
+            // A new range beyond the cap: drop it (the sender will resend).
+            r.range_dropped = true;
+            return r;
         }
         r.dup_bytes += held as usize;
         r.new_bytes = (end - start - held) as usize;
@@ -121,31 +175,33 @@ impl RecvBuffer {
             r.filled_gap = !self.ooo.is_empty();
             self.nxt = end;
             // Absorb out-of-order ranges now contiguous.
-            let mut i = 0;
-            while i < self.ooo.len() && self.ooo[i].0 <= self.nxt {
-                self.nxt = self.nxt.max(self.ooo[i].1);
-                i += 1;
+            while let Some(entry) = self.ooo.first_entry() {
+                if *entry.key() > self.nxt {
+                    break;
+                }
+                let e = entry.remove();
+                self.nxt = self.nxt.max(e);
             }
-            self.ooo.drain(..i);
             r.advanced = (self.nxt - start) as usize;
         } else {
-            self.add_range(start, end);
+            self.add_range(start, end, first);
         }
         r
     }
 
-    fn add_range(&mut self, mut s: u64, mut e: u64) {
-        let mut i = 0;
-        while i < self.ooo.len() && self.ooo[i].1 < s {
-            i += 1;
+    /// Adds [s, e), merging the ranges it touches; `first` is the start of the
+    /// first range that may touch it.
+    fn add_range(&mut self, mut s: u64, mut e: u64, first: u64) {
+        let touched: Vec<(u64, u64)> = self.ooo.range(first..=e).map(|(&a, &b)| (a, b)).collect();
+        for (a, b) in touched {
+            if b < s {
+                continue;
+            }
+            self.ooo.remove(&a);
+            s = s.min(a);
+            e = e.max(b);
         }
-        let mut j = i;
-        while j < self.ooo.len() && self.ooo[j].0 <= e {
-            s = s.min(self.ooo[j].0);
-            e = e.max(self.ooo[j].1);
-            j += 1;
-        }
-        self.ooo.splice(i..j, [(s, e)]);
+        self.ooo.insert(s, e);
     }
 
     /// Copies up to `buf.len()` readable bytes out and frees their space.
@@ -194,7 +250,7 @@ mod tests {
 
     #[test]
     fn in_order_and_reassembly() {
-        let mut b = RecvBuffer::new(16);
+        let mut b = RecvBuffer::new(16, DEFAULT_MAX_OOO_RANGES);
         let r = b.insert(4, b"efgh");
         assert!(r.out_of_order);
         assert_eq!(b.readable(), 0);
@@ -206,7 +262,7 @@ mod tests {
 
     #[test]
     fn duplicates_and_overlaps_are_trimmed() {
-        let mut b = RecvBuffer::new(16);
+        let mut b = RecvBuffer::new(16, DEFAULT_MAX_OOO_RANGES);
         b.insert(0, b"abcd");
         let r = b.insert(2, b"cdef");
         assert_eq!((r.dup_bytes, r.new_bytes), (2, 2));
@@ -220,7 +276,7 @@ mod tests {
 
     #[test]
     fn wraps_around_the_ring_and_limits_to_capacity() {
-        let mut b = RecvBuffer::new(8);
+        let mut b = RecvBuffer::new(8, DEFAULT_MAX_OOO_RANGES);
         b.insert(0, b"abcdef");
         let mut tmp = [0; 5];
         assert_eq!(b.read(&mut tmp), 5);
@@ -231,7 +287,7 @@ mod tests {
 
     #[test]
     fn rebases_when_empty_and_keeps_data_intact() {
-        let mut b = RecvBuffer::new(8);
+        let mut b = RecvBuffer::new(8, DEFAULT_MAX_OOO_RANGES);
         b.insert(0, b"abcde");
         assert_eq!(read_all(&mut b), b"abcde");
         // Empty: the next bytes go to the start of the ring, no wrap needed.
@@ -248,13 +304,56 @@ mod tests {
 
     #[test]
     fn merges_out_of_order_ranges() {
-        let mut b = RecvBuffer::new(32);
+        let mut b = RecvBuffer::new(32, DEFAULT_MAX_OOO_RANGES);
         b.insert(10, b"kl");
         b.insert(4, b"ef");
         b.insert(6, b"ghij");
-        assert_eq!(b.ooo_ranges(), &[(4, 12)]);
+        assert_eq!(b.ooo_ranges().collect::<Vec<_>>(), [(4, 12)]);
         b.insert(0, b"abcd");
         assert!(!b.has_ooo());
         assert_eq!(read_all(&mut b), b"abcdefghijkl");
+    }
+
+    #[test]
+    fn caps_out_of_order_ranges_but_never_in_order_data() {
+        let mut b = RecvBuffer::new(64, 3);
+        for off in [2, 4, 6] {
+            assert!(!b.insert(off, b"x").range_dropped);
+        }
+        // A fourth separate range is dropped...
+        let r = b.insert(8, b"y");
+        assert!(r.range_dropped);
+        assert_eq!(r.new_bytes, 0);
+        assert_eq!(b.ooo_count(), 3);
+        // ...but one that extends or merges held ranges is kept,
+        assert!(!b.insert(5, b"z").range_dropped);
+        assert_eq!(b.ooo_ranges().collect::<Vec<_>>(), [(2, 3), (4, 7)]);
+        // and in-order data always goes in, absorbing what follows.
+        let r = b.insert(0, b"ab");
+        assert_eq!(r.advanced, 3);
+        assert_eq!(b.ooo_containing(5), Some((4, 7)));
+        assert_eq!(b.gap_below(6), Some((3, 4)));
+        b.insert(3, b"d");
+        assert_eq!(read_all(&mut b), b"abxdxzx");
+    }
+
+    #[test]
+    fn many_disjoint_ranges_cost_logarithmic_work() {
+        // 100,000 one-byte ranges with gaps: quadratic reassembly would take
+        // minutes here; the ordered map takes milliseconds.
+        let n = 100_000u64;
+        let mut b = RecvBuffer::new(4 * n as usize, usize::MAX);
+        for i in (1..n).rev() {
+            b.insert(2 * i, &[i as u8]);
+        }
+        assert_eq!(b.ooo_count(), n as usize - 1);
+        // Filling every gap but the first merges them all into one range.
+        for i in 0..n {
+            b.insert(2 * i + 1, b"-");
+        }
+        assert_eq!(b.ooo_count(), 1);
+        b.insert(0, b"0");
+        assert_eq!(b.ooo_count(), 0);
+        assert_eq!(b.readable(), 2 * n as usize);
     }
 }

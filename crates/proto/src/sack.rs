@@ -32,32 +32,39 @@ impl SackReporter {
 
     /// RFC 2018 4: up to `max` blocks, the range holding the most recent arrival
     /// first, then those of earlier arrivals, then any other held ranges.
-    /// `ooo` are the receive buffer's out-of-order ranges (sorted, disjoint).
-    pub fn blocks(&mut self, ooo: &[(u64, u64)], max: usize, mut out: impl FnMut(u64, u64)) {
-        let mut sent = [usize::MAX; 4];
+    /// `containing(off)` finds the held out-of-order range with offset `off`;
+    /// `ooo` lists the held ranges in order.
+    pub fn blocks(
+        &mut self,
+        containing: impl Fn(u64) -> Option<(u64, u64)>,
+        ooo: impl Iterator<Item = (u64, u64)>,
+        max: usize,
+        mut out: impl FnMut(u64, u64),
+    ) {
+        let max = max.min(4);
+        let mut sent = [u64::MAX; 4];
         let mut n = 0;
         let mut keep = 0;
         for i in 0..self.len as usize {
             let r = self.recent[i];
-            let idx = ooo.partition_point(|&(_, e)| e <= r);
-            if idx >= ooo.len() || ooo[idx].0 > r {
+            let Some((s, e)) = containing(r) else {
                 continue; // delivered in order since: forget it
-            }
+            };
             self.recent[keep] = r;
             keep += 1;
-            if n < max && !sent[..n].contains(&idx) {
-                sent[n] = idx;
+            if n < max && !sent[..n].contains(&s) {
+                sent[n] = s;
                 n += 1;
-                out(ooo[idx].0, ooo[idx].1);
+                out(s, e);
             }
         }
         self.len = keep as u8;
-        for (idx, &(s, e)) in ooo.iter().enumerate() {
-            if n >= max.min(4) {
+        for (s, e) in ooo {
+            if n >= max {
                 break;
             }
-            if !sent[..n].contains(&idx) {
-                sent[n] = idx;
+            if !sent[..n].contains(&s) {
+                sent[n] = s;
                 n += 1;
                 out(s, e);
             }
@@ -90,8 +97,10 @@ impl Scoreboard {
         self.sacked = 0;
     }
 
-    /// RFC 6675 "Update": adds the ACK's blocks (clipped to (SND.UNA, SND.MAX]);
-    /// returns whether any byte was newly SACKed.
+    /// RFC 6675 "Update": adds the ACK's blocks; returns whether any byte was
+    /// newly SACKed. A block counts only if both edges lie in [SND.UNA, SND.MAX]
+    /// by unsigned offset from SND.UNA: signed comparison is ambiguous 2^31 away,
+    /// where a forged block could read as both ahead and behind.
     pub fn update(
         &mut self,
         snd_una: SeqNumber,
@@ -99,14 +108,13 @@ impl Scoreboard {
         blocks: &[(SeqNumber, SeqNumber)],
     ) -> bool {
         let mut new = false;
+        let flight = snd_max.0.wrapping_sub(snd_una.0);
         for &(l, r) in blocks {
-            // RFC 2018 4 / RFC 6675 5.1: ignore blocks that make no sense (D-SACK included).
-            if l >= r || r.diff(l) as u32 > (1 << 30) {
-                continue;
-            }
-            let l = l.max(snd_una);
-            let r = r.min(snd_max);
-            if l < r {
+            // RFC 2018 4 / RFC 6675 5.1: ignore blocks that make no sense
+            // (D-SACK below SND.UNA, beyond what was sent, empty or reversed).
+            let lo = l.0.wrapping_sub(snd_una.0);
+            let hi = r.0.wrapping_sub(snd_una.0);
+            if lo < hi && hi <= flight {
                 new |= self.insert(l, r);
             }
         }
@@ -251,20 +259,20 @@ mod tests {
 
     #[test]
     fn reporter_puts_latest_first_and_forgets_delivered() {
+        fn report(r: &mut SackReporter, ooo: &[(u64, u64)], max: usize) -> Vec<(u64, u64)> {
+            let containing = |off: u64| ooo.iter().copied().find(|&(s, e)| s <= off && off < e);
+            let mut v = Vec::new();
+            r.blocks(containing, ooo.iter().copied(), max, |a, b| v.push((a, b)));
+            v
+        }
         let mut r = SackReporter::default();
         let ooo = [(10, 20), (30, 40), (50, 60)];
         r.note(10);
         r.note(50);
         r.note(30);
-        let mut v = Vec::new();
-        r.blocks(&ooo, 4, |a, b| v.push((a, b)));
-        assert_eq!(v, vec![(30, 40), (50, 60), (10, 20)]);
-        let mut v = Vec::new();
-        r.blocks(&[(50, 60)], 4, |a, b| v.push((a, b)));
-        assert_eq!(v, vec![(50, 60)]);
-        let mut v = Vec::new();
-        r.blocks(&ooo, 2, |a, b| v.push((a, b)));
-        assert_eq!(v, vec![(50, 60), (10, 20)]);
+        assert_eq!(report(&mut r, &ooo, 4), vec![(30, 40), (50, 60), (10, 20)]);
+        assert_eq!(report(&mut r, &[(50, 60)], 4), vec![(50, 60)]);
+        assert_eq!(report(&mut r, &ooo, 2), vec![(50, 60), (10, 20)]);
     }
 
     #[test]
@@ -302,5 +310,29 @@ mod tests {
         c.update(s(0), s(100), &[(s(10), s(20))]);
         assert!(!c.is_lost(s(0), 3, mss));
         assert_eq!(c.pipe(s(0), s(100), s(0), 3, mss), 90);
+    }
+
+    #[test]
+    fn rejects_blocks_outside_una_to_max_by_unsigned_offset() {
+        let una = s(u32::MAX - 100);
+        let max = una + 1000;
+        let mut b = Scoreboard::default();
+        // 2^31 - 1 past SND.UNA: signed comparison calls the start ahead of
+        // SND.UNA and the end behind SND.MAX; it must not be stored.
+        let far = una + ((1usize << 31) - 1);
+        assert!(!b.update(una, max, &[(far, far + 10)]));
+        assert!(
+            !b.update(una, max, &[(una - 10, una + 10)]),
+            "D-SACK below SND.UNA"
+        );
+        assert!(
+            !b.update(una, max, &[(una + 900, max + 1)]),
+            "beyond SND.MAX"
+        );
+        assert!(!b.update(una, max, &[(una + 20, una + 10)]), "reversed");
+        assert!(b.is_empty());
+        // Across the 2^32 wrap, inside the flight: kept.
+        assert!(b.update(una, max, &[(una + 50, una + 200), (una + 900, max)]));
+        assert_eq!(b.sacked_bytes(), 250);
     }
 }

@@ -107,3 +107,301 @@ proptest! {
         }
     }
 }
+
+// ----- crafted segments (one per known attack) ---------------------------
+
+use common::Fate;
+use tinygram_proto::wire::Timestamps;
+use tinygram_proto::{Connection, Instant, IsnSeries, OptionSet};
+
+/// A segment to `to` from its peer's ports, with the given fields.
+fn crafted(p: &Pair, to: usize, seq: SeqNumber, ack: SeqNumber, flags: Flags) -> TcpRepr {
+    let c = &p.conns[to];
+    TcpRepr {
+        src_port: c.remote_port(),
+        dst_port: c.local_port(),
+        seq,
+        ack,
+        flags,
+        window: 65535,
+        urgent: 0,
+        options: TcpOptions::default(),
+    }
+}
+
+/// Segments `side` sent after log position `from`, as (flags, payload length).
+fn sent_since(p: &Pair, side: usize, from: usize) -> Vec<(Flags, usize)> {
+    p.log[from..]
+        .iter()
+        .filter(|l| l.from == side)
+        .map(|l| (l.repr.flags, l.len))
+        .collect()
+}
+
+fn established(ca: Config, cb: Config) -> Pair {
+    let mut p = Pair::new(ca, cb, 1000, 5_000_000, ms(3));
+    p.run_until(ms(100), true, |p| {
+        p.conns[A].state() == State::Established && p.conns[B].state() == State::Established
+    });
+    assert_eq!(p.conns[B].state(), State::Established);
+    p
+}
+
+fn with_options(f: impl Fn(&mut OptionSet)) -> Config {
+    let mut c = Config::default();
+    f(&mut c.options);
+    c
+}
+
+#[test]
+fn sack_blocks_half_the_space_away_cannot_make_poll_transmit_spin() {
+    let sack = with_options(|o| o.sack = true);
+    let mut p = established(sack.clone(), sack);
+    p.write(A, 3000);
+    p.run(ms(500));
+    // Only A's FIN is in flight; it never arrives.
+    p.fate = Box::new(|side, _, _| if side == A { Fate::Drop } else { Fate::Deliver });
+    p.conns[A].close();
+    p.advance_to(p.now + ms(1), false);
+    let una = p.conns[A].snd_una();
+    assert_eq!(p.conns[A].bytes_in_flight(), 1, "FIN in flight");
+    // A SACK block ending just past 2^31 from SND.UNA: signed comparison reads
+    // its start as ahead of SND.UNA and its end as behind SND.MAX, and its
+    // 4,010 bytes make the hole below it lost (RFC 6675 IsLost).
+    let far = una + ((1usize << 31) - 1);
+    let mut ack = crafted(&p, A, p.conns[A].rcv_nxt(), una, Flags::ACK);
+    ack.window = p.conns[A].snd_wnd() as u16;
+    ack.options.sack_blocks.push(far - 4000, far + 10);
+    let mut buf = Vec::new();
+    let mut sent = 0;
+    for _ in 0..3 {
+        let now = p.now;
+        p.conns[A].handle_segment(now, &ack, &[]);
+        while p.conns[A].poll_transmit(now, &mut buf).is_some() {
+            sent += 1;
+            assert!(sent < 1000, "poll_transmit keeps returning segments");
+        }
+    }
+    // At most the third duplicate ACK's fast retransmission of the FIN.
+    assert!(sent <= 1, "{sent} segments answered three duplicate ACKs");
+}
+
+#[test]
+fn data_with_an_ack_from_the_lower_half_is_not_accepted() {
+    let mut p = established(Config::default(), Config::default());
+    p.write(A, 2000);
+    p.write(B, 2000);
+    p.run(ms(500));
+    let before = p.conns[B].rcv_nxt();
+    let una = p.conns[B].snd_una();
+    // ACK values spread over the half of the space below SND.UNA (RFC 5961 5.2).
+    for k in 1..=64usize {
+        let ack = una - (k << 25);
+        let seg = crafted(&p, B, before, ack, Flags::ACK | Flags::PSH);
+        let now = p.now;
+        p.conns[B].handle_segment(now, &seg, &[0xee; 100]);
+    }
+    assert_eq!(p.conns[B].rcv_nxt(), before, "forged data accepted");
+    assert_eq!(p.conns[B].recv_available(), 0);
+    let c = p.conns[B].counters();
+    assert_eq!(c.unacceptable_acks, 64);
+    // Challenge ACKs, rate-limited (RFC 5961 7): one now, the rest held back.
+    assert_eq!((c.challenge_acks, c.challenge_acks_suppressed), (1, 63));
+    // An old duplicate ACK within MAX.SND.WND still carries data in.
+    let seg = crafted(&p, B, before, una - 100, Flags::ACK | Flags::PSH);
+    let now = p.now;
+    p.conns[B].handle_segment(now, &seg, &pattern_bytes(A, 2000, 10));
+    assert_eq!(p.conns[B].rcv_nxt(), before + 10);
+}
+
+fn pattern_bytes(side: usize, from: u64, n: usize) -> Vec<u8> {
+    (0..n as u64)
+        .map(|i| common::pattern(side, from + i))
+        .collect()
+}
+
+#[test]
+fn rfc5961_off_keeps_the_rfc793_ack_check() {
+    let cfg = Config {
+        rfc5961: false,
+        ..Config::default()
+    };
+    let mut p = established(Config::default(), cfg);
+    let rcv = p.conns[B].rcv_nxt();
+    let una = p.conns[B].snd_una();
+    let seg = crafted(&p, B, rcv, una - (1 << 30), Flags::ACK | Flags::PSH);
+    let now = p.now;
+    p.conns[B].handle_segment(now, &seg, &pattern_bytes(A, 0, 10));
+    assert_eq!(
+        p.conns[B].rcv_nxt(),
+        rcv + 10,
+        "an old ACK is ignored, data kept"
+    );
+    assert_eq!(p.conns[B].counters().unacceptable_acks, 0);
+}
+
+#[test]
+fn a_forged_tsval_with_a_bad_ack_does_not_poison_ts_recent() {
+    let ts = with_options(|o| o.timestamps = true);
+    let mut p = established(ts.clone(), ts);
+    p.write(A, 1000);
+    p.run(ms(500));
+    let last_tsval = p
+        .log
+        .iter()
+        .rev()
+        .find(|l| l.from == A)
+        .and_then(|l| l.repr.options.timestamps)
+        .expect("A sends timestamps")
+        .tsval;
+    // Unacceptable ACK (beyond anything B sent), TSval just under half the
+    // clock ahead (so PAWS lets it through).
+    let mut seg = crafted(
+        &p,
+        B,
+        p.conns[B].rcv_nxt(),
+        p.conns[B].snd_nxt() + 5000,
+        Flags::ACK,
+    );
+    seg.options.timestamps = Some(Timestamps {
+        tsval: last_tsval.wrapping_add((1 << 31) - 1000),
+        tsecr: 0,
+    });
+    let now = p.now;
+    p.conns[B].handle_segment(now, &seg, &[]);
+    p.write(A, 20_000);
+    p.run(Duration::from_secs(5));
+    p.check_integrity(B);
+    assert_eq!(p.conns[B].counters().paws_rejected, 0);
+}
+
+#[test]
+fn a_forged_segment_does_not_start_an_ack_storm() {
+    let mut p = established(Config::default(), Config::default());
+    p.write(A, 1000);
+    p.run(ms(500));
+    let mark = p.log.len();
+    // 500 bytes at B's RCV.NXT with a valid ACK: B now acknowledges data A
+    // never sent, A answers with an ACK B finds old, and so on.
+    let seg = crafted(
+        &p,
+        B,
+        p.conns[B].rcv_nxt(),
+        p.conns[B].snd_una(),
+        Flags::ACK,
+    );
+    let now = p.now;
+    p.conns[B].handle_segment(now, &seg, &[0xee; 500]);
+    p.run(Duration::from_secs(10));
+    let acks = p.log[mark..].iter().filter(|l| l.len == 0).count();
+    // Without a rate limit this is one ACK per 3 ms hop for 10 s (thousands).
+    assert!(acks <= 50, "{acks} ACKs in 10 s:\n{}", p.dump());
+    let suppressed: u64 = p
+        .conns
+        .iter()
+        .map(|c| c.counters().challenge_acks_suppressed + c.counters().invalid_acks_suppressed)
+        .sum();
+    assert!(suppressed > 0);
+}
+
+#[test]
+fn inexact_rst_and_syn_get_rate_limited_challenge_acks() {
+    let mut p = established(Config::default(), Config::default());
+    let rcv = p.conns[B].rcv_nxt();
+    let una = p.conns[B].snd_una();
+    let mark = p.log.len();
+    for i in 0..3 {
+        let rst = crafted(&p, B, rcv + 100 + i, SeqNumber(0), Flags::RST);
+        let now = p.now;
+        p.conns[B].handle_segment(now, &rst, &[]);
+        p.advance_to(p.now + ms(1), true);
+    }
+    assert_eq!(p.conns[B].state(), State::Established, "inexact RST reset");
+    let c = p.conns[B].counters().clone();
+    assert_eq!((c.challenge_acks, c.challenge_acks_suppressed), (1, 2));
+    assert_eq!(
+        sent_since(&p, B, mark),
+        vec![(Flags::ACK, 0)],
+        "one challenge ACK"
+    );
+    // A SYN, in window or far outside it (RFC 5961 4.2), after the interval.
+    p.advance_to(p.now + ms(600), true);
+    for seq in [rcv, rcv + (1 << 30)] {
+        let syn = crafted(&p, B, seq, una, Flags::SYN);
+        let now = p.now;
+        p.conns[B].handle_segment(now, &syn, &[]);
+    }
+    assert_eq!(p.conns[B].state(), State::Established);
+    let c = p.conns[B].counters();
+    assert_eq!((c.challenge_acks, c.challenge_acks_suppressed), (2, 3));
+}
+
+#[test]
+fn rfc5961_off_resets_on_any_in_window_rst_or_syn() {
+    let cfg = Config {
+        rfc5961: false,
+        ..Config::default()
+    };
+    let mut p = established(Config::default(), cfg.clone());
+    let rst = crafted(&p, B, p.conns[B].rcv_nxt() + 100, SeqNumber(0), Flags::RST);
+    let now = p.now;
+    p.conns[B].handle_segment(now, &rst, &[]);
+    assert_eq!(p.conns[B].state(), State::Closed);
+
+    let mut p = established(Config::default(), cfg);
+    let syn = crafted(&p, B, p.conns[B].rcv_nxt(), SeqNumber(0), Flags::SYN);
+    let now = p.now;
+    p.conns[B].handle_segment(now, &syn, &[]);
+    assert_eq!(p.conns[B].state(), State::Closed);
+    let mut buf = Vec::new();
+    let r = p.conns[B].poll_transmit(now, &mut buf).expect("a reset");
+    assert!(r.flags.rst());
+}
+
+#[test]
+fn out_of_order_ranges_are_capped_and_in_order_data_still_flows() {
+    let big = Config {
+        rcv_buf: 1 << 20,
+        options: OptionSet {
+            window_scale: true,
+            ..OptionSet::default()
+        },
+        ..Config::default()
+    };
+    let mut p = established(big.clone(), big);
+    let rcv = p.conns[B].rcv_nxt();
+    // 20,000 one-byte segments with gaps (right bytes, so the stream stays valid).
+    let n = 20_000u64;
+    let now = p.now;
+    for i in 1..=n {
+        let off = 2 * i;
+        let seg = crafted(&p, B, rcv + off as usize, p.conns[B].snd_una(), Flags::ACK);
+        p.conns[B].handle_segment(now, &seg, &pattern_bytes(A, off, 1));
+    }
+    let c = p.conns[B].counters();
+    let cap = Config::default().max_ooo_ranges as u64;
+    assert_eq!(c.ooo_ranges_dropped, n - cap);
+    p.write(A, 100_000);
+    p.run(Duration::from_secs(30));
+    p.check_integrity(B);
+}
+
+#[test]
+fn a_tiny_mss_option_is_raised_to_the_floor() {
+    let mut b = Connection::listen(Config::default(), 80, IsnSeries::new(SeqNumber(7)));
+    let mut syn = TcpRepr {
+        src_port: 4000,
+        dst_port: 80,
+        seq: SeqNumber(100),
+        ack: SeqNumber(0),
+        flags: Flags::SYN,
+        window: 65535,
+        urgent: 0,
+        options: TcpOptions::default(),
+    };
+    syn.options.mss = Some(1);
+    b.handle_segment(Instant::ZERO, &syn, &[]);
+    assert_eq!(b.state(), State::SynReceived);
+    assert_eq!(b.effective_mss(), 48);
+    assert_eq!(b.counters().peer_mss_floored, 1);
+}
