@@ -105,6 +105,18 @@ pub struct HostResult {
     pub paws_rejected: u64,
     /// Segments whose bytes could not be parsed.
     pub invalid_segments: u64,
+    /// Challenge ACKs sent (RFC 5961 3.2, 4.2, 5.2).
+    pub challenge_acks: u64,
+    /// Challenge ACKs withheld by the rate limit (RFC 5961 7).
+    pub challenge_acks_suppressed: u64,
+    /// Replies to unacceptable segments withheld by the rate limit.
+    pub invalid_acks_suppressed: u64,
+    /// Segments dropped for an ACK outside SND.UNA - MAX.SND.WND ..= SND.MAX (RFC 5961 5.2).
+    pub unacceptable_acks: u64,
+    /// Out-of-order segments dropped past the cap on out-of-order ranges.
+    pub ooo_ranges_dropped: u64,
+    /// Times the peer's MSS was raised to the floor of 48 bytes.
+    pub peer_mss_floored: u64,
     /// Receive buffer granted within the memory caps (RFC 1106 5).
     pub rcv_buf: usize,
     /// Options in use after the handshake: mss, wscale, timestamps, sack, bigwin, nak.

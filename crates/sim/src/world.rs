@@ -562,6 +562,12 @@ impl Sim {
             fast_retransmits_suppressed: c.fast_retransmits_suppressed,
             paws_rejected: c.paws_rejected,
             invalid_segments: c.invalid_segments,
+            challenge_acks: c.challenge_acks,
+            challenge_acks_suppressed: c.challenge_acks_suppressed,
+            invalid_acks_suppressed: c.invalid_acks_suppressed,
+            unacceptable_acks: c.unacceptable_acks,
+            ooo_ranges_dropped: c.ooo_ranges_dropped,
+            peer_mss_floored: c.peer_mss_floored,
             rcv_buf: host.conn.rcv_buf_granted().0,
             options: negotiated(&host.conn),
         }

@@ -376,7 +376,7 @@ impl AckPolicy for Delayed {
     }
 }
 
-/// Westfield's "interactivity" (003_54c213793aac9afe.txt): count segments
+/// Westfield's "interactivity" (Improving TCP throughput, 1985): count segments
 /// received since this side last sent data; above N, ACK at once, else delay as `delayed`.
 #[derive(Debug)]
 pub struct Interactivity {
@@ -422,7 +422,7 @@ impl AckPolicy for Interactivity {
     }
 }
 
-/// Mills' fuzzball rule (003_54c213793aac9afe.txt): ACK at once when the right
+/// Mills' fuzzball rule (mod.protocols.tcp-ip, 1985): ACK at once when the right
 /// window edge moved more than one MSS since the last ACK, otherwise within the nominal delay.
 #[derive(Debug)]
 pub struct Fuzzball {
@@ -449,7 +449,7 @@ impl AckPolicy for Fuzzball {
     }
 }
 
-/// Doupnik 1.6 (000_bc0620e9cf581cd0.txt): a delay matched to the session's
+/// Doupnik 1.6 (A new TCP transmission policy replacing Nagle mode): a delay matched to the session's
 /// RTT, k x SRTT clamped to [min, max]; the fixed delay before any RTT sample.
 #[derive(Debug)]
 pub struct Adaptive {
