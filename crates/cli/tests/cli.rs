@@ -354,3 +354,200 @@ fn aborted_run_reports_undelivered_bytes() {
         "{err}"
     );
 }
+
+/// `tun --set` takes a host's keys bare; a scenario's `client.`/`server.`
+/// prefix is named as the mistake (not "unknown key"), before any device is touched.
+#[test]
+fn tun_set_names_the_scenario_prefix() {
+    for (args, bare) in [
+        (
+            &[
+                "serve",
+                "--port",
+                "9000",
+                "--set",
+                "client.send_policy=nodelay",
+            ][..],
+            "send_policy",
+        ),
+        (
+            &[
+                "connect",
+                "--to",
+                "10.7.0.1:9000",
+                "--set",
+                "server.mss=1000",
+            ][..],
+            "mss",
+        ),
+    ] {
+        let out = tinygram().arg("tun").args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("without the `client.` / `server.` prefix")
+                && err.contains(&format!("use --set {bare}=")),
+            "{err}"
+        );
+        assert!(!err.contains("unknown key"), "{err}");
+        assert!(!err.contains("serving"), "{err}");
+    }
+    for args in [&["tun", "serve", "--help"][..], &["tun", "--help"][..]] {
+        let help = tinygram().args(args).output().unwrap();
+        let help = String::from_utf8_lossy(&help.stdout).replace('\n', " ");
+        assert!(
+            help.contains("without the `client.` / `server.` prefix"),
+            "{args:?}: {help}"
+        );
+    }
+}
+
+/// A device that cannot be opened is an error, and "serving" is never said.
+#[test]
+fn tun_does_not_say_serving_without_a_device() {
+    let out = tinygram()
+        .args([
+            "tun",
+            "serve",
+            "--port",
+            "9000",
+            "--dev",
+            "a-name-longer-than-ifnamsiz",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error:"), "{err}");
+    assert!(!err.contains("serving"), "{err}");
+}
+
+/// Why the TUN test cannot run here (no /dev/net/tun, no `ip`, not root).
+fn tun_unavailable() -> Option<String> {
+    if let Err(e) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/net/tun")
+    {
+        return Some(format!("cannot open /dev/net/tun: {e}"));
+    }
+    let probe = format!("tgcliprobe{}", std::process::id());
+    let ok = std::process::Command::new("ip")
+        .args(["netns", "add", &probe])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        return Some("cannot create network namespaces (not root, or no `ip`)".into());
+    }
+    let _ = std::process::Command::new("ip")
+        .args(["netns", "del", &probe])
+        .status();
+    None
+}
+
+/// A namespace removed on drop, also when the test fails.
+struct Netns(String);
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &self.0])
+            .status();
+    }
+}
+
+/// `tun serve` says "serving" only once the device is up with the kernel's
+/// address, so a peer can connect the moment the line appears; the exit
+/// summary's connection line shows both ends. Needs root (skipped otherwise,
+/// unless TINYGRAM_REAL_WIRE=require).
+#[test]
+fn tun_serving_line_comes_once_the_device_is_up() {
+    use std::io::BufRead;
+    use std::process::{Command as Std, Stdio};
+    if let Some(why) = tun_unavailable() {
+        if std::env::var("TINYGRAM_REAL_WIRE").as_deref() == Ok("require") {
+            panic!("TINYGRAM_REAL_WIRE=require but: {why}");
+        }
+        eprintln!("SKIPPED tun_serving_line_comes_once_the_device_is_up: {why}");
+        return;
+    }
+    let ns = Netns(format!("tgcli{}", std::process::id()));
+    assert!(Std::new("ip")
+        .args(["netns", "add", &ns.0])
+        .status()
+        .unwrap()
+        .success());
+    let mut child = Std::new("ip")
+        .args(["netns", "exec", &ns.0])
+        .arg(assert_cmd::cargo::cargo_bin("tinygram"))
+        .args([
+            "tun",
+            "serve",
+            "--port",
+            "9000",
+            "--conns",
+            "1",
+            "--duration",
+            "20s",
+            "--quiet",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    let serving = loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(15)) {
+            Ok(line) if line.contains("serving") => break line,
+            Ok(line) => seen.push(line),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("no serving line; stderr so far: {seen:?}");
+            }
+        }
+    };
+    // At that moment the device is up and has the kernel's address.
+    let ip = |args: &[&str]| {
+        let out = Std::new("ip")
+            .arg("-n")
+            .arg(&ns.0)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let link = ip(&["-o", "link", "show", "dev", "tg0"]);
+    let addr = ip(&["-o", "-4", "addr", "show", "dev", "tg0"]);
+    // And a peer can connect at once: the echo app answers.
+    let echo = Std::new("ip")
+        .args(["netns", "exec", &ns.0, "timeout", "10", "bash", "-c"])
+        .arg("exec 3<>/dev/tcp/10.7.0.2/9000; printf hi >&3; head -c 2 <&3")
+        .output()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(serving.contains("10.7.0.2:9000"), "{serving}");
+    assert!(
+        link.contains(",UP") || link.contains("<UP"),
+        "device not up when serving was said: {link}"
+    );
+    assert!(
+        addr.contains("10.7.0.1/24"),
+        "no kernel address yet: {addr}"
+    );
+    assert_eq!(String::from_utf8_lossy(&echo.stdout), "hi", "{echo:?}");
+    assert!(
+        summary.contains("connection 10.7.0.2:9000 <-> 10.7.0.1:"),
+        "{summary}"
+    );
+}
