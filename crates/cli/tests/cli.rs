@@ -551,3 +551,66 @@ fn tun_serving_line_comes_once_the_device_is_up() {
         "{summary}"
     );
 }
+
+/// `tinygram drill`: a script that could not run (missing, binary, empty,
+/// comment-only) is an error on stderr with exit 2, distinct from a script
+/// that ran and failed (exit 1); alone or among other scripts.
+#[test]
+fn drill_scripts_that_cannot_run_exit_2() {
+    let drill = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/drill");
+    let good = drill.join("handshake-passive.pkt");
+    let failing = drill.join("must-fail/wrong-seq.pkt");
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.pkt");
+    std::fs::write(&empty, "").unwrap();
+    let comments = dir.path().join("comments.pkt");
+    std::fs::write(
+        &comments,
+        "// just a comment\n/* and a block */\n\n--tolerance_usecs=1000\n",
+    )
+    .unwrap();
+    let binary = dir.path().join("binary.pkt");
+    std::fs::write(
+        &binary,
+        [0xd4, 0xc3, 0xb2, 0xa1, 0x02, 0x00, 0x04, 0x00, 0, 0],
+    )
+    .unwrap();
+    let missing = dir.path().join("missing.pkt");
+    let drill_run = |paths: &[&std::path::Path]| {
+        let out = tinygram().arg("drill").args(paths).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    for (path, why) in [
+        (&empty, "no events"),
+        (&comments, "no events"),
+        (&binary, "not a packetdrill script"),
+        (&missing, "cannot read"),
+    ] {
+        let (code, out, err) = drill_run(&[path]);
+        assert_eq!(code, Some(2), "{path:?}: {out} {err}");
+        assert!(
+            err.contains(why) && err.contains("ERROR"),
+            "{path:?}: {err}"
+        );
+        assert!(out.contains("0 passed, 0 failed, 1 not run"), "{out}");
+        assert!(!out.contains(why), "the reason goes to stderr: {out}");
+    }
+    let (code, out, err) = drill_run(&[&good, &missing]);
+    assert_eq!(code, Some(2), "{out} {err}");
+    assert!(
+        out.contains("PASS ") && out.contains("1 passed, 0 failed, 1 not run"),
+        "{out}"
+    );
+    let (code, out, _) = drill_run(&[&good, &failing]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("1 passed, 1 failed"), "{out}");
+    let (code, _, _) = drill_run(&[&good]);
+    assert_eq!(code, Some(0));
+    // A script that cannot run wins over one that failed: 2, not 1.
+    let (code, _, _) = drill_run(&[&failing, &binary]);
+    assert_eq!(code, Some(2));
+}
