@@ -614,3 +614,67 @@ fn drill_scripts_that_cannot_run_exit_2() {
     let (code, _, _) = drill_run(&[&failing, &binary]);
     assert_eq!(code, Some(2));
 }
+
+/// `tinygram diagnose` on a capture cut mid-record (tcpdump killed while
+/// writing: `head -c N run.pcap`) analyses every complete frame and warns,
+/// on stderr and in the JSON's capture stats, where the file ends.
+#[test]
+fn diagnose_reads_a_truncated_capture_and_warns() {
+    let f = scenario("[workload]\nrequest = [5000]\nresponse = [100]\nrequests = 20\n");
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("run.pcap");
+    let out = tinygram()
+        .arg("run")
+        .arg(f.path())
+        .arg("--pcap")
+        .arg(&whole)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let bytes = std::fs::read(&whole).unwrap();
+    // Record ends (little-endian pcap, as tinygram writes it), to cut inside one.
+    let mut ends = Vec::new();
+    let mut at = 24;
+    while at < bytes.len() {
+        let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + incl;
+        ends.push(at);
+    }
+    let complete = ends.len() / 2;
+    let cut = ends[complete - 1] + 20;
+    let short = dir.path().join("t.pcap");
+    std::fs::write(&short, &bytes[..cut]).unwrap();
+    let json = tinygram()
+        .args(["diagnose", "--json"])
+        .arg(&short)
+        .output()
+        .unwrap();
+    assert!(json.status.success(), "{json:?}");
+    let err = String::from_utf8_lossy(&json.stderr);
+    assert!(
+        err.contains("warning:")
+            && err.contains(&format!(
+                "ends inside a packet record after {complete} complete frame(s)"
+            )),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["capture"]["frames"], complete as u64, "{v}");
+    assert_eq!(v["capture"]["truncated"], "a packet record", "{v}");
+    // The text report too; a whole file gives no warning and `truncated: null`.
+    let text = tinygram().arg("diagnose").arg(&short).output().unwrap();
+    assert!(text.status.success() && !text.stdout.is_empty());
+    let ok = tinygram()
+        .args(["diagnose", "--json"])
+        .arg(&whole)
+        .output()
+        .unwrap();
+    assert!(
+        ok.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert!(v["capture"]["truncated"].is_null(), "{v}");
+    assert_eq!(v["capture"]["frames"], ends.len() as u64);
+}
