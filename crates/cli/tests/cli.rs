@@ -678,3 +678,41 @@ fn diagnose_reads_a_truncated_capture_and_warns() {
     assert!(v["capture"]["truncated"].is_null(), "{v}");
     assert_eq!(v["capture"]["frames"], ends.len() as u64);
 }
+
+/// The error texts of issue-class mistakes, as `tinygram run` prints them: a
+/// variant's typo at the key's own line, one real range, "did you mean" for
+/// a policy, the README's rate notation accepted and byte rates explained.
+#[test]
+fn run_errors_say_exactly_what_is_wrong() {
+    let run = |text: &str, sets: &[&str]| {
+        let f = scenario(text);
+        let mut cmd = tinygram();
+        cmd.arg("run").arg(f.path());
+        for s in sets {
+            cmd.args(["--set", s]);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let small = "[workload]\nrequests = 3\n";
+    let variant = format!(
+        "{small}\n[[variant]]\nname = \"v\"\nclient.mss = 1000\nclient.send_polcy = \"nodelay\"\n"
+    );
+    let (ok, err) = run(&variant, &[]);
+    assert!(!ok);
+    assert!(err.contains(":7: client.send_polcy"), "{err}");
+    let (ok, err) = run(small, &["client.mss=-1"]);
+    assert!(!ok && err.contains("out of range (64 to 65535)"), "{err}");
+    let (ok, err) = run(small, &["client.send_policy=nagel"]);
+    assert!(!ok && err.contains("did you mean \"nagle\"?"), "{err}");
+    let (ok, err) = run(small, &["link.rate=1.544Mb/s"]);
+    assert!(ok, "{err}");
+    let (ok, err) = run(small, &["link.rate=1MB/s"]);
+    assert!(
+        !ok && err.contains("bytes per second") && err.contains("8Mbps"),
+        "{err}"
+    );
+}
