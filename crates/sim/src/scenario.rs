@@ -301,7 +301,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("duration", "\"60s\"", "simulated-time cap"),
     ],
     link: [
-        ("rate", "\"1Gbps\"", "serialization rate (\"unlimited\" or \"0\": no serialization delay)"),
+        ("rate", "\"1Gbps\"", "serialization rate in bits/s: \"10Mbps\", \"1.544Mb/s\", \"56kbit/s\" (\"unlimited\" or \"0\": no serialization delay)"),
         ("delay", "\"50us\"", "one-way propagation delay"),
         ("queue", "\"256KB\"", "drop-tail queue limit in wire bytes, the frame on the wire included (0: unlimited)"),
         ("loss", "0", "probability a frame is lost elsewhere on the path (it does not occupy the link)"),
