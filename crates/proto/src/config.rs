@@ -31,22 +31,22 @@ impl OptionSet {
             "sack" => self.sack = true,
             "bigwin" | "big_window" => self.big_window = true,
             "nak" => self.nak = true,
-            other => return Err(format!(
-                "unknown option {other:?}{} (expected mss, wscale, timestamps, sack, bigwin, nak)",
-                crate::suggest::did_you_mean(
-                    other,
-                    [
-                        "mss",
-                        "wscale",
-                        "window_scale",
-                        "timestamps",
-                        "sack",
-                        "bigwin",
-                        "big_window",
-                        "nak"
-                    ]
-                )
-            )),
+            other => {
+                const NAMES: [&str; 8] = [
+                    "mss",
+                    "wscale",
+                    "window_scale",
+                    "timestamps",
+                    "sack",
+                    "bigwin",
+                    "big_window",
+                    "nak",
+                ];
+                let hint = crate::suggest::did_you_mean(other, NAMES);
+                return Err(format!(
+                    "unknown option {other:?}{hint} (expected mss, wscale, timestamps, sack, bigwin, nak)"
+                ));
+            }
         }
         Ok(())
     }
