@@ -57,6 +57,22 @@ pub struct ReadStats {
     pub bad_checksums: u64,
     /// Timestamp of the first TCP segment (ns); reported times count from it.
     pub start_ns: u64,
+    /// Set when the file ends inside a record (a capture cut short, e.g. tcpdump
+    /// killed mid-write): what it ends inside. Every complete frame before it
+    /// is read; `frames` counts them.
+    pub truncated: Option<String>,
+}
+
+impl ReadStats {
+    /// The warning for a capture cut short, if it was.
+    pub fn truncation_warning(&self) -> Option<String> {
+        self.truncated.as_ref().map(|what| {
+            format!(
+                "the file ends inside {what} after {} complete frame(s); analysed those, the rest is lost",
+                self.frames
+            )
+        })
+    }
 }
 
 /// Why a capture could not be read.
@@ -146,9 +162,14 @@ fn read_pcap(bytes: &[u8], cap: &mut Capture) -> Result<(), CaptureError> {
     while !rest.is_empty() {
         // Raw records: pcap-file's checked packets refuse an original length
         // above the snap length, which is every frame a short snap length cut.
-        let (r, pkt) = parser
-            .next_raw_packet(rest)
-            .map_err(|e| map_err(e, cap.stats.frames, "a packet record"))?;
+        let (r, pkt) = match parser.next_raw_packet(rest) {
+            Ok(x) => x,
+            Err(PcapError::IncompleteBuffer) => {
+                cap.stats.truncated = Some("a packet record".into());
+                break;
+            }
+            Err(e) => return Err(map_err(e, cap.stats.frames, "a packet record")),
+        };
         rest = r;
         let ts = u64::from(pkt.ts_sec) * 1_000_000_000 + u64::from(pkt.ts_frac) * frac_ns;
         cap.push_frame(link, ts, &pkt.data);
@@ -180,9 +201,14 @@ fn read_pcapng(bytes: &[u8], cap: &mut Capture) -> Result<(), CaptureError> {
     };
     let mut ifaces: Vec<Iface> = Vec::new();
     while !rest.is_empty() {
-        let (r, block) = parser
-            .next_block(rest)
-            .map_err(|e| map_err(e, cap.stats.frames, "a block"))?;
+        let (r, block) = match parser.next_block(rest) {
+            Ok(x) => x,
+            Err(PcapError::IncompleteBuffer) => {
+                cap.stats.truncated = Some("a block".into());
+                break;
+            }
+            Err(e) => return Err(map_err(e, cap.stats.frames, "a block")),
+        };
         rest = r;
         match block {
             Block::SectionHeader(_) => ifaces.clear(),

@@ -140,6 +140,9 @@ pub fn diagnose_cmd(file: &Path, json: bool, plot: Option<&Path>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(w) = cap.stats.truncation_warning() {
+        eprintln!("warning: {}: {w}", file.display());
+    }
     let (d, flows) = diagnose(&cap, &Thresholds::default());
     if json {
         println!(

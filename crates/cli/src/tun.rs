@@ -14,7 +14,13 @@ const TUN_HELP: &str = "\
 The device MTU (--mtu, default 1500) sets the MSS tinygram offers: MTU - 40
 (20 bytes of IPv4 header, 20 of TCP), so 1460 at 1500 and 65495 at 65535,
 unless `--set mss=N` is given. With timestamps on, each segment carries 12 bytes
-less (1448 at MTU 1500).";
+less (1448 at MTU 1500).
+
+--set takes the keys of a scenario host (`tinygram scenario` lists them) without
+the `client.` / `server.` prefix: `--set send_policy=nodelay`, `--set mss=1000`.
+
+The line `tinygram: serving ...` (stderr) comes once the device is up with the
+kernel's address: a peer may connect as soon as it appears.";
 
 #[derive(Subcommand)]
 #[command(after_help = TUN_HELP)]
@@ -64,8 +70,8 @@ pub struct Common {
     /// Device MTU; the MSS defaults to MTU - 40 (IPv4 and TCP headers) unless `--set mss=N`.
     #[arg(long, default_value_t = 1500)]
     mtu: u16,
-    /// Per-connection setting, the keys of a scenario host without `client.`:
-    /// `--set send_policy=doupnik`, `--set ack_policy=delayed`, `--set options=[wscale]`.
+    /// Per-connection setting: a scenario host's keys without the `client.` / `server.`
+    /// prefix: `--set send_policy=doupnik`, `--set ack_policy=delayed`, `--set options=[wscale]`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Record every packet sent and received (raw IP pcap).
@@ -82,8 +88,32 @@ pub struct Common {
     quiet: bool,
 }
 
+/// Host keys a scenario has that a TUN run has no use for (the simulator's).
+const SIM_ONLY_HOST_KEYS: &[&str] = &["isn", "memory", "rx_coalesce"];
+
 /// `--set key=value` as a scenario host's settings (same keys, same checks).
 pub fn host_config(sets: &[String]) -> Result<Config, String> {
+    for set in sets {
+        let key = set.split_once('=').map_or(set.as_str(), |(k, _)| k).trim();
+        let bare = key
+            .strip_prefix("client.")
+            .or_else(|| key.strip_prefix("server."));
+        if let Some(bare) = bare {
+            return Err(format!(
+                "--set {key}: `tun --set` takes host keys without the `client.` / `server.` prefix (the settings apply to this host's connections): use --set {bare}=..."
+            ));
+        }
+        if SIM_ONLY_HOST_KEYS.contains(&key) {
+            return Err(format!(
+                "--set {key}: a simulator setting, not used on a TUN device (tun --set takes the per-connection host keys of `tinygram scenario`, like send_policy or mss)"
+            ));
+        }
+        if key.contains('.') {
+            return Err(format!(
+                "--set {key}: `tun --set` takes a scenario host's keys (send_policy, ack_policy, mss, options, ...), not scenario-wide ones"
+            ));
+        }
+    }
     let overrides: Vec<String> = sets
         .iter()
         .map(|s| format!("client.{}", s.trim()))
@@ -191,18 +221,36 @@ pub fn run(cmd: TunCmd) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(e) = opts.config.validate() {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    // Open and configure the device first: "serving" is said only once the
+    // device is up, so a script waiting for that line can connect at once.
+    let tun = match tinygram_net::Tun::open(&opts.device) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let d = &opts.device;
+    let pending = if tun.configured {
+        ""
+    } else {
+        " (once the device is configured as above)"
+    };
     match &opts.role {
         Role::Serve { port, app, .. } => eprintln!(
-            "tinygram: serving {app} on {}:{port} via {} (kernel side {}/{}), {} policy",
+            "tinygram: serving {app} on {}:{port} via {} (kernel side {}/{}), {} policy{pending}",
             d.addr, d.name, d.kernel_addr, d.prefix, opts.config.send_policy
         ),
         Role::Connect { to, app, .. } => eprintln!(
-            "tinygram: {app} to {to} from {} via {} (kernel side {}/{}), {} policy",
+            "tinygram: {app} to {to} from {} via {} (kernel side {}/{}), {} policy{pending}",
             d.addr, d.name, d.kernel_addr, d.prefix, opts.config.send_policy
         ),
     }
-    match tinygram_net::run(&opts) {
+    match tinygram_net::run_on(&tun, &opts) {
         Ok(report) => {
             print!("{}", tinygram_net::summary(&report));
             let failed = report.conns.iter().any(|c| c.error.is_some());
@@ -233,6 +281,25 @@ mod tests {
         let e = host_config(&["send_policy=bogus".into()]).unwrap_err();
         assert!(e.contains("send_policy"), "{e}");
         assert!(!e.contains("client."), "{e}");
+        let e = host_config(&["send_polcy=nodelay".into()]).unwrap_err();
+        assert!(e.contains("did you mean `send_policy`"), "{e}");
+    }
+
+    #[test]
+    fn scenario_prefixes_and_sim_keys_are_named() {
+        for (set, want) in [
+            ("client.send_policy=nodelay", "use --set send_policy=..."),
+            ("server.mss=1000", "use --set mss=..."),
+            (
+                " client.mss = 1000",
+                "without the `client.` / `server.` prefix",
+            ),
+            ("link.rate=1Mbps", "not scenario-wide ones"),
+            ("isn=5", "not used on a TUN device"),
+        ] {
+            let e = host_config(&[set.into()]).unwrap_err();
+            assert!(e.contains(want), "{set}: {e}");
+        }
     }
 
     #[test]

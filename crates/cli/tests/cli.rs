@@ -354,3 +354,365 @@ fn aborted_run_reports_undelivered_bytes() {
         "{err}"
     );
 }
+
+/// `tun --set` takes a host's keys bare; a scenario's `client.`/`server.`
+/// prefix is named as the mistake (not "unknown key"), before any device is touched.
+#[test]
+fn tun_set_names_the_scenario_prefix() {
+    for (args, bare) in [
+        (
+            &[
+                "serve",
+                "--port",
+                "9000",
+                "--set",
+                "client.send_policy=nodelay",
+            ][..],
+            "send_policy",
+        ),
+        (
+            &[
+                "connect",
+                "--to",
+                "10.7.0.1:9000",
+                "--set",
+                "server.mss=1000",
+            ][..],
+            "mss",
+        ),
+    ] {
+        let out = tinygram().arg("tun").args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("without the `client.` / `server.` prefix")
+                && err.contains(&format!("use --set {bare}=")),
+            "{err}"
+        );
+        assert!(!err.contains("unknown key"), "{err}");
+        assert!(!err.contains("serving"), "{err}");
+    }
+    for args in [&["tun", "serve", "--help"][..], &["tun", "--help"][..]] {
+        let help = tinygram().args(args).output().unwrap();
+        let help = String::from_utf8_lossy(&help.stdout).replace('\n', " ");
+        assert!(
+            help.contains("without the `client.` / `server.` prefix"),
+            "{args:?}: {help}"
+        );
+    }
+}
+
+/// A device that cannot be opened is an error, and "serving" is never said.
+#[test]
+fn tun_does_not_say_serving_without_a_device() {
+    let out = tinygram()
+        .args([
+            "tun",
+            "serve",
+            "--port",
+            "9000",
+            "--dev",
+            "a-name-longer-than-ifnamsiz",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error:"), "{err}");
+    assert!(!err.contains("serving"), "{err}");
+}
+
+/// Why the TUN test cannot run here (no /dev/net/tun, no `ip`, not root).
+fn tun_unavailable() -> Option<String> {
+    if let Err(e) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/net/tun")
+    {
+        return Some(format!("cannot open /dev/net/tun: {e}"));
+    }
+    let probe = format!("tgcliprobe{}", std::process::id());
+    let ok = std::process::Command::new("ip")
+        .args(["netns", "add", &probe])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        return Some("cannot create network namespaces (not root, or no `ip`)".into());
+    }
+    let _ = std::process::Command::new("ip")
+        .args(["netns", "del", &probe])
+        .status();
+    None
+}
+
+/// A namespace removed on drop, also when the test fails.
+struct Netns(String);
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &self.0])
+            .status();
+    }
+}
+
+/// `tun serve` says "serving" only once the device is up with the kernel's
+/// address, so a peer can connect the moment the line appears; the exit
+/// summary's connection line shows both ends. Needs root (skipped otherwise,
+/// unless TINYGRAM_REAL_WIRE=require).
+#[test]
+fn tun_serving_line_comes_once_the_device_is_up() {
+    use std::io::BufRead;
+    use std::process::{Command as Std, Stdio};
+    if let Some(why) = tun_unavailable() {
+        if std::env::var("TINYGRAM_REAL_WIRE").as_deref() == Ok("require") {
+            panic!("TINYGRAM_REAL_WIRE=require but: {why}");
+        }
+        eprintln!("SKIPPED tun_serving_line_comes_once_the_device_is_up: {why}");
+        return;
+    }
+    let ns = Netns(format!("tgcli{}", std::process::id()));
+    assert!(Std::new("ip")
+        .args(["netns", "add", &ns.0])
+        .status()
+        .unwrap()
+        .success());
+    let mut child = Std::new("ip")
+        .args(["netns", "exec", &ns.0])
+        .arg(assert_cmd::cargo::cargo_bin("tinygram"))
+        .args([
+            "tun",
+            "serve",
+            "--port",
+            "9000",
+            "--conns",
+            "1",
+            "--duration",
+            "20s",
+            "--quiet",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    let serving = loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(15)) {
+            Ok(line) if line.contains("serving") => break line,
+            Ok(line) => seen.push(line),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("no serving line; stderr so far: {seen:?}");
+            }
+        }
+    };
+    // At that moment the device is up and has the kernel's address.
+    let ip = |args: &[&str]| {
+        let out = Std::new("ip")
+            .arg("-n")
+            .arg(&ns.0)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let link = ip(&["-o", "link", "show", "dev", "tg0"]);
+    let addr = ip(&["-o", "-4", "addr", "show", "dev", "tg0"]);
+    // And a peer can connect at once: the echo app answers.
+    let echo = Std::new("ip")
+        .args(["netns", "exec", &ns.0, "timeout", "10", "bash", "-c"])
+        .arg("exec 3<>/dev/tcp/10.7.0.2/9000; printf hi >&3; head -c 2 <&3")
+        .output()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(serving.contains("10.7.0.2:9000"), "{serving}");
+    assert!(
+        link.contains(",UP") || link.contains("<UP"),
+        "device not up when serving was said: {link}"
+    );
+    assert!(
+        addr.contains("10.7.0.1/24"),
+        "no kernel address yet: {addr}"
+    );
+    assert_eq!(String::from_utf8_lossy(&echo.stdout), "hi", "{echo:?}");
+    assert!(
+        summary.contains("connection 10.7.0.2:9000 <-> 10.7.0.1:"),
+        "{summary}"
+    );
+}
+
+/// `tinygram drill`: a script that could not run (missing, binary, empty,
+/// comment-only) is an error on stderr with exit 2, distinct from a script
+/// that ran and failed (exit 1); alone or among other scripts.
+#[test]
+fn drill_scripts_that_cannot_run_exit_2() {
+    let drill = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/drill");
+    let good = drill.join("handshake-passive.pkt");
+    let failing = drill.join("must-fail/wrong-seq.pkt");
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.pkt");
+    std::fs::write(&empty, "").unwrap();
+    let comments = dir.path().join("comments.pkt");
+    std::fs::write(
+        &comments,
+        "// just a comment\n/* and a block */\n\n--tolerance_usecs=1000\n",
+    )
+    .unwrap();
+    let binary = dir.path().join("binary.pkt");
+    std::fs::write(
+        &binary,
+        [0xd4, 0xc3, 0xb2, 0xa1, 0x02, 0x00, 0x04, 0x00, 0, 0],
+    )
+    .unwrap();
+    let missing = dir.path().join("missing.pkt");
+    let drill_run = |paths: &[&std::path::Path]| {
+        let out = tinygram().arg("drill").args(paths).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    for (path, why) in [
+        (&empty, "no events"),
+        (&comments, "no events"),
+        (&binary, "not a packetdrill script"),
+        (&missing, "cannot read"),
+    ] {
+        let (code, out, err) = drill_run(&[path]);
+        assert_eq!(code, Some(2), "{path:?}: {out} {err}");
+        assert!(
+            err.contains(why) && err.contains("ERROR"),
+            "{path:?}: {err}"
+        );
+        assert!(out.contains("0 passed, 0 failed, 1 not run"), "{out}");
+        assert!(!out.contains(why), "the reason goes to stderr: {out}");
+    }
+    let (code, out, err) = drill_run(&[&good, &missing]);
+    assert_eq!(code, Some(2), "{out} {err}");
+    assert!(
+        out.contains("PASS ") && out.contains("1 passed, 0 failed, 1 not run"),
+        "{out}"
+    );
+    let (code, out, _) = drill_run(&[&good, &failing]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("1 passed, 1 failed"), "{out}");
+    let (code, _, _) = drill_run(&[&good]);
+    assert_eq!(code, Some(0));
+    // A script that cannot run wins over one that failed: 2, not 1.
+    let (code, _, _) = drill_run(&[&failing, &binary]);
+    assert_eq!(code, Some(2));
+}
+
+/// `tinygram diagnose` on a capture cut mid-record (tcpdump killed while
+/// writing: `head -c N run.pcap`) analyses every complete frame and warns,
+/// on stderr and in the JSON's capture stats, where the file ends.
+#[test]
+fn diagnose_reads_a_truncated_capture_and_warns() {
+    let f = scenario("[workload]\nrequest = [5000]\nresponse = [100]\nrequests = 20\n");
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("run.pcap");
+    let out = tinygram()
+        .arg("run")
+        .arg(f.path())
+        .arg("--pcap")
+        .arg(&whole)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let bytes = std::fs::read(&whole).unwrap();
+    // Record ends (little-endian pcap, as tinygram writes it), to cut inside one.
+    let mut ends = Vec::new();
+    let mut at = 24;
+    while at < bytes.len() {
+        let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + incl;
+        ends.push(at);
+    }
+    let complete = ends.len() / 2;
+    let cut = ends[complete - 1] + 20;
+    let short = dir.path().join("t.pcap");
+    std::fs::write(&short, &bytes[..cut]).unwrap();
+    let json = tinygram()
+        .args(["diagnose", "--json"])
+        .arg(&short)
+        .output()
+        .unwrap();
+    assert!(json.status.success(), "{json:?}");
+    let err = String::from_utf8_lossy(&json.stderr);
+    assert!(
+        err.contains("warning:")
+            && err.contains(&format!(
+                "ends inside a packet record after {complete} complete frame(s)"
+            )),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["capture"]["frames"], complete as u64, "{v}");
+    assert_eq!(v["capture"]["truncated"], "a packet record", "{v}");
+    // The text report too; a whole file gives no warning and `truncated: null`.
+    let text = tinygram().arg("diagnose").arg(&short).output().unwrap();
+    assert!(text.status.success() && !text.stdout.is_empty());
+    let ok = tinygram()
+        .args(["diagnose", "--json"])
+        .arg(&whole)
+        .output()
+        .unwrap();
+    assert!(
+        ok.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert!(v["capture"]["truncated"].is_null(), "{v}");
+    assert_eq!(v["capture"]["frames"], ends.len() as u64);
+}
+
+/// The error texts of issue-class mistakes, as `tinygram run` prints them: a
+/// variant's typo at the key's own line, one real range, "did you mean" for
+/// a policy, the README's rate notation accepted and byte rates explained.
+#[test]
+fn run_errors_say_exactly_what_is_wrong() {
+    let run = |text: &str, sets: &[&str]| {
+        let f = scenario(text);
+        let mut cmd = tinygram();
+        cmd.arg("run").arg(f.path());
+        for s in sets {
+            cmd.args(["--set", s]);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let small = "[workload]\nrequests = 3\n";
+    let variant = format!(
+        "{small}\n[[variant]]\nname = \"v\"\nclient.mss = 1000\nclient.send_polcy = \"nodelay\"\n"
+    );
+    let (ok, err) = run(&variant, &[]);
+    assert!(!ok);
+    assert!(err.contains(":7: client.send_polcy"), "{err}");
+    let (ok, err) = run(small, &["client.mss=-1"]);
+    assert!(!ok && err.contains("out of range (64 to 65535)"), "{err}");
+    let (ok, err) = run(small, &["client.send_policy=nagel"]);
+    assert!(!ok && err.contains("did you mean \"nagle\"?"), "{err}");
+    let (ok, err) = run(small, &["link.rate=1.544Mb/s"]);
+    assert!(ok, "{err}");
+    let (ok, err) = run(small, &["link.rate=1MB/s"]);
+    assert!(
+        !ok && err.contains("bytes per second") && err.contains("8Mbps"),
+        "{err}"
+    );
+}

@@ -46,17 +46,50 @@ struct Standalone {
     args: DrillArgs,
 }
 
-/// Runs the scripts, prints results and `N passed, N failed`; true when all passed.
-pub fn run_scripts(args: &DrillArgs, out: &mut dyn std::io::Write) -> bool {
+/// How a drill run ended; [`Outcome::exit_code`] maps it to the process status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every script ran and passed.
+    Passed,
+    /// Every script ran; at least one failed.
+    Failed,
+    /// At least one script could not run (unreadable, not a script, no events,
+    /// does not parse).
+    NotRun,
+}
+
+impl Outcome {
+    /// 0 passed, 1 a script ran and failed, 2 a script could not run.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Passed => 0,
+            Outcome::Failed => 1,
+            Outcome::NotRun => 2,
+        }
+    }
+}
+
+/// Runs the scripts, prints results and `N passed, N failed` to `out`, and
+/// scripts that could not run to `err` (counted as `N not run`).
+pub fn run_scripts(
+    args: &DrillArgs,
+    out: &mut dyn std::io::Write,
+    err: &mut dyn std::io::Write,
+) -> Outcome {
     let settings = Settings {
         tolerance_usecs: args.tolerance_usecs.max(0),
         strict_segments: args.strict_segments,
         stack: args.stack,
         ..Settings::default()
     };
-    let (mut passed, mut failed) = (0usize, 0usize);
+    let (mut passed, mut failed, mut not_run) = (0usize, 0usize, 0usize);
     for path in &args.scripts {
         let rep = run_file(path, &settings);
+        if rep.not_run() {
+            not_run += 1;
+            let _ = writeln!(err, "{rep}");
+            continue;
+        }
         if rep.passed() {
             passed += 1;
         } else {
@@ -71,17 +104,23 @@ pub fn run_scripts(args: &DrillArgs, out: &mut dyn std::io::Write) -> bool {
             }
         }
     }
-    let _ = writeln!(out, "{passed} passed, {failed} failed");
-    failed == 0
+    if not_run > 0 {
+        let _ = writeln!(out, "{passed} passed, {failed} failed, {not_run} not run");
+        Outcome::NotRun
+    } else {
+        let _ = writeln!(out, "{passed} passed, {failed} failed");
+        if failed == 0 {
+            Outcome::Passed
+        } else {
+            Outcome::Failed
+        }
+    }
 }
 
 /// Entry for a clap subcommand: runs and maps the result to an exit code.
 pub fn run(args: &DrillArgs) -> ExitCode {
-    if run_scripts(args, &mut std::io::stdout()) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    let outcome = run_scripts(args, &mut std::io::stdout(), &mut std::io::stderr());
+    ExitCode::from(outcome.exit_code())
 }
 
 /// Entry for a hand-rolled CLI: `args` are the words after `drill`; returns the exit status.
@@ -89,13 +128,9 @@ pub fn run_cli(args: &[String]) -> i32 {
     use clap::Parser;
     let argv = std::iter::once("tinygram drill".to_string()).chain(args.iter().cloned());
     match Standalone::try_parse_from(argv) {
-        Ok(s) => {
-            if run_scripts(&s.args, &mut std::io::stdout()) {
-                0
-            } else {
-                1
-            }
-        }
+        Ok(s) => i32::from(
+            run_scripts(&s.args, &mut std::io::stdout(), &mut std::io::stderr()).exit_code(),
+        ),
         Err(e) => {
             let _ = e.print();
             if e.use_stderr() {

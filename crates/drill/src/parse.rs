@@ -62,6 +62,13 @@ pub fn parse_script(text: &str, path: &str) -> Result<Script, ParseError> {
         let event = parse_event(t, line).map_err(|m| err(line, m))?;
         script.events.push(event);
     }
+    if script.events.is_empty() {
+        // Running it would "pass" having checked nothing.
+        return Err(err(
+            0,
+            "no events: the script is empty or only comments and options, so there is nothing to run".into(),
+        ));
+    }
     Ok(script)
 }
 

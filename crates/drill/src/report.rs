@@ -19,6 +19,16 @@ pub enum FailKind {
     Engine,
     /// The script file could not be read.
     Io,
+    /// The file is not a packetdrill script (binary data, not text).
+    NotAScript,
+}
+
+impl FailKind {
+    /// Whether the script never ran (unreadable, not a script, does not
+    /// parse), as opposed to a script that ran and failed.
+    pub fn not_run(self) -> bool {
+        matches!(self, FailKind::Io | FailKind::NotAScript | FailKind::Parse)
+    }
 }
 
 impl fmt::Display for FailKind {
@@ -31,6 +41,7 @@ impl fmt::Display for FailKind {
             FailKind::Unsupported => "unsupported construct",
             FailKind::Engine => "engine error",
             FailKind::Io => "i/o error",
+            FailKind::NotAScript => "not a packetdrill script",
         })
     }
 }
@@ -107,6 +118,11 @@ impl ScriptReport {
     pub fn passed(&self) -> bool {
         self.failure.is_none()
     }
+
+    /// True when the script never ran: see [`FailKind::not_run`].
+    pub fn not_run(&self) -> bool {
+        self.failure.as_ref().is_some_and(|f| f.kind.not_run())
+    }
 }
 
 impl fmt::Display for ScriptReport {
@@ -121,7 +137,8 @@ impl fmt::Display for ScriptReport {
                 if self.skipped.len() == 1 { "" } else { "s" }
             )?,
             Some(fail) => {
-                write!(f, "FAIL {}", self.path)?;
+                let head = if fail.kind.not_run() { "ERROR" } else { "FAIL" };
+                write!(f, "{head} {}", self.path)?;
                 if fail.line > 0 {
                     write!(
                         f,

@@ -799,20 +799,8 @@ impl<'a> Runner<'a> {
             "TCP_TINYGRAM_DUPACK_THRESHOLD" => cfg.dupack_threshold = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
             "TCP_TINYGRAM_MAX_RETRIES" => cfg.max_retries = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
             "TCP_TINYGRAM_SYN_RETRIES" => cfg.syn_retries = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
-            "TCP_TINYGRAM_LOSS_IS" => {
-                cfg.loss_is = match string(self)?.as_str() {
-                    "congestion" => LossIs::Congestion,
-                    "noise" => LossIs::Noise,
-                    o => return Err(bad(self, format!("unknown value {o:?} (congestion, noise)"))),
-                }
-            }
-            "TCP_TINYGRAM_SLOW_START" => {
-                cfg.slow_start = match string(self)?.as_str() {
-                    "standard" => SlowStart::Standard,
-                    "double" => SlowStart::Double,
-                    o => return Err(bad(self, format!("unknown value {o:?} (standard, double)"))),
-                }
-            }
+            "TCP_TINYGRAM_LOSS_IS" => cfg.loss_is = string(self)?.parse::<LossIs>().map_err(|e| bad(self, e))?,
+            "TCP_TINYGRAM_SLOW_START" => cfg.slow_start = string(self)?.parse::<SlowStart>().map_err(|e| bad(self, e))?,
             "TCP_TINYGRAM_OPTIONS" => {
                 let mut set = OptionSet::default();
                 let s = string(self)?;

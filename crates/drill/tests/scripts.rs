@@ -293,10 +293,11 @@ fn cli_prints_summary_and_fails_on_failure() {
         verbose: false,
         quiet: false,
     };
-    let mut out = Vec::new();
-    let ok = tinygram_drill::cli::run_scripts(&args, &mut out);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let outcome = tinygram_drill::cli::run_scripts(&args, &mut out, &mut err);
     let out = String::from_utf8(out).unwrap();
-    assert!(!ok);
+    assert_eq!(outcome, tinygram_drill::cli::Outcome::Failed);
+    assert!(err.is_empty());
     assert!(out.contains("PASS "), "{out}");
     assert!(out.contains("wrong-seq.pkt:13: segment mismatch"), "{out}");
     assert!(out.trim_end().ends_with("1 passed, 1 failed"), "{out}");
@@ -306,8 +307,11 @@ fn cli_prints_summary_and_fails_on_failure() {
     let mut args = args;
     args.scripts = vec![linux_script.clone()];
     args.stack = Stack::Linux;
-    let mut out = Vec::new();
-    assert!(tinygram_drill::cli::run_scripts(&args, &mut out));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    assert_eq!(
+        tinygram_drill::cli::run_scripts(&args, &mut out, &mut err),
+        tinygram_drill::cli::Outcome::Passed
+    );
     let run = |stack: &str| {
         tinygram_drill::run_cli(&[
             "--quiet".to_string(),

@@ -349,9 +349,9 @@ pub fn summary(r: &RunReport) -> String {
     for c in &r.conns {
         let _ = writeln!(
             s,
-            "connection {} <-> :{}  {}{}  mss {}",
+            "connection {} <-> {}  {}{}  mss {}",
+            c.local,
             c.remote,
-            c.local_port,
             c.state,
             c.error
                 .as_ref()
@@ -526,6 +526,13 @@ mod tests {
         assert_eq!(r.host.connections, 1);
         assert_eq!(r.device_drops, 0);
         assert!(r.host.packets_in > 10 && r.host.packets_out > 600, "{r:#?}");
+        // The summary's connection line shows both ends, address and port.
+        let line = format!("connection {}:50000 <-> {PEER}:9000  ", o.device.addr);
+        assert!(
+            summary(&r).contains(&line),
+            "{line:?} missing from\n{}",
+            summary(&r)
+        );
     }
 
     /// Packets the device refuses are counted (here the SYN); a stop request

@@ -53,8 +53,9 @@ pub struct Slot {
 /// What a finished connection leaves behind, for the exit summary and tests.
 #[derive(Clone, Debug)]
 pub struct ConnReport {
+    /// Our end: the host's address and the connection's port.
+    pub local: SocketAddrV4,
     pub remote: SocketAddrV4,
-    pub local_port: u16,
     pub state: State,
     pub error: Option<String>,
     pub counters: tinygram_proto::Counters,
@@ -282,14 +283,15 @@ impl Host {
     }
 
     fn retire(&mut self, key: FourTuple, slot: Slot) {
-        self.finished.push(Self::report(key, &slot));
+        let report = self.report(key, &slot);
+        self.finished.push(report);
     }
 
     /// A snapshot of one connection.
-    pub fn report(key: FourTuple, slot: &Slot) -> ConnReport {
+    pub fn report(&self, key: FourTuple, slot: &Slot) -> ConnReport {
         ConnReport {
+            local: SocketAddrV4::new(self.addr, key.2),
             remote: SocketAddrV4::new(key.0, key.1),
-            local_port: key.2,
             state: slot.conn.state(),
             error: slot.conn.error().map(|e| e.to_string()),
             counters: slot.conn.counters().clone(),
@@ -303,7 +305,7 @@ impl Host {
     /// Every connection, finished ones first, then live ones.
     pub fn all_reports(&self) -> Vec<ConnReport> {
         let mut v = self.finished.clone();
-        v.extend(self.conns.iter().map(|(k, s)| Self::report(*k, s)));
+        v.extend(self.conns.iter().map(|(k, s)| self.report(*k, s)));
         v
     }
 

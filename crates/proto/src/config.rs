@@ -32,9 +32,20 @@ impl OptionSet {
             "bigwin" | "big_window" => self.big_window = true,
             "nak" => self.nak = true,
             other => {
+                const NAMES: [&str; 8] = [
+                    "mss",
+                    "wscale",
+                    "window_scale",
+                    "timestamps",
+                    "sack",
+                    "bigwin",
+                    "big_window",
+                    "nak",
+                ];
+                let hint = crate::suggest::did_you_mean(other, NAMES);
                 return Err(format!(
-                    "unknown option {other:?} (expected mss, wscale, timestamps, sack, bigwin, nak)"
-                ))
+                    "unknown option {other:?}{hint} (expected mss, wscale, timestamps, sack, bigwin, nak)"
+                ));
             }
         }
         Ok(())
@@ -97,6 +108,36 @@ pub enum SlowStart {
     Standard,
     /// Two segments per ACK (RFC 1106 4.2: "2*R log2(W)").
     Double,
+}
+
+impl std::str::FromStr for LossIs {
+    type Err = String;
+    /// `"congestion"` or `"noise"`, as in scenario files and drill setsockopts.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "congestion" => Ok(LossIs::Congestion),
+            "noise" => Ok(LossIs::Noise),
+            _ => Err(format!(
+                "unknown loss_is {s:?}{} (expected \"congestion\" or \"noise\")",
+                crate::suggest::did_you_mean(s, ["congestion", "noise"])
+            )),
+        }
+    }
+}
+
+impl std::str::FromStr for SlowStart {
+    type Err = String;
+    /// `"standard"` or `"double"`, as in scenario files and drill setsockopts.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "standard" => Ok(SlowStart::Standard),
+            "double" => Ok(SlowStart::Double),
+            _ => Err(format!(
+                "unknown slow_start {s:?}{} (expected \"standard\" or \"double\")",
+                crate::suggest::did_you_mean(s, ["standard", "double"])
+            )),
+        }
+    }
 }
 
 /// Everything that configures one connection.

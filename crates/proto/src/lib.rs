@@ -18,6 +18,7 @@ pub mod sack;
 pub mod send_buf;
 pub mod seq;
 pub mod state;
+pub mod suggest;
 pub mod time;
 pub mod timestamps;
 pub mod trace;

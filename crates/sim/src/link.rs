@@ -39,7 +39,8 @@ impl std::str::FromStr for Framing {
             "raw" | "none" => Ok(Framing::Raw),
             "ethernet" => Ok(Framing::Ethernet),
             _ => Err(format!(
-                "unknown framing {s:?} (expected \"ethernet\" or \"raw\")"
+                "unknown framing {s:?}{} (expected \"ethernet\" or \"raw\")",
+                tinygram_proto::suggest::did_you_mean(s, ["ethernet", "raw"])
             )),
         }
     }

@@ -18,6 +18,7 @@ use std::fmt;
 use std::path::Path;
 use std::time::Duration;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
+use tinygram_proto::suggest::did_you_mean;
 use tinygram_proto::wire::{IPV4_HEADER_LEN, TCP_HEADER_LEN};
 use tinygram_proto::{Config, DelackCount, LossIs, OptionSet, SlowStart, WindowUpdate};
 use toml_edit::{ImDocument, Item, Key, TableLike, Value};
@@ -300,7 +301,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("duration", "\"60s\"", "simulated-time cap"),
     ],
     link: [
-        ("rate", "\"1Gbps\"", "serialization rate (\"unlimited\" or \"0\": no serialization delay)"),
+        ("rate", "\"1Gbps\"", "serialization rate in bits/s: \"10Mbps\", \"1.544Mb/s\", \"56kbit/s\" (\"unlimited\" or \"0\": no serialization delay)"),
         ("delay", "\"50us\"", "one-way propagation delay"),
         ("queue", "\"256KB\"", "drop-tail queue limit in wire bytes, the frame on the wire included (0: unlimited)"),
         ("loss", "0", "probability a frame is lost elsewhere on the path (it does not occupy the link)"),
@@ -442,21 +443,6 @@ fn found(v: &Value) -> String {
     format!("found {} {text}", v.type_name())
 }
 
-/// Levenshtein distance, for "did you mean" hints.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 /// Keys directly inside `table` ("" = top level): leaves and subtables.
 fn children(table: &str) -> Vec<&'static str> {
     let prefix = if table.is_empty() {
@@ -483,19 +469,15 @@ fn unknown_key_message(key: &str) -> String {
         return "unknown key".to_string();
     }
     let known = children(table);
-    let best = known
-        .iter()
-        .map(|k| (edit_distance(leaf, k), *k))
-        .min()
-        .filter(|(d, k)| *d <= 2.max(k.len() / 3));
+    let best = tinygram_proto::suggest::closest(leaf, known.iter().copied());
     let place = if table.is_empty() {
         "at the top level".to_string()
     } else {
         format!("in [{table}]")
     };
     match best {
-        Some((_, k)) if table.is_empty() => format!("unknown key; did you mean `{k}`?"),
-        Some((_, k)) => format!("unknown key; did you mean `{table}.{k}`?"),
+        Some(k) if table.is_empty() => format!("unknown key; did you mean `{k}`?"),
+        Some(k) => format!("unknown key; did you mean `{table}.{k}`?"),
         None => format!("unknown key (known keys {place}: {})", known.join(", ")),
     }
 }
@@ -952,7 +934,8 @@ impl Doc {
     fn host(&self, side: &str) -> Result<HostConfig, ScenarioError> {
         let k = |name: &str| format!("{side}.{name}");
         let mut c = Config::default();
-        if let Some(v) = self.uint(&k("mss"), 0, u64::from(u16::MAX))? {
+        // The engine's least MSS (its config check) is the range's floor: one range, the real one.
+        if let Some(v) = self.uint(&k("mss"), 64, u64::from(u16::MAX))? {
             c.mss = v as u16;
         }
         if let Some((e, s)) = self.string(&k("send_policy"))? {
@@ -964,7 +947,7 @@ impl Doc {
         if let Some(v) = self.duration(&k("delack"))? {
             c.delack = v;
         }
-        if let Some(v) = self.u32(&k("delack_segments"), 0)? {
+        if let Some(v) = self.u32(&k("delack_segments"), 1)? {
             c.delack_segments = v;
         }
         if let Some((e, s)) = self.string(&k("delack_count"))? {
@@ -1024,28 +1007,10 @@ impl Doc {
             c.options = set;
         }
         if let Some((e, s)) = self.string(&k("loss_is"))? {
-            c.loss_is = match s.as_str() {
-                "congestion" => LossIs::Congestion,
-                "noise" => LossIs::Noise,
-                _ => {
-                    return Err(self.fail(
-                        e,
-                        format!("unknown loss_is {s:?} (expected \"congestion\" or \"noise\")"),
-                    ))
-                }
-            };
+            c.loss_is = s.parse::<LossIs>().map_err(|m| self.fail(e, m))?;
         }
         if let Some((e, s)) = self.string(&k("slow_start"))? {
-            c.slow_start = match s.as_str() {
-                "standard" => SlowStart::Standard,
-                "double" => SlowStart::Double,
-                _ => {
-                    return Err(self.fail(
-                        e,
-                        format!("unknown slow_start {s:?} (expected \"standard\" or \"double\")"),
-                    ))
-                }
-            };
+            c.slow_start = s.parse::<SlowStart>().map_err(|m| self.fail(e, m))?;
         }
         if let Some(v) = self.duration(&k("rto_min"))? {
             c.rto_min = v;
@@ -1056,7 +1021,7 @@ impl Doc {
         if let Some(v) = self.duration(&k("rto_initial"))? {
             c.rto_initial = v;
         }
-        if let Some(v) = self.u32(&k("initial_window"), 0)? {
+        if let Some(v) = self.u32(&k("initial_window"), 1)? {
             c.initial_window = v;
         }
         if let Some(v) = self.u32(&k("max_retries"), 0)? {
@@ -1068,7 +1033,7 @@ impl Doc {
         if let Some(v) = self.duration(&k("msl"))? {
             c.msl = v;
         }
-        if let Some(v) = self.u32(&k("dupack_threshold"), 0)? {
+        if let Some(v) = self.u32(&k("dupack_threshold"), 1)? {
             c.dupack_threshold = v;
         }
         if let Some(v) = self.usize_size(&k("buffer_cap"))? {
@@ -1114,7 +1079,10 @@ impl Doc {
                     Some((e, s)) => {
                         return Err(self.fail(
                             e,
-                            format!("unknown direction {s:?} (expected \"client-to-server\" or \"server-to-client\")"),
+                            format!(
+                                "unknown direction {s:?}{} (expected \"client-to-server\" or \"server-to-client\")",
+                                did_you_mean(&s, ["client-to-server", "server-to-client"])
+                            ),
                         ))
                     }
                 };
@@ -1215,7 +1183,10 @@ impl Doc {
                 if !WORKLOAD_TYPES.iter().any(|(t, _)| *t == s) {
                     return Err(self.fail(
                         e,
-                        format!("unknown workload type {s:?} (expected \"request-response\", \"bulk\" or \"interactive\")"),
+                        format!(
+                            "unknown workload type {s:?}{} (expected \"request-response\", \"bulk\" or \"interactive\")",
+                            did_you_mean(&s, WORKLOAD_TYPES.iter().map(|(t, _)| *t))
+                        ),
                     ));
                 }
                 s
@@ -2080,6 +2051,73 @@ isn = 4294967295
             Some(3),
             "workload.keystrokes",
             "out of range (1 to",
+        );
+    }
+
+    /// A range in an error is the range the value must really be in, and a
+    /// misspelled name gets the same "did you mean" as a misspelled key.
+    #[test]
+    fn ranges_are_the_real_ones_and_names_get_suggestions() {
+        for (set, key, range) in [
+            (
+                "client.mss=-1",
+                "client.mss",
+                "-1 is out of range (64 to 65535)",
+            ),
+            (
+                "client.mss=0",
+                "client.mss",
+                "0 is out of range (64 to 65535)",
+            ),
+            (
+                "server.delack_segments=0",
+                "server.delack_segments",
+                "(1 to 4294967295)",
+            ),
+            (
+                "client.initial_window=0",
+                "client.initial_window",
+                "(1 to 4294967295)",
+            ),
+            (
+                "client.dupack_threshold=0",
+                "client.dupack_threshold",
+                "(1 to 4294967295)",
+            ),
+        ] {
+            let e = parse_set("", &[set]).unwrap_err();
+            assert_eq!(e.key, key, "{e}");
+            assert!(e.message.contains(range), "{set}: {e}");
+        }
+        assert_eq!(
+            parse_set("", &["client.mss=64"]).unwrap().client.tcp.mss,
+            64
+        );
+        for (set, want) in [
+            ("client.send_policy=nagel", "did you mean \"nagle\"?"),
+            ("server.ack_policy=delyed", "did you mean \"delayed\"?"),
+            (
+                "server.window_update=imediate",
+                "did you mean \"immediate\"?",
+            ),
+            ("server.delack_count=ful", "did you mean \"full\"?"),
+            ("client.loss_is=nosie", "did you mean \"noise\"?"),
+            ("client.slow_start=doubel", "did you mean \"double\"?"),
+            ("client.options=[\"sak\"]", "did you mean \"sack\"?"),
+            ("link.framing=ethrenet", "did you mean \"ethernet\"?"),
+            ("workload.type=bluk", "did you mean \"bulk\"?"),
+        ] {
+            let e = parse_set("", &[set]).unwrap_err();
+            assert!(e.message.contains(want), "{set}: {e}");
+        }
+        let e = parse_set(
+            "[workload]\ntype = \"bulk\"",
+            &["workload.direction=client-to-sever"],
+        )
+        .unwrap_err();
+        assert!(
+            e.message.contains("did you mean \"client-to-server\"?"),
+            "{e}"
         );
     }
 

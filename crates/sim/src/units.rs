@@ -1,5 +1,5 @@
 //! Human units for scenario files and reports: durations (`"200ms"`), sizes
-//! (`"64KB"`, `"64KiB"`) and rates (`"1.544Mbps"`) (README, "Scenario files").
+//! (`"64KB"`, `"64KiB"`) and bit rates (`"1.544Mbps"`, `"1.544Mb/s"`).
 //!
 //! Parsing is exact where it can be: durations and sizes are computed from the
 //! decimal digits, not through floating point, so `"0.1s"` is exactly 100 ms.
@@ -131,12 +131,55 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     u64::try_from(bytes).map_err(|_| format!("bad size {s:?}: too large"))
 }
 
-/// Parses rates in bits per second: `"100bps"`, `"56kbps"`, `"10Mbps"`, `"1.544Mbps"`,
-/// `"1Gbps"`, `"1Tbps"`. `"0"` and `"unlimited"`/`"infinite"` give 0.0 and infinity.
+/// Bit-rate units, case-sensitive (a lower-case `b` is bits): each scale's
+/// forms, in the order the error message lists them.
+const RATE_UNITS: &[(f64, &[&str])] = &[
+    (1.0, &["bps", "b/s", "bit/s"]),
+    (1e3, &["kbps", "kb/s", "kbit/s", "Kbps", "Kb/s", "Kbit/s"]),
+    (1e6, &["Mbps", "Mb/s", "Mbit/s", "mbps"]),
+    (1e9, &["Gbps", "Gb/s", "Gbit/s", "gbps"]),
+    (1e12, &["Tbps", "Tb/s", "Tbit/s", "tbps"]),
+];
+
+/// Byte-rate units (an upper-case `B`): not rates a link is given in, but a
+/// common slip, answered with the bit-rate equivalent.
+const BYTE_RATE_UNITS: &[(f64, &[&str])] = &[
+    (1.0, &["B/s", "Bps"]),
+    (1e3, &["kB/s", "KB/s", "kBps", "KBps"]),
+    (1e6, &["MB/s", "MBps"]),
+    (1e9, &["GB/s", "GBps"]),
+    (1e12, &["TB/s", "TBps"]),
+    (1024.0, &["KiB/s"]),
+    (1_048_576.0, &["MiB/s"]),
+    (1_073_741_824.0, &["GiB/s"]),
+];
+
+/// Looks `unit` up in a unit table.
+fn unit_scale(table: &[(f64, &[&str])], unit: &str) -> Option<f64> {
+    table
+        .iter()
+        .find(|(_, forms)| forms.contains(&unit))
+        .map(|(scale, _)| *scale)
+}
+
+/// A decimal number as [`split_number`] cut it: digits with at most one point.
+fn rate_number(num: &str) -> Option<f64> {
+    if num.is_empty() || num == "." || num.bytes().filter(|&b| b == b'.').count() > 1 {
+        return None;
+    }
+    num.parse().ok()
+}
+
+/// Parses rates in bits per second: `"100bps"`, `"56kbps"`, `"1.544Mb/s"`,
+/// `"10Mbit/s"`, `"1Gbps"`, `"1Tbps"` (every form in [`RATE_UNITS`]). `"0"` and
+/// `"unlimited"`/`"infinite"` give 0.0 and infinity. A byte rate (`"1MB/s"`) is
+/// an error giving its bit-rate equivalent.
 pub fn parse_rate(s: &str) -> Result<f64, String> {
     let expected = || {
+        let forms: Vec<String> = RATE_UNITS.iter().map(|(_, f)| f.join(", ")).collect();
         format!(
-            "bad rate {s:?}: expected a number with a unit bps, kbps, Mbps or Gbps (like \"10Mbps\")"
+            "bad rate {s:?}: expected a number with a bit-rate unit (like \"10Mbps\" or \"1.544Mb/s\"), or \"0\" or \"unlimited\" for no limit; units (case-sensitive, lower-case b = bits): {}",
+            forms.join("; ")
         )
     };
     if let Some(e) = sign_error("rate", s) {
@@ -147,19 +190,33 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
         return Ok(f64::INFINITY);
     }
     let (num, unit) = split_number(t.strip_prefix('+').unwrap_or(t));
-    let scale = match unit {
-        "bps" | "bit/s" => 1.0,
-        "kbps" | "Kbps" | "kbit/s" => 1e3,
-        "Mbps" | "mbps" | "Mbit/s" => 1e6,
-        "Gbps" | "gbps" | "Gbit/s" => 1e9,
-        "Tbps" | "tbps" | "Tbit/s" => 1e12,
-        "" if !num.is_empty() && num.bytes().all(|b| b == b'0' || b == b'.') => 1.0,
-        _ => return Err(expected()),
-    };
-    if num.is_empty() || num == "." || num.bytes().filter(|&b| b == b'.').count() > 1 {
-        return Err(expected());
+    if let Some(byte_scale) = unit_scale(BYTE_RATE_UNITS, unit) {
+        let v = rate_number(num).ok_or_else(expected)?;
+        let bits = v * byte_scale * 8.0;
+        let equivalent = if bits.is_finite() && bits > 0.0 {
+            format!(
+                "; {num}{unit} is {} (\"{}\")",
+                fmt_rate(bits),
+                fmt_rate(bits).replace("bps", "b/s")
+            )
+        } else {
+            String::new()
+        };
+        return Err(format!(
+            "bad rate {s:?}: {unit} is bytes per second, and rates are in bits per second (a lower-case b){equivalent}"
+        ));
     }
-    let v: f64 = num.parse().map_err(|_| expected())?;
+    let scale = match unit_scale(RATE_UNITS, unit) {
+        Some(scale) => scale,
+        None if !num.is_empty()
+            && unit.is_empty()
+            && num.bytes().all(|b| b == b'0' || b == b'.') =>
+        {
+            1.0
+        }
+        None => return Err(expected()),
+    };
+    let v = rate_number(num).ok_or_else(expected)?;
     let v = v * scale;
     if !v.is_finite() {
         return Err(format!("bad rate {s:?}: too large"));
@@ -339,6 +396,66 @@ mod tests {
             assert!(parse_rate(bad).is_err(), "{bad:?} should fail");
         }
         assert!(parse_rate("-1Mbps").unwrap_err().contains("negative"));
+    }
+
+    #[test]
+    fn rates_in_every_bit_rate_form() {
+        for (text, bps) in [
+            ("1.544Mb/s", 1_544_000.0),
+            ("1.544 Mb/s", 1_544_000.0),
+            ("1.544Mbit/s", 1_544_000.0),
+            ("1.544Mbps", 1_544_000.0),
+            ("1 Gb/s", 1e9),
+            ("56kb/s", 56_000.0),
+            ("56Kb/s", 56_000.0),
+            ("56kbit/s", 56_000.0),
+            ("9600b/s", 9600.0),
+            ("9600bit/s", 9600.0),
+            ("9600bps", 9600.0),
+            ("2Tb/s", 2e12),
+            // Forms accepted before bit/s spellings were added keep working.
+            ("10mbps", 1e7),
+            ("1gbps", 1e9),
+        ] {
+            assert_eq!(parse_rate(text), Ok(bps), "{text}");
+        }
+        let e = parse_rate("1.544Mbs").unwrap_err();
+        for form in [
+            "bps",
+            "b/s",
+            "bit/s",
+            "kb/s",
+            "Mb/s",
+            "Mbit/s",
+            "Gb/s",
+            "Tbps",
+            "unlimited",
+        ] {
+            assert!(
+                e.contains(&format!(" {form}")) || e.contains(&format!("\"{form}\"")),
+                "{form} missing from: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn byte_rates_are_errors_with_the_bit_rate() {
+        for (text, unit, bits) in [
+            ("1MB/s", "MB/s", "8Mbps"),
+            ("125kB/s", "kB/s", "1Mbps"),
+            ("125KB/s", "KB/s", "1Mbps"),
+            ("100B/s", "B/s", "800bps"),
+            ("1.5 GB/s", "GB/s", "12Gbps"),
+            ("1KiB/s", "KiB/s", "8.192kbps"),
+        ] {
+            let e = parse_rate(text).unwrap_err();
+            assert!(
+                e.contains(&format!("{unit} is bytes per second")),
+                "{text}: {e}"
+            );
+            assert!(e.contains(bits), "{text}: wanted {bits} in {e}");
+            assert!(e.contains(&bits.replace("bps", "b/s")), "{text}: {e}");
+        }
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub struct VariantSpec {
     /// 1-based line of its `[[variant]]` header (or name), for errors.
     pub line: usize,
     pub sets: Vec<String>,
+    /// 1-based line of each of `sets`' keys (same order), so an error in one
+    /// is reported at that key, not at the header.
+    pub set_lines: Vec<usize>,
 }
 
 /// A scenario file's base run and its variants, each validated.
@@ -86,16 +89,19 @@ impl ScenarioSet {
     }
 }
 
-/// An error raised by a variant's key is reported at the variant, not as a `--set`.
+/// An error raised by a variant's key is reported at that key's line in the
+/// file (and names the variant), not as a `--set`.
 fn locate(mut e: ScenarioError, spec: &VariantSpec, origin: &str) -> ScenarioError {
-    let from_variant = spec
+    if e.file != format!("--set {}", e.key) {
+        return e;
+    }
+    let at = spec
         .sets
         .iter()
-        .any(|s| s.split_once('=').map(|(k, _)| k.trim()) == Some(e.key.as_str()))
-        && e.file == format!("--set {}", e.key);
-    if from_variant {
+        .position(|s| s.split_once('=').map(|(k, _)| k.trim()) == Some(e.key.as_str()));
+    if let Some(i) = at {
         e.file = origin.to_string();
-        e.line = Some(spec.line);
+        e.line = Some(spec.set_lines.get(i).copied().unwrap_or(spec.line));
         e.message = format!("in variant {:?}: {}", spec.name, e.message);
     }
     e
@@ -141,26 +147,29 @@ pub fn parse_variants(text: &str, origin: &str) -> Result<Vec<VariantSpec>, Scen
     for t in tables.iter() {
         let line = t.span().map(|s| line_of(s.start)).or(key_line).unwrap_or(1);
         let mut leaves = Vec::new();
-        flatten("", t, &mut leaves);
+        flatten("", t, &line_of, &mut leaves);
         let mut name = None;
         let mut sets = Vec::new();
-        for (key, value) in leaves {
+        let mut set_lines = Vec::new();
+        for (key, value, key_line) in leaves {
+            let key_line = key_line.unwrap_or(line);
             if key == "name" {
                 match value.as_str() {
                     Some(s) if !s.trim().is_empty() => name = Some(s.trim().to_string()),
                     _ => {
                         return Err(fail(
                             origin,
-                            Some(line),
+                            Some(key_line),
                             "variant.name",
                             "must be a non-empty string",
                         ))
                     }
                 }
             } else if key == VARIANT_TABLE || key.starts_with("variant.") {
-                return Err(fail(origin, Some(line), &key, "variants cannot nest"));
+                return Err(fail(origin, Some(key_line), &key, "variants cannot nest"));
             } else {
                 sets.push(format!("{key}={}", value.to_string().trim()));
+                set_lines.push(key_line);
             }
         }
         let Some(name) = name else {
@@ -179,28 +188,42 @@ pub fn parse_variants(text: &str, origin: &str) -> Result<Vec<VariantSpec>, Scen
                 format!("two variants are named {name:?}"),
             ));
         }
-        out.push(VariantSpec { name, line, sets });
+        out.push(VariantSpec {
+            name,
+            line,
+            sets,
+            set_lines,
+        });
     }
     Ok(out)
 }
 
-/// Flattens a table into (dotted key, leaf value) pairs.
-fn flatten(prefix: &str, t: &dyn TableLike, out: &mut Vec<(String, Value)>) {
+/// Flattens a table into (dotted key, leaf value, line of the leaf's key) triples.
+fn flatten(
+    prefix: &str,
+    t: &dyn TableLike,
+    line_of: &dyn Fn(usize) -> usize,
+    out: &mut Vec<(String, Value, Option<usize>)>,
+) {
     for (k, item) in t.iter() {
         let key = if prefix.is_empty() {
             k.to_string()
         } else {
             format!("{prefix}.{k}")
         };
+        let line = t
+            .get_key_value(k)
+            .and_then(|(key, _)| key.span())
+            .map(|s| line_of(s.start));
         match item {
-            Item::Table(t) => flatten(&key, t, out),
-            Item::Value(Value::InlineTable(t)) => flatten(&key, t, out),
+            Item::Table(t) => flatten(&key, t, line_of, out),
+            Item::Value(Value::InlineTable(t)) => flatten(&key, t, line_of, out),
             Item::Value(v) => {
                 let mut v = v.clone();
                 v.decor_mut().clear();
-                out.push((key, v));
+                out.push((key, v, line));
             }
-            Item::None | Item::ArrayOfTables(_) => out.push((key, Value::from("[[...]]"))),
+            Item::None | Item::ArrayOfTables(_) => out.push((key, Value::from("[[...]]"), line)),
         }
     }
 }
@@ -252,10 +275,10 @@ options = ["wscale", "sack"]
     }
 
     #[test]
-    fn a_bad_variant_key_is_located_at_the_variant() {
+    fn a_bad_variant_is_located_in_the_file() {
         let text = "[[variant]]\nname = \"x\"\nclient.send_policy = \"nagel\"\n";
         let e = ScenarioSet::from_str(text, "t.toml", &[]).unwrap_err();
-        assert_eq!((e.file.as_str(), e.line), ("t.toml", Some(1)), "{e}");
+        assert_eq!((e.file.as_str(), e.line), ("t.toml", Some(3)), "{e}");
         assert!(e.to_string().contains("in variant \"x\""), "{e}");
         let e =
             ScenarioSet::from_str("[[variant]]\nclient.mss = 1000\n", "t.toml", &[]).unwrap_err();
@@ -267,6 +290,36 @@ options = ["wscale", "sack"]
             .contains("two variants"));
         let e = ScenarioSet::from_str("variant = 3\n", "t.toml", &[]).unwrap_err();
         assert_eq!(e.line, Some(1), "{e}");
+    }
+
+    /// A typo inside a variant is reported at the key's own line, whether the
+    /// key is dotted, in a `[variant.client]` subtable or in an inline table.
+    #[test]
+    fn a_bad_variant_key_is_reported_at_its_own_line() {
+        let text =
+            "[[variant]]\nname = \"x\"\nclient.mss = 1000\n\nclient.send_polcy = \"nodelay\"\n";
+        let e = ScenarioSet::from_str(text, "t.toml", &[]).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("t.toml", Some(5)), "{e}");
+        assert!(
+            e.message.contains("did you mean `client.send_policy`"),
+            "{e}"
+        );
+        assert!(e.message.contains("in variant \"x\""), "{e}");
+        let sub =
+            "[[variant]]\nname = \"y\"\n[variant.server]\nmss = 1000\nack_policy = \"delyed\"\n";
+        let e = ScenarioSet::from_str(sub, "t.toml", &[]).unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.line),
+            ("server.ack_policy", Some(5)),
+            "{e}"
+        );
+        let inline =
+            "[[variant]]\nname = \"z\"\n\nlink = { rate = \"1Mbps\", delay = \"5 parsecs\" }\n";
+        let e = ScenarioSet::from_str(inline, "t.toml", &[]).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("link.delay", Some(4)), "{e}");
+        // A variant's errors are located in the file, not blamed on a --set.
+        let user = ScenarioSet::from_str(text, "t.toml", &["client.mss=70000".into()]).unwrap_err();
+        assert_eq!(user.file, "--set client.mss", "{user}");
     }
 
     #[test]

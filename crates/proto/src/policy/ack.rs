@@ -232,7 +232,8 @@ impl FromStr for DelackCount {
             "any" => Ok(DelackCount::Any),
             "full" => Ok(DelackCount::Full),
             _ => Err(format!(
-                "unknown delack_count {s:?} (expected \"any\" or \"full\")"
+                "unknown delack_count {s:?}{} (expected \"any\" or \"full\")",
+                crate::suggest::did_you_mean(s, ["any", "full"])
             )),
         }
     }
@@ -264,7 +265,8 @@ impl FromStr for WindowUpdate {
             "immediate" => Ok(WindowUpdate::Immediate),
             "delayed" => Ok(WindowUpdate::Delayed),
             _ => Err(format!(
-                "unknown window_update {s:?} (expected \"immediate\" or \"delayed\")"
+                "unknown window_update {s:?}{} (expected \"immediate\" or \"delayed\")",
+                crate::suggest::did_you_mean(s, ["immediate", "delayed"])
             )),
         }
     }
@@ -686,8 +688,15 @@ impl FromStr for AckPolicyKind {
                         )
                     });
                 }
+                // "naglm:30" is a near miss of "naglim:N", not of "nagle".
+                let bases = Self::ALL
+                    .iter()
+                    .filter(|(n, _)| n.contains(':') == s.contains(':'))
+                    .map(|(n, _)| n.split(':').next().unwrap_or(n));
+                let base = s.split(':').next().unwrap_or(s);
                 return Err(format!(
-                    "unknown ACK policy {s:?} (expected one of: {})",
+                    "unknown ACK policy {s:?}{} (expected one of: {})",
+                    crate::suggest::did_you_mean(base, bases),
                     Self::ALL
                         .iter()
                         .map(|(n, _)| *n)
