@@ -26,5 +26,5 @@ pub use device::{default_kernel_addr, parse_cidr, DeviceConfig, Tun};
 pub use driver::{
     run, run_on, stop_on_signals, summary, NetError, PacketDevice, Role, RunOptions, RunReport,
 };
-pub use host::{ConnReport, Host, HostCounters};
+pub use host::{ClosedSummary, ConnReport, Host, HostCounters};
 pub use isn::IsnKey;
