@@ -47,6 +47,9 @@ pub struct RunOptions {
     pub status: bool,
     /// Set from outside (a signal, a test) to stop the run.
     pub stop: Arc<AtomicBool>,
+    /// Half-open connections a listener keeps before it answers SYNs with
+    /// SYN cookies (`host::DEFAULT_BACKLOG`).
+    pub backlog: usize,
 }
 
 /// What a run did.
@@ -131,6 +134,7 @@ pub fn run_on(tun: &impl PacketDevice, opts: &RunOptions) -> Result<RunReport, N
     let isn_key = IsnKey::from_os()
         .map_err(|e| NetError::Config(format!("cannot draw the ISN secret from the OS: {e}")))?;
     let mut host = Host::new(opts.device.addr, opts.config.clone(), seed, isn_key);
+    host.backlog = opts.backlog;
     match &opts.role {
         Role::Serve { port, app, .. } => host.listen(*port, app.clone()),
         Role::Connect {
@@ -501,6 +505,7 @@ mod tests {
             duration: Some(StdDuration::from_secs(20)),
             status: false,
             stop: Arc::new(AtomicBool::new(false)),
+            backlog: crate::host::DEFAULT_BACKLOG,
         }
     }
 
