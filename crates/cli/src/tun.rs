@@ -38,6 +38,10 @@ pub enum TunCmd {
         /// Exit after this many connections have ended (default: until Ctrl-C).
         #[arg(long)]
         conns: Option<u64>,
+        /// Half-open connections kept before SYNs are answered with SYN
+        /// cookies (RFC 4987), which hold no state.
+        #[arg(long, default_value_t = tinygram_net::host::DEFAULT_BACKLOG)]
+        backlog: usize,
     },
     /// Connect to --to and run --app.
     Connect {
@@ -178,6 +182,7 @@ fn options(common: &Common, role: Role) -> Result<RunOptions, String> {
         duration,
         status: !common.quiet,
         stop: tinygram_net::stop_on_signals(),
+        backlog: tinygram_net::host::DEFAULT_BACKLOG,
     })
 }
 
@@ -188,15 +193,18 @@ pub fn run(cmd: TunCmd) -> ExitCode {
             port,
             app,
             conns,
+            backlog,
         } => AppSpec::parse(app).and_then(|app| {
-            options(
+            let mut o = options(
                 common,
                 Role::Serve {
                     port: *port,
                     app,
                     conns: *conns,
                 },
-            )
+            )?;
+            o.backlog = *backlog;
+            Ok(o)
         }),
         TunCmd::Connect {
             common,

@@ -4,12 +4,9 @@
 //! `write(2)` on a socket: the engine sees the write boundary (Doupnik 2.0) and
 //! its send policy decides right away, as a kernel's does inside the call.
 
-use crate::host::Host;
 use sha2::{Digest, Sha256};
 use std::collections::VecDeque;
 use std::fmt;
-use std::net::Ipv4Addr;
-use tinygram_proto::wire::TcpOptions;
 use tinygram_proto::{Connection, Instant, State};
 
 /// Doupnik section 3: the web server's body goes out in 4 KB writes.
@@ -214,16 +211,26 @@ pub trait App: Send {
     fn result(&self) -> AppResult;
 }
 
-/// The socket-like calls an application makes; each write is pushed at once.
-pub struct AppIo<'a> {
-    pub(crate) conn: &'a mut Connection,
-    pub(crate) now: Instant,
-    pub(crate) host: &'a mut Host,
-    pub(crate) remote: (Ipv4Addr, u16),
-    pub(crate) our_syn: &'a mut Option<TcpOptions>,
+/// Where a connection's output goes: the host frames and queues what the
+/// engine emits. Apps never see the host, only this.
+pub trait Transmit {
+    /// Drains everything `conn` has to send now.
+    fn transmit(&mut self, conn: &mut Connection, now: Instant);
 }
 
-impl AppIo<'_> {
+/// The handle an application acts on its connection through: socket-like
+/// calls; each write is pushed to the wire at once.
+pub struct AppIo<'a> {
+    conn: &'a mut Connection,
+    now: Instant,
+    out: &'a mut dyn Transmit,
+}
+
+impl<'a> AppIo<'a> {
+    /// The handle for `conn` at `now`, whose output goes to `out`.
+    pub fn new(conn: &'a mut Connection, now: Instant, out: &'a mut dyn Transmit) -> Self {
+        AppIo { conn, now, out }
+    }
     pub fn now(&self) -> Instant {
         self.now
     }
@@ -262,16 +269,9 @@ impl AppIo<'_> {
         self.conn
     }
 
-    /// Drains the engine's output into the host's outbox (call order step 3).
-    pub(crate) fn transmit(&mut self) {
-        let mut buf = self.host.take_payload_buf();
-        while let Some(seg) = self.conn.poll_transmit(self.now, &mut buf) {
-            if seg.flags.syn() {
-                *self.our_syn = Some(seg.options);
-            }
-            self.host.push_packet(self.remote, &seg, &buf);
-        }
-        self.host.put_payload_buf(buf);
+    /// Sends what the engine has ready (after each write, and after the app's step).
+    pub fn transmit(&mut self) {
+        self.out.transmit(self.conn, self.now);
     }
 }
 

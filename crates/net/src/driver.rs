@@ -5,7 +5,7 @@
 use crate::app::AppSpec;
 use crate::device::{DeviceConfig, Tun};
 use crate::explain::Explain;
-use crate::host::{ConnReport, Host, HostCounters};
+use crate::host::{ClosedSummary, ConnReport, Host, HostCounters};
 use crate::isn::IsnKey;
 use crate::pcap::Capture;
 use std::io::{self, IsTerminal, Write};
@@ -47,13 +47,18 @@ pub struct RunOptions {
     pub status: bool,
     /// Set from outside (a signal, a test) to stop the run.
     pub stop: Arc<AtomicBool>,
+    /// Half-open connections a listener keeps before it answers SYNs with
+    /// SYN cookies (`host::DEFAULT_BACKLOG`).
+    pub backlog: usize,
 }
 
 /// What a run did.
 #[derive(Clone, Debug)]
 pub struct RunReport {
-    /// Every connection, in the order they ended (live ones last).
+    /// The last connections to end, in that order (live ones last); every
+    /// ended one is counted in `closed`.
     pub conns: Vec<ConnReport>,
+    pub closed: ClosedSummary,
     pub host: HostCounters,
     /// The why-trace summary (only when `config.trace`).
     pub explain: Option<Explain>,
@@ -129,6 +134,7 @@ pub fn run_on(tun: &impl PacketDevice, opts: &RunOptions) -> Result<RunReport, N
     let isn_key = IsnKey::from_os()
         .map_err(|e| NetError::Config(format!("cannot draw the ISN secret from the OS: {e}")))?;
     let mut host = Host::new(opts.device.addr, opts.config.clone(), seed, isn_key);
+    host.backlog = opts.backlog;
     match &opts.role {
         Role::Serve { port, app, .. } => host.listen(*port, app.clone()),
         Role::Connect {
@@ -181,7 +187,7 @@ pub fn run_on(tun: &impl PacketDevice, opts: &RunOptions) -> Result<RunReport, N
         }
         match &opts.role {
             Role::Serve { conns: Some(n), .. }
-                if host.finished.len() as u64 >= *n
+                if host.closed.connections >= *n
                     && host
                         .conns
                         .values()
@@ -240,6 +246,7 @@ pub fn run_on(tun: &impl PacketDevice, opts: &RunOptions) -> Result<RunReport, N
     }
     Ok(RunReport {
         conns: host.all_reports(),
+        closed: host.closed.clone(),
         host: host.counters.clone(),
         explain: opts.config.trace.then(|| host.explain.clone()),
         elapsed: start.elapsed(),
@@ -271,11 +278,7 @@ fn wait_readable(fd: i32, d: StdDuration) -> io::Result<()> {
 }
 
 fn status_line(host: &Host, elapsed: StdDuration) -> String {
-    let reports = host.all_reports();
-    let (bin, bout): (u64, u64) = reports
-        .iter()
-        .map(|r| (r.app.bytes_in, r.app.bytes_out))
-        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let (bin, bout) = host.app_bytes();
     let secs = elapsed.as_secs_f64().max(1e-9);
     let state = host
         .conns
@@ -287,7 +290,7 @@ fn status_line(host: &Host, elapsed: StdDuration) -> String {
         "{:.1} s | {} live, {} done | {state} | in {:.1} MB ({:.1} Mbit/s) out {:.1} MB ({:.1} Mbit/s) | packets {} in {} out",
         secs,
         host.conns.len(),
-        host.finished.len(),
+        host.closed.connections,
         bin as f64 / 1e6,
         bin as f64 * 8.0 / secs / 1e6,
         bout as f64 / 1e6,
@@ -346,6 +349,26 @@ pub fn summary(r: &RunReport) -> String {
         "  dropped on input: {} bad ({} bad checksums, {} malformed for a connection: its invalid_segments), {} not for us, {} not IPv4/TCP",
         h.bad_packets, h.bad_checksums, h.invalid_for_connections, h.not_for_us, h.not_ipv4_tcp
     );
+    if h.martian_sources + h.syn_cookies_sent + h.syn_cookies_rejected > 0 {
+        let _ = writeln!(
+            s,
+            "  SYN flood defence: {} SYN cookie(s) sent, {} accepted, {} rejected; {} from multicast/broadcast/loopback sources dropped",
+            h.syn_cookies_sent, h.syn_cookies_accepted, h.syn_cookies_rejected, h.martian_sources
+        );
+    }
+    let c = &r.closed;
+    if c.reports_dropped > 0 || c.bytes_lost_to_reset > 0 {
+        let _ = writeln!(
+            s,
+            "  {} connection(s) ended ({} with an error, {} B in, {} B out, {} B lost to resets in SYN-RECEIVED); the last {} are listed",
+            c.connections,
+            c.errors,
+            c.bytes_in,
+            c.bytes_out,
+            c.bytes_lost_to_reset,
+            c.connections - c.reports_dropped
+        );
+    }
     for c in &r.conns {
         let _ = writeln!(
             s,
@@ -482,6 +505,7 @@ mod tests {
             duration: Some(StdDuration::from_secs(20)),
             status: false,
             stop: Arc::new(AtomicBool::new(false)),
+            backlog: crate::host::DEFAULT_BACKLOG,
         }
     }
 
@@ -580,6 +604,18 @@ mod tests {
                 rsts_for_closed_ports: 17,
                 connections: 18,
                 invalid_for_connections: 20,
+                martian_sources: 21,
+                syn_cookies_sent: 22,
+                syn_cookies_accepted: 23,
+                syn_cookies_rejected: 24,
+            },
+            closed: ClosedSummary {
+                connections: 1030,
+                errors: 25,
+                bytes_in: 26,
+                bytes_out: 27,
+                bytes_lost_to_reset: 28,
+                reports_dropped: 30,
             },
             explain: None,
             elapsed: StdDuration::from_millis(1500),
@@ -593,6 +629,8 @@ mod tests {
             "17 RST(s) for closed ports",
             "11 in, 12 out, 19 refused by the device",
             "14 bad (15 bad checksums, 20 malformed for a connection: its invalid_segments), 16 not for us, 13 not IPv4/TCP",
+            "22 SYN cookie(s) sent, 23 accepted, 24 rejected; 21 from multicast/broadcast/loopback sources dropped",
+            "1030 connection(s) ended (25 with an error, 26 B in, 27 B out, 28 B lost to resets in SYN-RECEIVED); the last 1000 are listed",
         ] {
             assert!(s.contains(want), "{want:?} missing from\n{s}");
         }

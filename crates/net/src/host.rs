@@ -1,18 +1,32 @@
 //! One IPv4 host on the wire: checks and demultiplexes arriving packets to
-//! connections by 4-tuple, opens a connection per SYN on a listening port,
-//! answers everything else with a RST (RFC 9293 3.10.7.1), and frames what the
-//! engines emit as IPv4 packets with checksums.
+//! connections by 4-tuple (a hash map: O(1) per packet), opens a connection
+//! per SYN on a listening port up to a backlog of half-open connections and
+//! answers SYNs beyond it with SYN cookies (RFC 4987 3.6), answers everything
+//! else with a RST (RFC 9293 3.10.7.1), keeps every connection's deadline in
+//! a min-heap so a step touches only connections with events, and frames
+//! what the engines emit as IPv4 packets with checksums.
+//!
+//! The host alone owns demultiplexing, timers and the device's packets; an
+//! application acts on its own connection through an [`AppIo`] handle.
 
-use crate::app::{App, AppIo, AppSpec};
+use crate::app::{App, AppIo, AppSpec, Transmit};
 use crate::explain::Explain;
-use crate::isn::{IsnKey, Rfc6528Isn};
-use std::collections::BTreeMap;
+use crate::isn::{IsnKey, Rfc6528Isn, COOKIE_LIFETIME};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::net::{Ipv4Addr, SocketAddrV4};
 use tinygram_proto::wire::{Ipv4Repr, TcpOptions, TcpSegment, WireError};
 use tinygram_proto::{Config, Connection, Instant, State, TcpRepr};
 
 /// Remote address, remote port, local port.
 pub type FourTuple = (Ipv4Addr, u16, u16);
+
+/// Half-open connections a listener keeps before it answers with SYN
+/// cookies (Linux's long-standing `somaxconn` default).
+pub const DEFAULT_BACKLOG: usize = 128;
+/// Reports of finished connections kept one by one; older ones are only
+/// counted in [`ClosedSummary`].
+pub const DEFAULT_KEEP_REPORTS: usize = 1000;
 
 /// Packets that did not reach a connection, by reason (the driver's own counters).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -33,10 +47,21 @@ pub struct HostCounters {
     pub invalid_for_connections: u64,
     /// Addressed to another host: dropped.
     pub not_for_us: u64,
+    /// From a multicast, broadcast, loopback, unspecified or our own address
+    /// (RFC 1122 3.2.1.3, 4.2.3.10): dropped unanswered, so a spoofed SYN
+    /// cannot turn the host into a reflector.
+    pub martian_sources: u64,
     /// Segments for no connection that were answered with a RST.
     pub rsts_for_closed_ports: u64,
     /// Connections opened (accepted or connected).
     pub connections: u64,
+    /// SYNs answered statelessly with a SYN cookie: the backlog was full.
+    pub syn_cookies_sent: u64,
+    /// Connections built from an ACK that returned a valid cookie.
+    pub syn_cookies_accepted: u64,
+    /// ACKs to the listening port whose cookie did not verify (forged, or
+    /// older than two cookie periods): answered with a RST.
+    pub syn_cookies_rejected: u64,
 }
 
 /// One connection with its application.
@@ -48,6 +73,27 @@ pub struct Slot {
     /// Options in our SYN or SYN-ACK (what tinygram offered).
     pub our_syn_options: Option<TcpOptions>,
     pub opened_at: Instant,
+    /// Counted in the listener's backlog (opened by a SYN, not yet established).
+    half_open: bool,
+    /// Waiting in the ready queue for the next step.
+    queued: bool,
+    /// The deadline this connection has in the timer heap.
+    armed: Option<Instant>,
+}
+
+impl Slot {
+    fn new(conn: Connection, app: Box<dyn App>, now: Instant) -> Slot {
+        Slot {
+            conn,
+            app,
+            peer_syn_options: None,
+            our_syn_options: None,
+            opened_at: now,
+            half_open: false,
+            queued: false,
+            armed: None,
+        }
+    }
 }
 
 /// What a finished connection leaves behind, for the exit summary and tests.
@@ -65,38 +111,158 @@ pub struct ConnReport {
     pub app: crate::app::AppResult,
 }
 
+/// Every finished connection in a few numbers, however many there were
+/// (the last [`DEFAULT_KEEP_REPORTS`] are also kept whole).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClosedSummary {
+    /// Connections that ended.
+    pub connections: u64,
+    /// Of those, how many ended with an error (reset, timeout, refused).
+    pub errors: u64,
+    /// Application bytes read and written over all of them.
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// Bytes lost to a RST in SYN-RECEIVED (written or received, never delivered).
+    pub bytes_lost_to_reset: u64,
+    /// Reports no longer kept one by one (only counted here).
+    pub reports_dropped: u64,
+}
+
+/// Frames segments as IPv4 packets from our address into the outbox.
+struct Wire {
+    addr: Ipv4Addr,
+    ip_ident: u16,
+    outbox: Vec<Vec<u8>>,
+    /// Segments that could not be framed (counted as bad packets).
+    unframed: u64,
+}
+
+impl Wire {
+    /// Frames one segment as an IPv4 packet with both checksums.
+    fn push(&mut self, remote: Ipv4Addr, seg: &TcpRepr, payload: &[u8]) {
+        let tcp_len = seg.buffer_len(payload.len());
+        let ip = Ipv4Repr {
+            src: self.addr.octets(),
+            dst: remote.octets(),
+            ttl: 64,
+            ident: self.ip_ident,
+            dont_frag: true,
+            payload_len: tcp_len,
+        };
+        self.ip_ident = self.ip_ident.wrapping_add(1);
+        let mut pkt = vec![0u8; Ipv4Repr::HEADER_LEN + tcp_len];
+        let (h, t) = pkt.split_at_mut(Ipv4Repr::HEADER_LEN);
+        if ip.emit(h).is_err() || seg.emit(t, payload, Some(ip.checksum_ctx())).is_err() {
+            // Cannot happen for segments the engine builds (options <= 40 bytes,
+            // payload <= MSS); dropping one is what a real NIC would do.
+            self.unframed += 1;
+            return;
+        }
+        self.outbox.push(pkt);
+    }
+}
+
+/// One connection's way out: what its engine emits goes to its peer.
+struct Link<'a> {
+    wire: &'a mut Wire,
+    payload: &'a mut Vec<u8>,
+    remote: Ipv4Addr,
+    our_syn: &'a mut Option<TcpOptions>,
+}
+
+impl Transmit for Link<'_> {
+    fn transmit(&mut self, conn: &mut Connection, now: Instant) {
+        while let Some(seg) = conn.poll_transmit(now, self.payload) {
+            if seg.flags.syn() {
+                *self.our_syn = Some(seg.options);
+            }
+            self.wire.push(self.remote, &seg, self.payload);
+        }
+    }
+}
+
+/// The MSS values a SYN cookie's 3-bit index stands for (RFC 4987 3.6:
+/// "a small table of commonly used MSS values"): Linux's IPv4 four, plus
+/// jumbo and loopback-sized ones for TUN devices with a large MTU.
+pub const COOKIE_MSS: [u16; 8] = [536, 1200, 1300, 1440, 1460, 4016, 8960, 65495];
+
+/// The largest table entry not above the peer's MSS (536 without the option).
+fn cookie_mss_index(peer_mss: Option<u16>) -> u8 {
+    let mss = peer_mss.unwrap_or(536);
+    COOKIE_MSS.iter().rposition(|&m| m <= mss).unwrap_or(0) as u8
+}
+
+/// A source no SYN may come from (RFC 1122 3.2.1.3): multicast, broadcast,
+/// loopback, unspecified, or our own address.
+fn is_martian(src: Ipv4Addr, us: Ipv4Addr) -> bool {
+    src.is_multicast()
+        || src.is_broadcast()
+        || src.is_loopback()
+        || src.is_unspecified()
+        || src == us
+}
+
 /// The IPv4 host: our address, listeners, live connections.
 pub struct Host {
     pub addr: Ipv4Addr,
     config: Config,
     listen: Option<(u16, AppSpec)>,
-    pub conns: BTreeMap<FourTuple, Slot>,
-    /// Connections that have ended, oldest first.
-    pub finished: Vec<ConnReport>,
+    /// Live connections by 4-tuple.
+    pub conns: HashMap<FourTuple, Slot>,
+    /// The last finished connections' reports, oldest first (at most `keep_reports`).
+    pub finished: VecDeque<ConnReport>,
+    /// Every finished connection, counted.
+    pub closed: ClosedSummary,
+    /// How many finished reports to keep whole.
+    pub keep_reports: usize,
+    /// Half-open connections a listener keeps before it sends SYN cookies.
+    pub backlog: usize,
+    half_open: usize,
+    /// When the last SYN cookie left: cookie ACKs are only looked at for
+    /// a cookie lifetime after it, so a host not under a flood never builds
+    /// a connection from an unsolicited ACK.
+    last_cookie: Option<Instant>,
+    /// Connections with input or a fired timer, waiting for the next step.
+    ready: Vec<FourTuple>,
+    /// Deadlines, earliest first; an entry whose slot is armed for another
+    /// time is stale and skipped.
+    timers: BinaryHeap<Reverse<(Instant, FourTuple)>>,
     pub counters: HostCounters,
     pub explain: Explain,
     /// IP packets ready for the device.
     pub outbox: Vec<Vec<u8>>,
-    ip_ident: u16,
-    /// The secret of every connection's RFC 6528 ISN generator.
+    wire: Wire,
+    /// The secret of every connection's RFC 6528 ISN generator and of the SYN cookies.
     isn_key: IsnKey,
     payload: Vec<u8>,
 }
 
 impl Host {
     /// A host at `addr`; `seed` starts the IPv4 identification counter and
-    /// `isn_key` keys the ISNs (`IsnKey::from_os()` on a real network).
+    /// `isn_key` keys the ISNs and SYN cookies (`IsnKey::from_os()` on a real network).
     pub fn new(addr: Ipv4Addr, config: Config, seed: u64, isn_key: IsnKey) -> Host {
         Host {
             addr,
             config,
             listen: None,
-            conns: BTreeMap::new(),
-            finished: Vec::new(),
+            conns: HashMap::new(),
+            finished: VecDeque::new(),
+            closed: ClosedSummary::default(),
+            keep_reports: DEFAULT_KEEP_REPORTS,
+            backlog: DEFAULT_BACKLOG,
+            half_open: 0,
+            last_cookie: None,
+            ready: Vec::new(),
+            timers: BinaryHeap::new(),
             counters: HostCounters::default(),
             explain: Explain::default(),
             outbox: Vec::new(),
-            ip_ident: seed as u16,
+            wire: Wire {
+                addr,
+                ip_ident: seed as u16,
+                outbox: Vec::new(),
+                unframed: 0,
+            },
             isn_key,
             payload: Vec::new(),
         }
@@ -107,21 +273,20 @@ impl Host {
         self.listen = Some((port, app));
     }
 
+    /// Half-open connections now counted against the backlog.
+    pub fn half_open(&self) -> usize {
+        self.half_open
+    }
+
     /// Opens a connection to `to` from `local_port`; the SYN leaves on the next step.
     pub fn connect(&mut self, now: Instant, local_port: u16, to: SocketAddrV4, app: AppSpec) {
         let isn = self.isn_source(local_port, to);
         let conn = Connection::connect(self.config.clone(), local_port, to.port(), isn, now);
         self.counters.connections += 1;
-        self.conns.insert(
-            (*to.ip(), to.port(), local_port),
-            Slot {
-                conn,
-                app: app.build(false),
-                peer_syn_options: None,
-                our_syn_options: None,
-                opened_at: now,
-            },
-        );
+        let key = (*to.ip(), to.port(), local_port);
+        self.conns
+            .insert(key, Slot::new(conn, app.build(false), now));
+        self.enqueue(key);
     }
 
     /// One connection's ISN generator (RFC 6528 section 3): the 4-tuple's
@@ -131,6 +296,16 @@ impl Host {
     fn isn_source(&self, local_port: u16, remote: SocketAddrV4) -> Rfc6528Isn {
         self.isn_key
             .generator(SocketAddrV4::new(self.addr, local_port), remote)
+    }
+
+    /// Queues a connection for the next step (once).
+    fn enqueue(&mut self, key: FourTuple) {
+        if let Some(slot) = self.conns.get_mut(&key) {
+            if !slot.queued {
+                slot.queued = true;
+                self.ready.push(key);
+            }
+        }
     }
 
     /// One IP packet from the device.
@@ -154,6 +329,11 @@ impl Host {
             self.counters.not_for_us += 1;
             return;
         }
+        let src = Ipv4Addr::from(ip.src);
+        if is_martian(src, self.addr) {
+            self.counters.martian_sources += 1;
+            return;
+        }
         let tcp_bytes = &packet[range];
         let ctx = ip.checksum_ctx();
         let (seg, prange) = match TcpRepr::parse(tcp_bytes, Some(ctx)) {
@@ -171,78 +351,160 @@ impl Host {
                 let intact = TcpSegment::new_unchecked(tcp_bytes).verify_checksum(&ctx);
                 if let (true, Some(p)) = (intact, tcp_bytes.get(..4)) {
                     let key = (
-                        Ipv4Addr::from(ip.src),
+                        src,
                         u16::from_be_bytes([p[0], p[1]]),
                         u16::from_be_bytes([p[2], p[3]]),
                     );
                     if let Some(slot) = self.conns.get_mut(&key) {
                         self.counters.invalid_for_connections += 1;
                         let _ = slot.conn.handle_bytes(now, tcp_bytes, Some(ctx));
+                        self.enqueue(key);
                     }
                 }
                 return;
             }
         };
         let payload = &tcp_bytes[prange];
-        let src = Ipv4Addr::from(ip.src);
         let key = (src, seg.src_port, seg.dst_port);
-        if !self.conns.contains_key(&key) {
-            match self.listen.clone() {
-                Some((port, app))
-                    if port == seg.dst_port
-                        && seg.flags.syn()
-                        && !seg.flags.ack()
-                        && !seg.flags.rst() =>
-                {
-                    let isn = self.isn_source(port, SocketAddrV4::new(src, seg.src_port));
-                    let conn = Connection::listen(self.config.clone(), port, isn);
-                    let app = app.build(true);
-                    self.counters.connections += 1;
-                    self.conns.insert(
-                        key,
-                        Slot {
-                            conn,
-                            app,
-                            peer_syn_options: None,
-                            our_syn_options: None,
-                            opened_at: now,
-                        },
-                    );
-                }
-                _ => {
-                    if let Some(rst) = tinygram_proto::rst_reply(&seg, payload.len()) {
-                        self.counters.rsts_for_closed_ports += 1;
-                        let remote = (src, seg.src_port);
-                        self.push_packet(remote, &rst, &[]);
-                    }
+        if let Some(slot) = self.conns.get_mut(&key) {
+            if seg.flags.syn() {
+                slot.peer_syn_options = Some(seg.options);
+            }
+            slot.conn.handle_segment(now, &seg, payload);
+            self.enqueue(key);
+            return;
+        }
+        let listener = match &self.listen {
+            Some((port, app)) if *port == seg.dst_port => Some(app.clone()),
+            _ => None,
+        };
+        let f = seg.flags;
+        match listener {
+            Some(app) if f.syn() && !f.ack() && !f.rst() => {
+                if self.half_open >= self.backlog {
+                    self.send_cookie(now, src, &seg);
                     return;
                 }
+                let isn = self.isn_source(seg.dst_port, SocketAddrV4::new(src, seg.src_port));
+                let mut slot = Slot::new(
+                    Connection::listen(self.config.clone(), seg.dst_port, isn),
+                    app.build(true),
+                    now,
+                );
+                slot.half_open = true;
+                slot.peer_syn_options = Some(seg.options);
+                slot.conn.handle_segment(now, &seg, payload);
+                self.half_open += 1;
+                self.counters.connections += 1;
+                self.conns.insert(key, slot);
+                self.enqueue(key);
             }
+            Some(app) if f.ack() && !f.syn() && !f.rst() && self.cookies_recent(now) => {
+                if !self.accept_cookie(now, src, &seg, payload, &app) {
+                    self.counters.syn_cookies_rejected += 1;
+                    self.answer_with_rst(src, &seg, payload.len());
+                }
+            }
+            _ => self.answer_with_rst(src, &seg, payload.len()),
         }
-        let slot = self.conns.get_mut(&key).expect("inserted above");
-        if seg.flags.syn() {
-            slot.peer_syn_options = Some(seg.options);
-        }
-        slot.conn.handle_segment(now, &seg, payload);
     }
 
-    /// Fires due timers, runs the applications, drains every connection's
-    /// output into the outbox and retires finished connections.
+    /// RFC 9293 3.10.7.1: a segment for no connection gets a RST (never a RST for a RST).
+    fn answer_with_rst(&mut self, src: Ipv4Addr, seg: &TcpRepr, payload_len: usize) {
+        if let Some(rst) = tinygram_proto::rst_reply(seg, payload_len) {
+            self.counters.rsts_for_closed_ports += 1;
+            self.wire.push(src, &rst, &[]);
+            self.flush_wire();
+        }
+    }
+
+    /// Whether a cookie left recently enough for a cookie ACK to be valid.
+    fn cookies_recent(&self, now: Instant) -> bool {
+        self.last_cookie
+            .is_some_and(|t| now.saturating_duration_since(t) <= COOKIE_LIFETIME)
+    }
+
+    /// Answers a SYN beyond the backlog without keeping state (RFC 4987 3.6):
+    /// the SYN-ACK's ISS is the cookie, which carries the peer's MSS.
+    fn send_cookie(&mut self, now: Instant, src: Ipv4Addr, syn: &TcpRepr) {
+        let index = cookie_mss_index(syn.options.mss);
+        let local = SocketAddrV4::new(self.addr, syn.dst_port);
+        let remote = SocketAddrV4::new(src, syn.src_port);
+        let cookie = self.isn_key.syn_cookie(local, remote, syn.seq, now, index);
+        let mss = COOKIE_MSS[index as usize];
+        let synack = Connection::cookie_syn_ack(&self.config, syn, cookie, mss, now);
+        self.wire.push(src, &synack, &[]);
+        self.flush_wire();
+        self.counters.syn_cookies_sent += 1;
+        self.last_cookie = Some(now);
+    }
+
+    /// An ACK for no connection on the listening port: if it returns a valid
+    /// cookie, the connection it completes (established, its data taken).
+    fn accept_cookie(
+        &mut self,
+        now: Instant,
+        src: Ipv4Addr,
+        ack: &TcpRepr,
+        payload: &[u8],
+        app: &AppSpec,
+    ) -> bool {
+        let local = SocketAddrV4::new(self.addr, ack.dst_port);
+        let remote = SocketAddrV4::new(src, ack.src_port);
+        let (their_isn, cookie) = (ack.seq - 1, ack.ack - 1);
+        let Some(index) = self
+            .isn_key
+            .check_syn_cookie(local, remote, their_isn, cookie, now)
+        else {
+            return false;
+        };
+        let isn = self.isn_source(ack.dst_port, remote);
+        let mss = COOKIE_MSS[index as usize];
+        let conn = Connection::from_syn_cookie(self.config.clone(), ack, payload, mss, isn, now);
+        let key = (src, ack.src_port, ack.dst_port);
+        self.counters.connections += 1;
+        self.counters.syn_cookies_accepted += 1;
+        self.conns
+            .insert(key, Slot::new(conn, app.build(true), now));
+        self.enqueue(key);
+        true
+    }
+
+    /// Fires due timers, runs the applications of connections that had
+    /// input or a timer, drains their output into the outbox and retires
+    /// finished connections. Connections without events are not touched.
     pub fn step(&mut self, now: Instant) {
-        let keys: Vec<FourTuple> = self.conns.keys().copied().collect();
-        for key in keys {
-            let mut slot = self.conns.remove(&key).expect("key listed");
-            if slot.conn.poll_timeout().is_some_and(|t| t <= now) {
+        while let Some(&Reverse((t, key))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            let Some(slot) = self.conns.get_mut(&key) else {
+                continue;
+            };
+            if slot.armed != Some(t) {
+                continue; // stale: re-armed since
+            }
+            slot.armed = None;
+            if slot.conn.poll_timeout().is_some_and(|d| d <= now) {
                 slot.conn.handle_timeout(now);
             }
+            self.enqueue(key);
+        }
+        let mut ready = std::mem::take(&mut self.ready);
+        for key in ready.drain(..) {
+            let Some(mut slot) = self.conns.remove(&key) else {
+                continue;
+            };
+            slot.queued = false;
             {
-                let mut io = AppIo {
-                    conn: &mut slot.conn,
-                    now,
-                    host: self,
-                    remote: (key.0, key.1),
+                let mut link = Link {
+                    wire: &mut self.wire,
+                    payload: &mut self.payload,
+                    remote: key.0,
                     our_syn: &mut slot.our_syn_options,
                 };
+                let mut io = AppIo::new(&mut slot.conn, now, &mut link);
                 slot.app.step(&mut io);
                 io.transmit();
             }
@@ -250,51 +512,123 @@ impl Host {
                 self.explain.absorb(&mut slot.conn);
             }
             let state = slot.conn.state();
+            if slot.half_open && state != State::SynReceived {
+                slot.half_open = false;
+                self.half_open -= 1;
+            }
             // A reset in SYN-RECEIVED sends a passive open back to LISTEN
             // (RFC 9293 3.10.7.4); the listener here is the host, so it ends.
-            let gone = matches!(state, State::Closed | State::Listen);
-            if gone {
+            if matches!(state, State::Closed | State::Listen) {
                 self.retire(key, slot);
             } else {
+                self.arm(key, &mut slot);
                 self.conns.insert(key, slot);
             }
         }
+        self.ready = ready;
+        self.flush_wire();
+        self.compact_timers();
+    }
+
+    /// Puts the connection's next deadline in the heap if it changed.
+    fn arm(&mut self, key: FourTuple, slot: &mut Slot) {
+        let next = slot.conn.poll_timeout();
+        if next != slot.armed {
+            slot.armed = next;
+            if let Some(t) = next {
+                self.timers.push(Reverse((t, key)));
+            }
+        }
+    }
+
+    /// Rebuilds the heap from the armed deadlines once stale entries
+    /// outnumber live ones well (a busy connection re-arms on every ACK).
+    fn compact_timers(&mut self) {
+        if self.timers.len() <= 4 * self.conns.len() + 1024 {
+            return;
+        }
+        self.timers = self
+            .conns
+            .iter()
+            .filter_map(|(k, s)| s.armed.map(|t| Reverse((t, *k))))
+            .collect();
+    }
+
+    /// Moves framed packets to the public outbox, in order.
+    fn flush_wire(&mut self) {
+        self.outbox.append(&mut self.wire.outbox);
+        self.counters.bad_packets += std::mem::take(&mut self.wire.unframed);
     }
 
     /// Aborts every live connection (RFC 9293 3.10.5: a RST to each
     /// synchronized peer) and retires them all.
     pub fn abort_all(&mut self, now: Instant) {
-        let keys: Vec<FourTuple> = self.conns.keys().copied().collect();
-        for key in keys {
+        for key in self.sorted_keys() {
             let mut slot = self.conns.remove(&key).expect("key listed");
             if slot.conn.state() != State::TimeWait {
                 slot.conn.abort();
             }
-            let mut io = AppIo {
-                conn: &mut slot.conn,
-                now,
-                host: self,
-                remote: (key.0, key.1),
+            Link {
+                wire: &mut self.wire,
+                payload: &mut self.payload,
+                remote: key.0,
                 our_syn: &mut slot.our_syn_options,
-            };
-            io.transmit();
+            }
+            .transmit(&mut slot.conn, now);
+            if slot.half_open {
+                slot.half_open = false;
+                self.half_open -= 1;
+            }
             self.retire(key, slot);
         }
+        self.ready.clear();
+        self.timers.clear();
+        self.flush_wire();
+    }
+
+    /// Live connections' keys in a fixed order (the map's is random).
+    fn sorted_keys(&self) -> Vec<FourTuple> {
+        let mut keys: Vec<FourTuple> = self.conns.keys().copied().collect();
+        keys.sort_unstable();
+        keys
     }
 
     fn retire(&mut self, key: FourTuple, slot: Slot) {
-        let report = self.report(key, &slot);
-        self.finished.push(report);
+        if slot.half_open {
+            self.half_open -= 1;
+        }
+        let r = self.report(key, &slot);
+        let c = &mut self.closed;
+        c.connections += 1;
+        c.errors += r.error.is_some() as u64;
+        c.bytes_in += r.app.bytes_in;
+        c.bytes_out += r.app.bytes_out;
+        c.bytes_lost_to_reset += r.counters.bytes_lost_to_reset;
+        self.finished.push_back(r);
+        while self.finished.len() > self.keep_reports {
+            self.finished.pop_front();
+            self.closed.reports_dropped += 1;
+        }
     }
 
-    /// A snapshot of one connection.
+    /// A snapshot of one connection. A passive open reset in SYN-RECEIVED
+    /// that lost bytes says how many in `error`.
     pub fn report(&self, key: FourTuple, slot: &Slot) -> ConnReport {
+        let counters = slot.conn.counters().clone();
+        let error = slot.conn.error().map(|e| e.to_string()).or_else(|| {
+            (counters.bytes_lost_to_reset > 0).then(|| {
+                format!(
+                    "reset in SYN-RECEIVED: {} bytes lost (written or received, never delivered)",
+                    counters.bytes_lost_to_reset
+                )
+            })
+        });
         ConnReport {
             local: SocketAddrV4::new(self.addr, key.2),
             remote: SocketAddrV4::new(key.0, key.1),
             state: slot.conn.state(),
-            error: slot.conn.error().map(|e| e.to_string()),
-            counters: slot.conn.counters().clone(),
+            error,
+            counters,
             effective_mss: slot.conn.effective_mss(),
             peer_syn_options: slot.peer_syn_options,
             our_syn_options: slot.our_syn_options,
@@ -302,49 +636,32 @@ impl Host {
         }
     }
 
-    /// Every connection, finished ones first, then live ones.
+    /// The kept finished connections, oldest first, then live ones by 4-tuple.
     pub fn all_reports(&self) -> Vec<ConnReport> {
-        let mut v = self.finished.clone();
-        v.extend(self.conns.iter().map(|(k, s)| self.report(*k, s)));
+        let mut v: Vec<ConnReport> = self.finished.iter().cloned().collect();
+        v.extend(
+            self.sorted_keys()
+                .into_iter()
+                .map(|k| self.report(k, &self.conns[&k])),
+        );
         v
     }
 
-    /// The earliest engine deadline over all connections.
+    /// Application bytes read and written over every connection, ended or live.
+    pub fn app_bytes(&self) -> (u64, u64) {
+        self.conns.values().fold(
+            (self.closed.bytes_in, self.closed.bytes_out),
+            |(i, o), s| {
+                let r = s.app.result();
+                (i + r.bytes_in, o + r.bytes_out)
+            },
+        )
+    }
+
+    /// The earliest engine deadline over all connections (possibly a stale
+    /// one, which only wakes the driver early).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.conns
-            .values()
-            .filter_map(|s| s.conn.poll_timeout())
-            .min()
-    }
-
-    /// Frames one segment as an IPv4 packet with both checksums.
-    pub(crate) fn push_packet(&mut self, remote: (Ipv4Addr, u16), seg: &TcpRepr, payload: &[u8]) {
-        let tcp_len = seg.buffer_len(payload.len());
-        let ip = Ipv4Repr {
-            src: self.addr.octets(),
-            dst: remote.0.octets(),
-            ttl: 64,
-            ident: self.ip_ident,
-            dont_frag: true,
-            payload_len: tcp_len,
-        };
-        self.ip_ident = self.ip_ident.wrapping_add(1);
-        let mut pkt = vec![0u8; Ipv4Repr::HEADER_LEN + tcp_len];
-        let (h, t) = pkt.split_at_mut(Ipv4Repr::HEADER_LEN);
-        if ip.emit(h).is_err() || seg.emit(t, payload, Some(ip.checksum_ctx())).is_err() {
-            // Cannot happen for segments the engine builds (options <= 40 bytes,
-            // payload <= MSS); dropping one is what a real NIC would do.
-            self.counters.bad_packets += 1;
-            return;
-        }
-        self.outbox.push(pkt);
-    }
-
-    pub(crate) fn take_payload_buf(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.payload)
-    }
-    pub(crate) fn put_payload_buf(&mut self, b: Vec<u8>) {
-        self.payload = b;
+        self.timers.peek().map(|Reverse((t, _))| *t)
     }
 }
 
@@ -352,6 +669,7 @@ impl Host {
 mod tests {
     //! The host layer without a device: raw IPv4 packets in, raw IPv4 packets out.
     use super::*;
+    use std::collections::BTreeMap;
     use tinygram_proto::wire::internet_checksum;
     use tinygram_proto::Flags;
     use tinygram_proto::{IsnGenerator, SeqNumber};
@@ -746,5 +1064,251 @@ mod tests {
             explained.contains("1 other event(s)") && explained.contains("kind 3"),
             "--explain shows the invalid segment:\n{explained}"
         );
+    }
+
+    /// A spoofed SYN flood's sources: 10.8.x.y, never answered back.
+    fn spoofed(i: u32) -> (Ipv4Addr, u16) {
+        let a = Ipv4Addr::new(10, 8, (i / 250) as u8, (i % 250) as u8 + 1);
+        (a, 1024 + (i % 60000) as u16)
+    }
+
+    /// The client's ACK completing a handshake with `synack`, carrying `data`.
+    fn third(port: u16, iss: u32, synack: &TcpRepr) -> TcpRepr {
+        TcpRepr {
+            src_port: port,
+            dst_port: 8080,
+            seq: SeqNumber(iss + 1),
+            ack: synack.seq + 1,
+            flags: Flags::ACK | Flags::PSH,
+            window: 65535,
+            ..TcpRepr::default()
+        }
+    }
+
+    /// With 10,000 spoofed SYNs outstanding the backlog holds 128 half-open
+    /// connections (with no buffer memory) and every SYN beyond gets a
+    /// cookie; a legitimate client's cookie ACK completes its handshake, its
+    /// data is echoed, and the connection runs without the options a cookie
+    /// cannot carry.
+    #[test]
+    fn a_legitimate_client_completes_through_a_syn_flood() {
+        let mut h = server();
+        for i in 0..10_000 {
+            let (src, port) = spoofed(i);
+            h.handle_packet(t(0), &packet(src, US, &syn(port, 8080, i * 7), &[]));
+        }
+        h.step(t(0));
+        let answers = drain(&mut h);
+        assert_eq!(answers.len(), 10_000, "one SYN-ACK per SYN");
+        assert_eq!(h.half_open(), DEFAULT_BACKLOG);
+        assert_eq!(h.conns.len(), DEFAULT_BACKLOG);
+        assert_eq!(h.counters.syn_cookies_sent, 10_000 - DEFAULT_BACKLOG as u64);
+        for s in h.conns.values() {
+            assert_eq!(s.conn.state(), State::SynReceived);
+            assert_eq!(s.conn.buffer_memory(), 0, "no buffer before data");
+        }
+
+        let mut client = syn(40000, 8080, 5000);
+        client.options.window_scale = Some(7);
+        client.options.sack_permitted = true;
+        client.options.timestamps = Some(tinygram_proto::wire::Timestamps { tsval: 1, tsecr: 0 });
+        h.handle_packet(t(10), &packet(A, US, &client, &[]));
+        h.step(t(10));
+        let sa = drain(&mut h).remove(0);
+        assert!(sa.seg.flags.syn() && sa.seg.flags.ack());
+        assert_eq!(sa.seg.ack, SeqNumber(5001));
+        let o = sa.seg.options;
+        assert_eq!(o.mss, Some(Config::default().mss));
+        assert!(o.window_scale.is_none() && o.timestamps.is_none() && !o.sack_permitted);
+        assert_eq!(h.conns.len(), DEFAULT_BACKLOG, "a cookie keeps no state");
+
+        h.handle_packet(
+            t(20),
+            &packet(A, US, &third(40000, 5000, &sa.seg), b"through the flood"),
+        );
+        h.step(t(20));
+        let echo: Vec<u8> = drain(&mut h)
+            .into_iter()
+            .filter(|o| o.dst == A)
+            .flat_map(|o| o.payload)
+            .collect();
+        assert_eq!(echo, b"through the flood");
+        assert_eq!(h.counters.syn_cookies_accepted, 1);
+        let slot = &h.conns[&(A, 40000, 8080)];
+        assert_eq!(slot.conn.state(), State::Established);
+        assert_eq!(slot.conn.effective_mss(), 1460);
+        assert!(!slot.conn.sack_enabled() && !slot.conn.timestamps_enabled());
+        assert_eq!(slot.conn.window_scales(), (0, 0));
+        assert!(slot.conn.buffer_memory() > 0);
+        assert_eq!(h.half_open(), DEFAULT_BACKLOG);
+    }
+
+    /// An ACK whose cookie was not made for it is refused with a RST and
+    /// builds nothing: a guessed cookie, another tuple's cookie, and a real
+    /// cookie returned after it expired.
+    #[test]
+    fn forged_cookie_acks_are_rejected() {
+        let mut h = server();
+        h.backlog = 0;
+        h.handle_packet(t(0), &packet(A, US, &syn(40000, 8080, 100), &[]));
+        h.step(t(0));
+        let sa = drain(&mut h).remove(0).seg;
+        assert_eq!(h.counters.syn_cookies_sent, 1);
+        assert!(h.conns.is_empty());
+
+        let mut guessed = third(40000, 100, &sa);
+        guessed.ack = sa.seq + 2;
+        let other_port = third(40001, 100, &sa);
+        let other_isn = third(40000, 101, &sa);
+        for (i, seg) in [guessed, other_port, other_isn].iter().enumerate() {
+            h.handle_packet(t(1), &packet(A, US, seg, b"x"));
+            h.step(t(1));
+            let out = drain(&mut h);
+            assert_eq!(out.len(), 1, "case {i}");
+            assert!(out[0].seg.flags.rst(), "case {i}");
+            assert_eq!(out[0].seg.seq, seg.ack, "case {i}");
+        }
+        let late = 130_000;
+        h.handle_packet(t(late), &packet(A, US, &third(40000, 100, &sa), b"x"));
+        h.step(t(late));
+        assert!(drain(&mut h)[0].seg.flags.rst());
+        assert!(h.conns.is_empty());
+        assert_eq!(
+            h.counters.syn_cookies_rejected, 3,
+            "after expiry cookies are not looked at"
+        );
+        assert_eq!(h.counters.syn_cookies_accepted, 0);
+        assert_eq!(h.counters.connections, 0);
+
+        // The genuine one, in time, is accepted.
+        h.handle_packet(t(late + 1), &packet(A, US, &syn(40000, 8080, 100), &[]));
+        h.step(t(late + 1));
+        let sa = drain(&mut h).remove(0).seg;
+        h.handle_packet(t(late + 2), &packet(A, US, &third(40000, 100, &sa), b"x"));
+        h.step(t(late + 2));
+        assert_eq!(h.counters.syn_cookies_accepted, 1);
+        assert_eq!(h.conns.len(), 1);
+    }
+
+    /// A half-open connection holds no buffer memory; data makes the buffers
+    /// grow, and the window advertised is the configured one all along.
+    #[test]
+    fn buffers_are_allocated_when_data_arrives() {
+        let mut h = server();
+        h.handle_packet(t(0), &packet(A, US, &syn(40000, 8080, 100), &[]));
+        h.step(t(0));
+        let sa = drain(&mut h).remove(0).seg;
+        assert_eq!(h.conns[&(A, 40000, 8080)].conn.buffer_memory(), 0);
+        let cfg = Config::default();
+        assert_eq!(sa.window as usize, cfg.granted_rcv_buf().0.min(65535));
+        let mut ack = third(40000, 100, &sa);
+        ack.flags = Flags::ACK;
+        h.handle_packet(t(1), &packet(A, US, &ack, &[]));
+        h.step(t(1));
+        assert_eq!(
+            h.conns[&(A, 40000, 8080)].conn.buffer_memory(),
+            0,
+            "established, no data yet"
+        );
+        h.handle_packet(t(2), &packet(A, US, &ack, &[9u8; 1000]));
+        h.step(t(2));
+        let mem = h.conns[&(A, 40000, 8080)].conn.buffer_memory();
+        assert!(
+            mem >= 1000 && mem <= cfg.granted_rcv_buf().0 + cfg.snd_buf,
+            "{mem}"
+        );
+    }
+
+    /// Finished connections: only the last `keep_reports` are kept whole,
+    /// every one is counted; the backlog slot of each is freed.
+    #[test]
+    fn closed_connection_reports_are_bounded() {
+        let mut h = server();
+        h.keep_reports = 10;
+        for i in 0..25u16 {
+            let port = 41000 + i;
+            h.handle_packet(t(0), &packet(A, US, &syn(port, 8080, 100), &[]));
+            h.step(t(0));
+            drain(&mut h);
+            let rst = TcpRepr {
+                src_port: port,
+                dst_port: 8080,
+                seq: SeqNumber(101),
+                flags: Flags::RST,
+                ..TcpRepr::default()
+            };
+            h.handle_packet(t(1), &packet(A, US, &rst, &[]));
+            h.step(t(1));
+        }
+        assert!(h.conns.is_empty());
+        assert_eq!(h.half_open(), 0);
+        assert_eq!(h.finished.len(), 10);
+        assert_eq!(h.closed.connections, 25);
+        assert_eq!(h.closed.reports_dropped, 15);
+        let ports: Vec<u16> = h.finished.iter().map(|r| r.remote.port()).collect();
+        assert_eq!(
+            ports,
+            (41015..41025).collect::<Vec<_>>(),
+            "the last ten, in order"
+        );
+        assert_eq!(h.all_reports().len(), 10);
+    }
+
+    /// SYNs from multicast, broadcast, loopback, unspecified or our own
+    /// address are dropped and counted: no connection, no SYN-ACK, no RST.
+    #[test]
+    fn syns_from_martian_sources_are_dropped() {
+        let mut h = server();
+        let martians = [
+            Ipv4Addr::new(224, 0, 0, 1),
+            Ipv4Addr::new(239, 1, 2, 3),
+            Ipv4Addr::BROADCAST,
+            Ipv4Addr::LOCALHOST,
+            Ipv4Addr::new(127, 9, 9, 9),
+            Ipv4Addr::UNSPECIFIED,
+            US,
+        ];
+        for (i, &src) in martians.iter().enumerate() {
+            h.handle_packet(t(0), &packet(src, US, &syn(40000 + i as u16, 8080, 1), &[]));
+            h.handle_packet(t(0), &packet(src, US, &syn(40000, 9, 1), &[]));
+        }
+        h.step(t(0));
+        assert!(h.outbox.is_empty());
+        assert!(h.conns.is_empty());
+        assert_eq!(h.counters.martian_sources, 2 * martians.len() as u64);
+        assert_eq!(h.counters.connections, 0);
+        assert_eq!(h.counters.rsts_for_closed_ports, 0);
+        // A unicast source still gets its SYN-ACK.
+        h.handle_packet(t(0), &packet(A, US, &syn(40000, 8080, 1), &[]));
+        h.step(t(0));
+        assert_eq!(drain(&mut h).len(), 1);
+    }
+
+    /// Timers come from the heap: the host's next deadline is the earliest
+    /// connection's, a SYN-ACK is retransmitted when its timer is due and
+    /// not before, and a step with nothing due sends nothing.
+    #[test]
+    fn timers_fire_from_the_deadline_heap() {
+        let mut h = server();
+        h.handle_packet(t(0), &packet(A, US, &syn(40000, 8080, 1), &[]));
+        h.step(t(0));
+        h.handle_packet(t(5), &packet(B, US, &syn(40000, 8080, 1), &[]));
+        h.step(t(5));
+        assert_eq!(drain(&mut h).len(), 2);
+        let first = h.conns[&(A, 40000, 8080)].conn.poll_timeout().unwrap();
+        let second = h.conns[&(B, 40000, 8080)].conn.poll_timeout().unwrap();
+        assert!(first < second);
+        assert_eq!(h.poll_timeout(), Some(first));
+        h.step(Instant::from_nanos(first.as_nanos() - 1));
+        assert!(h.outbox.is_empty(), "nothing due yet");
+        h.step(first);
+        let out = drain(&mut h);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].dst, A);
+        assert!(
+            out[0].seg.flags.syn() && out[0].seg.flags.ack(),
+            "SYN-ACK again"
+        );
+        assert_eq!(h.poll_timeout(), Some(second));
     }
 }

@@ -4,8 +4,10 @@
 //!
 //! - [`device`]: opens and configures the TUN device (tun-rs);
 //! - [`host`]: one IPv4 host: checksums checked on input and computed on
-//!   output, a demultiplexer by 4-tuple, a listener, RSTs for closed ports;
-//! - [`isn`]: RFC 6528 initial sequence numbers (keyed hash of the 4-tuple);
+//!   output, a demultiplexer by 4-tuple, a listener with a backlog and SYN
+//!   cookies beyond it, a deadline heap, RSTs for closed ports;
+//! - [`isn`]: RFC 6528 initial sequence numbers (keyed hash of the 4-tuple)
+//!   and RFC 4987 SYN cookies under the same key;
 //! - [`app`]: the applications (echo, discard, source, http, ack-after, request);
 //! - [`driver`]: the real-time loop (real clock mapped onto the engine's
 //!   `Instant`, ppoll until the next packet or deadline);
@@ -26,5 +28,5 @@ pub use device::{default_kernel_addr, parse_cidr, DeviceConfig, Tun};
 pub use driver::{
     run, run_on, stop_on_signals, summary, NetError, PacketDevice, Role, RunOptions, RunReport,
 };
-pub use host::{ConnReport, Host, HostCounters};
+pub use host::{ClosedSummary, ConnReport, Host, HostCounters};
 pub use isn::IsnKey;

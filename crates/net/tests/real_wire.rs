@@ -641,3 +641,61 @@ fn classic_stall_kernel_vs_tinygram() {
         );
     }
 }
+
+/// A SYN flood from spoofed sources in the namespace's subnet (a python raw
+/// socket, 20,000 SYNs over 4 s) fills the listen backlog; a kernel client
+/// that connects meanwhile completes its handshake through a SYN cookie and
+/// gets its echo back. Timeouts are hang guards only: no latency is asserted.
+#[test]
+fn kernel_client_connects_through_a_syn_flood() {
+    require_real_wire!("kernel_client_connects_through_a_syn_flood");
+    let _g = common::serial();
+    let ns = Netns::new("flood");
+    let tg = Tinygram::start(
+        &ns,
+        Config::default(),
+        Role::Serve {
+            port: 8080,
+            app: AppSpec::Echo,
+            conns: None,
+        },
+        1500,
+        Duration::from_secs(60),
+    );
+    let args: Vec<String> = [&TG.to_string(), "8080", "10.7.0", "20000", "4"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let flood = ns.python("syn_flood.py", &args, 20);
+    flood.expect_line("flooding", 15);
+    let text = "hello through the flood";
+    let client = ns.peer("connect", TG, 8080, &format!("echo:{text}"), 30);
+    let k = client.finish();
+    let f = flood.finish();
+    let report = tg.stop();
+    assert_eq!(k.get("error"), None, "the kernel client failed: {k}");
+    assert_eq!(s(&k, "echoed"), text, "{k}");
+    let h = &report.host;
+    say(&format!(
+        "SYN flood: {} SYNs sent; tinygram: {} connections, {} cookies sent, {} accepted, {} rejected; kernel client echoed {:?}",
+        f["sent"], h.connections, h.syn_cookies_sent, h.syn_cookies_accepted, h.syn_cookies_rejected, s(&k, "echoed")
+    ));
+    assert!(f["sent"].as_u64().unwrap_or(0) > 1000, "the flood ran: {f}");
+    assert!(h.syn_cookies_sent > 0, "the backlog overflowed: {h:?}");
+    assert!(
+        h.syn_cookies_accepted >= 1,
+        "the client came in through a cookie: {h:?}"
+    );
+    let c = report
+        .conns
+        .iter()
+        .find(|c| *c.remote.ip() == KERNEL)
+        .unwrap_or_else(|| panic!("the kernel client's connection: {:?}", report.host));
+    assert_eq!(c.app.bytes_in, text.len() as u64);
+    assert_eq!(c.app.bytes_out, text.len() as u64);
+    assert!(
+        report.conns.len() <= tinygram_net::host::DEFAULT_BACKLOG + 1 + 1000,
+        "live half-open connections stay within the backlog: {}",
+        report.conns.len()
+    );
+}

@@ -36,6 +36,8 @@ use crate::wire::{
 };
 use std::collections::VecDeque;
 
+mod cookie;
+
 /// Why a connection ended abnormally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ConnError {
@@ -1178,7 +1180,8 @@ impl Connection {
     fn back_to_listen(&mut self) {
         let cfg = self.cfg.clone();
         let port = self.local_port;
-        let counters = self.counters.clone();
+        let mut counters = self.counters.clone();
+        counters.bytes_lost_to_reset += (self.send_queued() + self.recv_available()) as u64;
         // The generator stays: the next SYN gets a new ISS (RFC 9293 3.4.1).
         let isn = std::mem::replace(
             &mut self.isn_gen,

@@ -63,6 +63,10 @@ pub struct Counters {
     pub rsts_sent: u64,
     /// RSTs received and accepted.
     pub rsts_received: u64,
+    /// Bytes lost when a RST sent a passive open in SYN-RECEIVED back to
+    /// LISTEN (RFC 9293 3.10.7.4): written and not yet sent or acknowledged,
+    /// plus received and not yet read.
+    pub bytes_lost_to_reset: u64,
     /// NAKs sent (RFC 1106 2.1).
     pub naks_sent: u64,
     /// NAKs received.

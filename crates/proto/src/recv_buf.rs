@@ -14,7 +14,11 @@ pub const DEFAULT_MAX_OOO_RANGES: usize = 100;
 /// are out-of-order data already stored at their place in the ring.
 #[derive(Debug)]
 pub struct RecvBuffer {
-    storage: Box<[u8]>,
+    /// The ring's bytes, grown on demand up to `cap` (see `grow_to_hold`):
+    /// a connection that never receives data holds none.
+    storage: Vec<u8>,
+    /// The configured capacity: what the window and every limit use.
+    cap: usize,
     /// Stream offset of the first unread byte.
     read: u64,
     /// Stream offset of the first byte not yet received in order (RCV.NXT).
@@ -53,7 +57,8 @@ impl RecvBuffer {
     /// out-of-order ranges.
     pub fn new(capacity: usize, max_ranges: usize) -> Self {
         RecvBuffer {
-            storage: vec![0; capacity.max(1)].into_boxed_slice(),
+            storage: Vec::new(),
+            cap: capacity.max(1),
             read: 0,
             nxt: 0,
             ooo: BTreeMap::new(),
@@ -73,7 +78,34 @@ impl RecvBuffer {
         }
     }
     pub fn capacity(&self) -> usize {
-        self.storage.len()
+        self.cap
+    }
+    /// Bytes of memory the ring holds now (at most `capacity`, 0 until data arrives).
+    pub fn allocated(&self) -> usize {
+        self.storage.capacity()
+    }
+
+    /// Makes room for stream offsets up to `end` (exclusive): below full
+    /// size the stored bytes never wrap, so they move to the front and the
+    /// storage doubles (at least 4 KiB, at most `cap`); at full size it is
+    /// the ring it always was. Memory only: capacity and windows are unchanged.
+    fn grow_to_hold(&mut self, end: u64) {
+        let len = self.storage.len();
+        if len == self.cap || end - self.base <= len as u64 {
+            return;
+        }
+        let top = self
+            .ooo
+            .last_key_value()
+            .map_or(self.nxt, |(_, &e)| e)
+            .max(self.nxt);
+        let (from, to) = ((self.read - self.base) as usize, (top - self.base) as usize);
+        self.storage.copy_within(from..to, 0);
+        self.base = self.read;
+        let need = (end - self.base) as usize;
+        let new_len = need.max(2 * len).max(4096).min(self.cap);
+        self.storage.reserve_exact(new_len - len);
+        self.storage.resize(new_len, 0);
     }
     /// In-order bytes the application can read.
     pub fn readable(&self) -> usize {
@@ -119,6 +151,7 @@ impl RecvBuffer {
     }
 
     fn put(&mut self, off: u64, bytes: &[u8]) {
+        self.grow_to_hold(off + bytes.len() as u64);
         let cap = self.storage.len();
         let at = self.pos(off);
         let first = bytes.len().min(cap - at);
@@ -207,6 +240,9 @@ impl RecvBuffer {
     /// Copies up to `buf.len()` readable bytes out and frees their space.
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
         let n = buf.len().min(self.readable());
+        if n == 0 {
+            return 0;
+        }
         let cap = self.storage.len();
         let at = self.pos(self.read);
         let first = n.min(cap - at);
@@ -228,6 +264,9 @@ impl RecvBuffer {
     /// Calls `f` with the readable bytes (one or two slices) without consuming them.
     pub fn peek(&self, mut f: impl FnMut(&[u8])) {
         let n = self.readable();
+        if n == 0 {
+            return;
+        }
         let cap = self.storage.len();
         let at = self.pos(self.read);
         let first = n.min(cap - at);
@@ -300,6 +339,42 @@ mod tests {
         b.read(&mut one);
         b.insert(13, b"no");
         assert_eq!(read_all(&mut b), b"nop");
+    }
+
+    /// Memory follows the data: none before the first byte, growth as the
+    /// stored span widens (moving held bytes, in and out of order, intact),
+    /// never past the capacity, which with the free space stays as configured.
+    #[test]
+    fn storage_grows_with_the_data_up_to_capacity() {
+        let mut b = RecvBuffer::new(65536, DEFAULT_MAX_OOO_RANGES);
+        assert_eq!((b.allocated(), b.capacity(), b.free()), (0, 65536, 65536));
+        let mut none = [0u8; 8];
+        assert_eq!(b.read(&mut none), 0);
+        b.insert(0, b"abc");
+        assert!(
+            b.allocated() >= 3 && b.allocated() <= 4096,
+            "{}",
+            b.allocated()
+        );
+        let mut two = [0u8; 2];
+        b.read(&mut two);
+        // Out of order beyond the first 4 KiB: storage grows, held bytes move.
+        let far: Vec<u8> = (0..100u8).collect();
+        b.insert(10_000, &far);
+        assert!(b.allocated() >= 10_100 - 2 && b.allocated() < 65536);
+        assert_eq!(b.free(), 65536 - 1);
+        let gap: Vec<u8> = (0..10_000 - 3).map(|i| (i % 251) as u8).collect();
+        b.insert(3, &gap);
+        let mut want = b"c".to_vec();
+        want.extend(&gap);
+        want.extend(&far);
+        assert_eq!(read_all(&mut b), want);
+        // A full window: the storage reaches the capacity and no further.
+        let full = vec![7u8; 70_000];
+        let r = b.insert(10_100, &full);
+        assert_eq!(r.new_bytes, 65536);
+        assert_eq!(b.allocated(), 65536);
+        assert_eq!(read_all(&mut b), vec![7u8; 65536]);
     }
 
     #[test]

@@ -42,6 +42,10 @@ impl SendBuffer {
     pub fn len(&self) -> usize {
         self.data.len()
     }
+    /// Bytes of memory held now (grows with what is written, 0 before).
+    pub fn allocated(&self) -> usize {
+        self.data.capacity()
+    }
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }

@@ -262,6 +262,7 @@ impl Tinygram {
             duration: Some(limit),
             status: false,
             stop: stop.clone(),
+            backlog: tinygram_net::host::DEFAULT_BACKLOG,
         };
         let (ready_tx, ready_rx) = mpsc::channel();
         let handle = in_netns(&ns.name, move || {
