@@ -1,4 +1,4 @@
-//! tinygram-report: the report layer (DESIGN.md): the text of `tinygram
+//! tinygram-report: the report layer: the text of `tinygram
 //! diagnose` and tcptrace-style time-sequence plots in SVG and PNG.
 
 pub mod plot;
