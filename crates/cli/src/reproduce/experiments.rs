@@ -240,6 +240,8 @@ fn strict_nagle_cut(file: usize) -> (usize, usize) {
 
 fn doupnik_section(quick: bool, done: &[Done]) -> Section {
     const EXP: &str = "doupnik-web";
+    /// The new policy's request rate as a multiple of Nagle-off's.
+    const RATIO: &str = "x Nagle-off's rate";
     let mut columns = Vec::new();
     for (file, _, _) in FILES {
         columns.push(Column::new(&format!("{file} rate"), "req/s", 0));
@@ -338,13 +340,13 @@ fn doupnik_section(quick: bool, done: &[Done]) -> Section {
                         published(server, rwnd, "new policy"),
                         published(server, rwnd, "Nagle off"),
                     ) {
-                        (Some(n), Some(f)) => q(pct(n[fi * 2], f[fi * 2]), "% from Nagle off"),
+                        (Some(n), Some(f)) => q(n[fi * 2] / f[fi * 2], RATIO),
                         _ => None,
                     };
                     within.push(Cell::new(
                         &[server, rwnd, count_label, file],
                         pub_gap,
-                        q(pct(new.0, off.0), "% from Nagle off"),
+                        q(new.0 / off.0.max(1e-9), RATIO),
                         format!(
                             "new policy {:.0}, Nagle off {:.0}, Nagle on {:.0} req/s",
                             new.0, off.0, on.0

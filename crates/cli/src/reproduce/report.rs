@@ -58,6 +58,14 @@ fn fmt_q(x: &Option<Quantity>) -> String {
     }
 }
 
+/// A claim's published figure, or a note that the document gives none.
+fn published_text(x: &Option<Quantity>) -> String {
+    match x {
+        Some(_) => fmt_q(x),
+        None => "no figure given".to_string(),
+    }
+}
+
 fn q_mismatch(p: &Option<Quantity>, m: &Option<Quantity>) -> bool {
     mismatch(p.as_ref().map(|q| q.value), m.as_ref().map(|q| q.value))
 }
@@ -127,7 +135,7 @@ fn md_claim(c: &Claim) -> String {
             let _ = writeln!(
                 s,
                 "  - published: {}; ours: {}{}",
-                fmt_q(&c.published),
+                published_text(&c.published),
                 fmt_q(&c.measured),
                 if q_mismatch(&c.published, &c.measured) {
                     " (!)"
@@ -280,7 +288,7 @@ fn html_claim(c: &Claim) -> String {
             let _ = writeln!(
                 s,
                 "<p class=\"pm\">Published: {}; <span{class}>ours: {}</span></p>",
-                html_escape(&fmt_q(&c.published)),
+                html_escape(&published_text(&c.published)),
                 html_escape(&fmt_q(&c.measured))
             );
         }
@@ -506,8 +514,8 @@ pub fn write_report(dir: &Path, sections: &[Section], quick: bool) -> std::io::R
             html += "</ul>\n";
         }
         if !sec.claims.is_empty() {
-            let _ = write!(md, "### {}'s claims\n\n", sec.doc.author);
-            let _ = writeln!(html, "<h3>{}'s claims</h3>", html_escape(sec.doc.author));
+            md += "### The document's claims, checked on our numbers\n\n";
+            html += "<h3>The document's claims, checked on our numbers</h3>\n";
             for c in &sec.claims {
                 md += &md_claim(c);
                 html += &html_claim(c);
