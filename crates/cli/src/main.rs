@@ -77,6 +77,9 @@ enum Cmd {
         /// Simulations run in parallel (default: one per core).
         #[arg(long)]
         jobs: Option<usize>,
+        /// Print report.json (every claim and table) to stdout instead of the text summary.
+        #[arg(long)]
+        json: bool,
     },
     /// Document every scenario key with its default.
     Scenario,
@@ -254,6 +257,7 @@ fn main() -> ExitCode {
             out,
             quick,
             jobs,
+            json,
         } => {
             let threads =
                 jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -264,18 +268,33 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            for s in &sections {
-                print!("{}", reproduce::format_section(s));
+            if !json {
+                for s in &sections {
+                    print!("{}", reproduce::format_section(s));
+                }
             }
             if let Err(e) = reproduce::write_report(&out, &sections, quick) {
                 eprintln!("error: cannot write the report to {}: {e}", out.display());
                 return ExitCode::FAILURE;
             }
-            println!(
-                "\nReport: {} (open index.html in a browser) and {}",
+            let done = format!(
+                "Report: {} (open index.html in a browser), {} and {}",
                 out.join("index.html").display(),
-                out.join("report.md").display()
+                out.join("report.md").display(),
+                out.join("report.json").display()
             );
+            if json {
+                match serde_json::to_string_pretty(&reproduce::json(&sections, quick)) {
+                    Ok(s) => println!("{s}"),
+                    Err(e) => {
+                        eprintln!("error: cannot encode the report as JSON: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+                eprintln!("{done}");
+            } else {
+                println!("\n{done}");
+            }
             ExitCode::SUCCESS
         }
         Cmd::Scenario => {

@@ -16,6 +16,9 @@ use tinygram_analyze::timeseq::{Span, TimeSeq};
 use tinygram_proto::{Instant, TraceEvent};
 
 const FONT: &str = "sans-serif";
+// Text sizes (plotters points; SVG px are about 0.8 of them) are chosen so
+// the smallest text stays at least 12 px when the 1280-px graph is scaled
+// down to a 1,100-px report page.
 const W: u32 = 1280;
 const H: u32 = 720;
 
@@ -233,11 +236,11 @@ fn draw<DB: DrawingBackend>(
     let mut chart = ChartBuilder::on(root)
         .caption(
             format!("time-sequence graph: {}", ts.title),
-            (FONT, 22).into_font(),
+            (FONT, 26).into_font(),
         )
         .margin(12)
-        .x_label_area_size(48)
-        .y_label_area_size(90)
+        .x_label_area_size(58)
+        .y_label_area_size(110)
         .build_cartesian_2d(x0..x1, y0..y1)?;
     chart
         .configure_mesh()
@@ -245,13 +248,13 @@ fn draw<DB: DrawingBackend>(
         .y_desc("sequence number (bytes, relative to the ISN)")
         .y_label_formatter(&|v| bytes_label(*v))
         .x_label_formatter(&|v| format!("{v}"))
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 18))
+        .axis_desc_style((FONT, 19))
         .light_line_style(TRANSPARENT)
         .bold_line_style(RGBColor(225, 225, 225))
         .draw()?;
 
-    let px_per_x = f64::from(W - 110) / (x1 - x0);
+    let px_per_x = f64::from(W - 130) / (x1 - x0);
     // Holds, one colour per rule, named in the legend. The send policy's
     // holds are the story and always shown; the flow-control ones (cwnd,
     // peer window, sender SWS) last up to a round trip whenever ACKs clock
@@ -265,7 +268,7 @@ fn draw<DB: DrawingBackend>(
         }
     }
     rules.sort_by_key(|r| (is_flow_rule(r), *r));
-    let label_style = TextStyle::from((FONT, 13).into_font()).color(&RGBColor(90, 60, 20));
+    let label_style = TextStyle::from((FONT, 18).into_font()).color(&RGBColor(90, 60, 20));
     for rule in rules {
         let flow = is_flow_rule(rule);
         let color = rule_color(rule);
@@ -438,7 +441,7 @@ fn draw<DB: DrawingBackend>(
         .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(180, 180, 180))
-        .label_font((FONT, 14))
+        .label_font((FONT, 18))
         .draw()?;
     Ok(())
 }

@@ -15,7 +15,7 @@ use tinygram_sim::scenario::Scenario;
 use tinygram_sim::world::{Sim, WireEvent};
 
 pub use experiments::{nagle_release_schedule, EXPERIMENTS};
-pub use report::write_report;
+pub use report::{json, write_report, SCHEMA};
 
 /// One simulation to run for an experiment.
 pub struct Job {
@@ -34,18 +34,199 @@ pub struct Done {
     pub wire: Vec<WireEvent>,
 }
 
-/// A table: headers and rows of cells.
-#[derive(Clone, Debug, Default)]
-pub struct Table {
-    pub headers: Vec<String>,
-    pub rows: Vec<Vec<String>>,
+/// A source document, cited in full in the report's Sources section.
+#[derive(Debug)]
+pub struct Document {
+    /// Short stable key, used in report.json.
+    pub key: &'static str,
+    pub author: &'static str,
+    pub title: &'static str,
+    pub date: &'static str,
+    /// Where it appeared.
+    pub venue: &'static str,
 }
 
-/// One series of a bar chart: label and one value per category.
+impl Document {
+    /// "Author, Title" for section headings and claim sources.
+    pub fn short(&self) -> String {
+        format!("{}, \"{}\"", self.author, self.title)
+    }
+
+    /// The full citation: author, title, where it appeared, date.
+    pub fn citation(&self) -> String {
+        format!(
+            "{}, \"{}\", {}, {}",
+            self.author, self.title, self.venue, self.date
+        )
+    }
+}
+
+/// The five documents whose experiments `reproduce` runs.
+pub static DOCUMENTS: [Document; 5] = [
+    Document {
+        key: "doupnik-1999",
+        author: "J. R. Doupnik",
+        title: "A new TCP transmission policy replacing Nagle mode",
+        date: "June 1999",
+        venue: "Internet-Draft draft-doupnik-tcpimpl-nagle-mode-00, Utah State University",
+    },
+    Document {
+        key: "davids-2001",
+        author: "N. Davids",
+        title: "TCP -- Either Fast or Efficient",
+        date: "May 2001",
+        venue: "Sys Admin magazine vol. 10 no. 5",
+    },
+    Document {
+        key: "rfc1106",
+        author: "R. Fox",
+        title: "TCP Big Window and Nak Options",
+        date: "June 1989",
+        venue: "RFC 1106, Tandem",
+    },
+    Document {
+        key: "westfield-mills-1985",
+        author: "W. Westfield and D. Mills",
+        title: "Improving TCP throughput",
+        date: "October-November 1985",
+        venue: "posts to mod.protocols.tcp-ip",
+    },
+    Document {
+        key: "cheshire-2005",
+        author: "S. Cheshire",
+        title: "TCP Performance problems caused by interaction between Nagle's Algorithm and Delayed ACK",
+        date: "20 May 2005, updated November 2012",
+        venue: "web page",
+    },
+];
+
+/// The document with this key (a built-in table, so a miss is a bug).
+pub fn document(key: &str) -> &'static Document {
+    DOCUMENTS
+        .iter()
+        .find(|d| d.key == key)
+        .unwrap_or_else(|| panic!("no source document {key:?}"))
+}
+
+/// A number with its unit, as report.json gives published and measured values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Quantity {
+    pub value: f64,
+    pub unit: String,
+}
+
+/// `Some(Quantity)` in one call.
+pub fn q(value: f64, unit: &str) -> Option<Quantity> {
+    Some(Quantity {
+        value,
+        unit: unit.to_string(),
+    })
+}
+
+/// True when measured and published differ by more than 2x either way.
+pub fn mismatch(published: Option<f64>, measured: Option<f64>) -> bool {
+    match (published, measured) {
+        (Some(p), Some(m)) if p > 0.0 && m >= 0.0 => m > 2.0 * p || 2.0 * m < p,
+        _ => false,
+    }
+}
+
+/// A value column of a table: its name and unit, and the digits to show.
+#[derive(Clone, Debug)]
+pub struct Column {
+    pub name: String,
+    pub unit: String,
+    pub digits: usize,
+}
+
+impl Column {
+    pub fn new(name: &str, unit: &str, digits: usize) -> Column {
+        Column {
+            name: name.to_string(),
+            unit: unit.to_string(),
+            digits,
+        }
+    }
+}
+
+/// One table cell: our number and, where the document gives one, its number.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Val {
+    pub published: Option<f64>,
+    pub measured: Option<f64>,
+}
+
+impl Val {
+    pub fn new(measured: f64, published: Option<f64>) -> Val {
+        Val {
+            published,
+            measured: Some(measured),
+        }
+    }
+}
+
+/// A table row: its label cells, then one value per value column.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub labels: Vec<String>,
+    pub values: Vec<Val>,
+}
+
+/// A results table: label columns (the setup) and value columns (numbers,
+/// each with the published figure beside ours where there is one).
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub title: String,
+    pub label_headers: Vec<String>,
+    pub columns: Vec<Column>,
+    pub rows: Vec<Row>,
+}
+
+impl Table {
+    /// The value in column `col` of the first row whose labels start with `labels`.
+    pub fn value(&self, labels: &[&str], col: &str) -> Option<Val> {
+        let c = self.columns.iter().position(|c| c.name == col)?;
+        self.rows
+            .iter()
+            .find(|r| {
+                r.labels
+                    .iter()
+                    .map(String::as_str)
+                    .take(labels.len())
+                    .eq(labels.iter().copied())
+            })
+            .and_then(|r| r.values.get(c).copied())
+    }
+
+    /// A cell as text: ours, then the published figure in brackets.
+    pub fn cell_text(&self, col: usize, v: &Val) -> String {
+        let d = self.columns.get(col).map_or(1, |c| c.digits);
+        let m = v
+            .measured
+            .map_or_else(|| "-".to_string(), |x| format!("{x:.d$}"));
+        match v.published {
+            Some(p) => format!("{m} [{}]", fmt_num(p)),
+            None => m,
+        }
+    }
+}
+
+/// A published number as the document prints it: no trailing ".0".
+pub fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// One series of a bar chart: label, one value per category, and the
+/// document's value per category where it gives one (drawn as hollow markers).
 #[derive(Clone, Debug)]
 pub struct Series {
     pub label: String,
     pub values: Vec<f64>,
+    pub published: Vec<Option<f64>>,
 }
 
 /// A grouped bar chart.
@@ -64,48 +245,249 @@ pub struct Chart {
 pub struct Section {
     pub name: &'static str,
     pub title: &'static str,
-    pub source: &'static str,
+    pub doc: &'static Document,
+    /// The part of the document the experiment comes from, e.g. "section 3, Table 1".
+    pub part: &'static str,
     /// Markdown: what was simulated.
     pub setup: String,
-    pub table: Table,
+    pub tables: Vec<Table>,
     pub charts: Vec<Chart>,
     /// Sentences derived from the numbers.
     pub findings: Vec<String>,
     /// Where our numbers differ from the document's, with the likely cause.
     pub differences: Vec<String>,
-    /// Qualitative claims of the document, checked on our numbers.
-    pub checks: Vec<Check>,
+    /// The document's claims, checked on our numbers.
+    pub claims: Vec<Claim>,
     /// Time-sequence graphs of representative runs: (caption, SVG document).
     pub plots: Vec<(String, String)>,
 }
 
-/// One of a document's claims, checked on our numbers.
+impl Section {
+    /// Claims by verdict: (reproduced, not reproduced, not testable).
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let n = |v: Verdict| self.claims.iter().filter(|c| c.verdict == v).count();
+        (
+            n(Verdict::Reproduced),
+            n(Verdict::NotReproduced),
+            n(Verdict::NotTestable),
+        )
+    }
+}
+
+/// What became of a claim on our numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Reproduced,
+    NotReproduced,
+    /// The document does not determine what the claim needs (e.g. its
+    /// workload or a timer's phase), so our run cannot confirm or refute it.
+    NotTestable,
+}
+
+impl Verdict {
+    pub fn from_holds(holds: bool) -> Verdict {
+        if holds {
+            Verdict::Reproduced
+        } else {
+            Verdict::NotReproduced
+        }
+    }
+
+    /// The report.json spelling.
+    pub fn key(self) -> &'static str {
+        match self {
+            Verdict::Reproduced => "reproduced",
+            Verdict::NotReproduced => "not_reproduced",
+            Verdict::NotTestable => "not_testable",
+        }
+    }
+
+    /// The report's spelling.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Reproduced => "reproduced",
+            Verdict::NotReproduced => "not reproduced",
+            Verdict::NotTestable => "not testable",
+        }
+    }
+}
+
+/// One setting of a claim checked over a matrix (e.g. one server, window
+/// and client), with its own figures and verdict.
 #[derive(Clone, Debug)]
-pub struct Check {
-    /// The claim, with our figures.
-    pub claim: String,
-    pub holds: bool,
-    /// Why the rules give a different result (required when it does not hold).
+pub struct Cell {
+    pub labels: Vec<String>,
+    pub published: Option<Quantity>,
+    pub measured: Option<Quantity>,
+    /// Our figures in words, e.g. "3536 vs 3536 req/s".
+    pub detail: String,
+    pub verdict: Verdict,
     pub cause: Option<String>,
 }
 
-impl Check {
-    /// A claim; `cause` is kept only when the claim does not hold.
-    pub fn new(claim: String, holds: bool, cause: impl FnOnce() -> Option<String>) -> Check {
-        let cause = if holds { None } else { cause() };
-        Check {
-            claim,
-            holds,
+impl Cell {
+    /// A cell; `cause` is asked for only when the verdict is not reproduced.
+    pub fn new(
+        labels: &[&str],
+        published: Option<Quantity>,
+        measured: Option<Quantity>,
+        detail: String,
+        verdict: Verdict,
+        cause: impl FnOnce() -> Option<String>,
+    ) -> Cell {
+        let cause = if verdict == Verdict::Reproduced {
+            None
+        } else {
+            cause()
+        };
+        Cell {
+            labels: labels.iter().map(|s| s.to_string()).collect(),
+            published,
+            measured,
+            detail,
+            verdict,
             cause,
         }
     }
+}
+
+/// One of a document's claims, checked on our numbers. A claim checked over
+/// a matrix of settings is one claim with a cell per setting.
+#[derive(Clone, Debug)]
+pub struct Claim {
+    /// Unique in the report: "experiment/slug".
+    pub id: String,
+    /// The part of the document that makes the claim.
+    pub source: String,
+    /// The claim, with our figures where it has no cells.
+    pub text: String,
+    pub published: Option<Quantity>,
+    pub measured: Option<Quantity>,
+    pub verdict: Verdict,
+    /// Why the rules give a different result (required unless reproduced).
+    /// With cells: each distinct cell cause once.
+    pub cause: Option<String>,
+    /// Names of the label columns of `cells`.
+    pub cell_headers: Vec<String>,
+    pub cells: Vec<Cell>,
+}
+
+impl Claim {
+    /// A single claim; `cause` is asked for only when it is not reproduced.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        experiment: &str,
+        slug: &str,
+        source: &str,
+        text: String,
+        published: Option<Quantity>,
+        measured: Option<Quantity>,
+        verdict: Verdict,
+        cause: impl FnOnce() -> Option<String>,
+    ) -> Claim {
+        let cause = if verdict == Verdict::Reproduced {
+            None
+        } else {
+            cause()
+        };
+        Claim {
+            id: format!("{experiment}/{slug}"),
+            source: source.to_string(),
+            text,
+            published,
+            measured,
+            verdict,
+            cause,
+            cell_headers: Vec::new(),
+            cells: Vec::new(),
+        }
+    }
+
+    /// A claim over a matrix of cells. Its verdict: not reproduced if any
+    /// cell is, else reproduced if any cell is, else not testable. Its
+    /// published value is the one all cells share, if they share one.
+    pub fn matrix(
+        experiment: &str,
+        slug: &str,
+        source: &str,
+        text: String,
+        cell_headers: &[&str],
+        cells: Vec<Cell>,
+    ) -> Claim {
+        let any = |v: Verdict| cells.iter().any(|c| c.verdict == v);
+        let verdict = if any(Verdict::NotReproduced) {
+            Verdict::NotReproduced
+        } else if any(Verdict::Reproduced) {
+            Verdict::Reproduced
+        } else {
+            Verdict::NotTestable
+        };
+        let causes = distinct_causes(&cells);
+        let cause = match causes.as_slice() {
+            [] => None,
+            [one] => Some(one.clone()),
+            many => Some(
+                many.iter()
+                    .enumerate()
+                    .map(|(i, c)| format!("({}) {c}", cause_letter(i)))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+        };
+        let published = match cells.first().map(|c| &c.published) {
+            Some(p @ Some(_)) if cells.iter().all(|c| &c.published == p) => p.clone(),
+            _ => None,
+        };
+        Claim {
+            id: format!("{experiment}/{slug}"),
+            source: source.to_string(),
+            text,
+            published,
+            measured: None,
+            verdict,
+            cause,
+            cell_headers: cell_headers.iter().map(|s| s.to_string()).collect(),
+            cells,
+        }
+    }
+
+    /// Cells by verdict: (reproduced, not reproduced, not testable).
+    pub fn cell_counts(&self) -> (usize, usize, usize) {
+        let n = |v: Verdict| self.cells.iter().filter(|c| c.verdict == v).count();
+        (
+            n(Verdict::Reproduced),
+            n(Verdict::NotReproduced),
+            n(Verdict::NotTestable),
+        )
+    }
+}
+
+/// The cells' causes, each once, in order of first appearance.
+pub fn distinct_causes(cells: &[Cell]) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for c in cells {
+        if let Some(x) = &c.cause {
+            if !v.contains(x) {
+                v.push(x.clone());
+            }
+        }
+    }
+    v
+}
+
+/// "a", "b", ... for the i-th distinct cause.
+pub fn cause_letter(i: usize) -> char {
+    (b'a' + (i % 26) as u8) as char
 }
 
 /// An experiment: which runs it needs and how it reads them.
 pub struct Experiment {
     pub name: &'static str,
     pub title: &'static str,
-    pub source: &'static str,
+    /// Key of the source document.
+    pub doc: &'static str,
+    /// The part of the document the experiment comes from.
+    pub part: &'static str,
     /// The base scenario file, embedded in the binary.
     pub base: &'static str,
     pub jobs: fn(quick: bool) -> Vec<Job>,
@@ -212,11 +594,40 @@ pub fn reproduce(
     Ok(sections)
 }
 
+/// A table's header line and rows as text cells (values as "ours [published]").
+pub fn text_grid(t: &Table) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut headers = t.label_headers.clone();
+    for c in &t.columns {
+        headers.push(if c.unit.is_empty() {
+            c.name.clone()
+        } else {
+            format!("{} ({})", c.name, c.unit)
+        });
+    }
+    let rows = t
+        .rows
+        .iter()
+        .map(|r| {
+            let mut row = r.labels.clone();
+            for (i, v) in r.values.iter().enumerate() {
+                let mut cell = t.cell_text(i, v);
+                if mismatch(v.published, v.measured) {
+                    cell.push_str(" (!)");
+                }
+                row.push(cell);
+            }
+            row
+        })
+        .collect();
+    (headers, rows)
+}
+
 /// Formats a table for the terminal with aligned columns.
 pub fn format_table(t: &Table) -> String {
-    let cols = t.headers.len();
+    let (headers, rows) = text_grid(t);
+    let cols = headers.len();
     let mut w = vec![0; cols];
-    for row in std::iter::once(&t.headers).chain(t.rows.iter()) {
+    for row in std::iter::once(&headers).chain(rows.iter()) {
         for (i, c) in row.iter().enumerate().take(cols) {
             w[i] = w[i].max(c.chars().count());
         }
@@ -236,10 +647,10 @@ pub fn format_table(t: &Table) -> String {
         }
         s.push('\n');
     };
-    line(&t.headers, &mut s);
+    line(&headers, &mut s);
     s.push_str(&"-".repeat(w.iter().sum::<usize>() + 2 * (cols.saturating_sub(1))));
     s.push('\n');
-    for r in &t.rows {
+    for r in &rows {
         line(r, &mut s);
     }
     s
@@ -248,23 +659,36 @@ pub fn format_table(t: &Table) -> String {
 /// The terminal rendering of a section.
 pub fn format_section(sec: &Section) -> String {
     let mut s = format!(
-        "\n== {} ({}) ==\nSource: {}\n\n",
-        sec.title, sec.name, sec.source
+        "\n== {} ({}) ==\nSource: {}, {}\n\n",
+        sec.title,
+        sec.name,
+        sec.doc.short(),
+        sec.part
     );
-    s += &format_table(&sec.table);
+    for t in &sec.tables {
+        s += &format_table(t);
+    }
     for f in &sec.findings {
         s += &format!("* {f}\n");
     }
-    for c in &sec.checks {
-        s += &format!(
-            "  [{}] {}\n",
-            if c.holds {
-                "reproduced"
-            } else {
-                "NOT reproduced"
-            },
-            c.claim
-        );
+    for c in &sec.claims {
+        s += &format!("  [{}] {}\n", c.verdict.label(), c.text);
+        let causes = distinct_causes(&c.cells);
+        for cell in &c.cells {
+            let letter = cell
+                .cause
+                .as_ref()
+                .and_then(|x| causes.iter().position(|y| y == x))
+                .filter(|_| causes.len() > 1)
+                .map(|i| format!(" ({})", cause_letter(i)))
+                .unwrap_or_default();
+            s += &format!(
+                "      {}: {} [{}{letter}]\n",
+                cell.labels.join(", "),
+                cell.detail,
+                cell.verdict.label()
+            );
+        }
         if let Some(cause) = &c.cause {
             s += &format!("      likely cause: {cause}\n");
         }
