@@ -22,6 +22,11 @@ raw socket. tinygram is 10.7.0.2 and serves echo on PORT; the kernel is
   storm     a burst of segments outside the receive window into the kernel
             client's connection, most data-less, a few with 500 bytes; counts
             tinygram's replies (RFC 5961 7 rate limit).
+  ackloop   a raw-socket peer from 10.7.0.3 sends 500 bytes and then acts as
+            if it never had (as one forged segment leaves a connection):
+            it answers every segment from tinygram with an ACK at its old
+            sequence number, for 2 s, never rate-limited; then resets the
+            connection with an RST at exactly RCV.NXT.
 
 Every mode then runs the legitimate client: echo round trips on its
 connection (after the attack for inject/tspoison/storm) and on a second new
@@ -33,7 +38,7 @@ TG, KERNEL, GHOST = "10.7.0.2", "10.7.0.1", "10.7.0.3"
 DEADLINE = time.monotonic() + limit
 out = {"mode": mode}
 FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
-READ_TIMEOUT = min(8.0, limit / 4)
+READ_TIMEOUT = min(5.0, limit / 4)
 
 
 def left():
@@ -310,12 +315,40 @@ def mode_farsack(sn):
     send(GHOST, gport, TG, port, rcv, fin.end(), ACK, 65535, ts_option(tsv + 9, fin.tsval))
 
 
+def mode_ackloop(sn, secs=2.0):
+    gport, iss = 40002, 0x2000
+    send(GHOST, gport, TG, port, iss, 0, SYN, 65535, struct.pack("!BBH", 2, 4, 1460))
+    synack = sn.wait("tinygram's SYN-ACK", lambda s: s.src == TG and s.dport == gport
+                     and s.flags & (SYN | ACK) == SYN | ACK)
+    irs = synack.seq
+    send(GHOST, gport, TG, port, iss + 1, irs + 1, ACK)
+    time.sleep(0.2)
+    # 500 bytes tinygram takes; from here on the peer behaves as if it had
+    # never sent them (a connection desynchronized by one forged segment):
+    # every segment from tinygram gets an ACK at the old sequence number.
+    send(GHOST, gport, TG, port, iss + 1, irs + 1, PSH | ACK, 65535, b"", b"y" * 500)
+    t0 = time.monotonic()
+    seen, answered = 0, 0
+    while time.monotonic() - t0 < secs:
+        flow = sn.flow(TG, port, GHOST, gport, since=t0)
+        for _ in flow[seen:]:
+            send(GHOST, gport, TG, port, iss + 1, irs + 1, ACK)
+            answered += 1
+        seen = len(flow)
+        time.sleep(0.001)
+    out["tg_segments"] = len(sn.flow(TG, port, GHOST, gport, since=t0))
+    out["peer_acks"] = answered
+    out["loop_s"] = secs
+    # An RST at exactly RCV.NXT resets the connection (RFC 5961 3.2).
+    send(GHOST, gport, TG, port, iss + 501, 0, RST, 0)
+
+
 def main():
-    sn = Sniffer()
-    time.sleep(0.1)
     try:
+        sn = Sniffer()
+        time.sleep(0.1)
         {"inject": mode_inject, "tspoison": mode_tspoison, "storm": mode_storm,
-         "farsack": mode_farsack}[mode](sn)
+         "farsack": mode_farsack, "ackloop": mode_ackloop}[mode](sn)
         s = legit_conn()
         out["second_conn"] = round_trips(s, "second", 5)
         s.close()
@@ -323,7 +356,8 @@ def main():
     except (OSError, RuntimeError, KeyError) as e:
         out["ok"] = False
         out["error"] = "%s: %s" % (type(e).__name__, e)
-    sn.stop = True
+    if "sn" in locals():
+        sn.stop = True
     print(json.dumps(out), flush=True)
 
 
