@@ -404,3 +404,31 @@ pub fn config(send_policy: &str, wscale: bool) -> Config {
     c.options.window_scale = wscale;
     c
 }
+
+impl Tinygram {
+    /// Waits up to `secs` for the run to end by itself, then asks it to stop
+    /// and waits 5 s more (a working loop looks at the flag every 50 ms). A host loop that never returns (the far-SACK hang
+    /// spun and grew without bound) ends the whole test process with a message
+    /// instead of hanging the suite or eating the machine's memory.
+    pub fn finish_within(mut self, secs: u64) -> RunReport {
+        let h = self.handle.take().expect("running");
+        let wait = |h: &JoinHandle<RunReport>, d: Duration| {
+            let end = std::time::Instant::now() + d;
+            while !h.is_finished() && std::time::Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            h.is_finished()
+        };
+        if !wait(&h, Duration::from_secs(secs)) {
+            self.stop.store(true, Ordering::Relaxed);
+            if !wait(&h, Duration::from_secs(5)) {
+                say(&format!(
+                    "\nFATAL: tinygram's host loop did not stop within {secs} + 5 s \
+                     (stuck in a loop?); aborting the test process"
+                ));
+                std::process::exit(101);
+            }
+        }
+        h.join().expect("tinygram thread panicked")
+    }
+}
