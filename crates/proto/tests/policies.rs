@@ -1,5 +1,5 @@
 //! Segment-level tests of the send policies, encoding the worked examples of
-//! the source documents (shared/seeds/000 Doupnik, 001 Davids, 004 Cheshire).
+//! the source documents (Doupnik, A new TCP transmission policy; Davids, TCP -- Either Fast or Efficient; Cheshire, Nagle x delayed ACK).
 
 mod common;
 

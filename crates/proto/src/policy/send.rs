@@ -140,7 +140,7 @@ impl SendPolicy for NagleLiberal {
     }
 }
 
-/// Minshall's modification (004_f6bdd647cae672c6.txt): at most one
+/// Minshall's modification (via Cheshire, Nagle x delayed ACK): at most one
 /// unacknowledged runt; a partial segment waits only while an earlier one is unacknowledged.
 #[derive(Debug, Default)]
 pub struct Minshall;
@@ -155,7 +155,7 @@ impl SendPolicy for Minshall {
     }
 }
 
-/// Doupnik's new policy, Rules 1 and 2 (000_bc0620e9cf581cd0.txt 2.1): send a
+/// Doupnik's new policy, Rules 1 and 2 (Doupnik, A new TCP transmission policy, 2.1): send a
 /// partial segment only if it holds the end of application data; never wait for ACKs.
 #[derive(Debug, Default)]
 pub struct Doupnik {
@@ -173,7 +173,7 @@ impl SendPolicy for Doupnik {
     }
 }
 
-/// Solaris tcp_naglim_def (001_b7dbb660d81662f3.txt): Nagle applies only to
+/// Solaris tcp_naglim_def (Davids, TCP -- Either Fast or Efficient): Nagle applies only to
 /// segments under `limit` bytes (the connection's copy is min(MSS, limit)).
 #[derive(Debug)]
 pub struct Naglim {
