@@ -648,8 +648,11 @@ impl<'a> Runner<'a> {
         if remaining > 0 {
             let chunk = remaining.min(c.send_space());
             if chunk > 0 {
-                let data = vec![0u8; chunk];
-                match c.write(&data, more || chunk < remaining) {
+                // Offer a byte more than fits when the write does not fit, so the
+                // engine sees it cut short (the rest is still to come), as a
+                // write() larger than the free send buffer is in a kernel.
+                let data = vec![0u8; remaining.min(chunk + 1)];
+                match c.write(&data, more) {
                     Ok(k) => self.write_progress += k,
                     Err(WriteError::Closed) => {
                         return Ok(Outcome::Done(if self.write_progress > 0 {

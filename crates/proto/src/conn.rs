@@ -2063,6 +2063,19 @@ impl Connection {
                     self.note_hold(now, rule, len, flight);
                     return None;
                 }
+            } else if !fin_pending
+                && self.send_buf.write_cut_short()
+                && (flight == 0 || len < self.max_snd_wnd / 2)
+            {
+                // RFC 1122 4.2.3.4 sender SWS avoidance, under every send policy: the
+                // tail of a write cut short by a full buffer is not pushed (BSD's
+                // TF_MORETOCOME). With data in flight, ACKs make room for the rest of
+                // the write, so wait for it; with none, nothing would, so send it
+                // whatever the policy (else e.g. Doupnik Rule 2 deadlocks).
+                if flight > 0 {
+                    self.note_hold(now, HoldRule::SenderSws, len, flight);
+                    return None;
+                }
             } else if !fin_pending {
                 // The tail of the data: the send policy decides (FIN is never held).
                 let seg_end = nxt_off + len as u64;

@@ -17,6 +17,9 @@ pub struct SendBuffer {
     boundaries: VecDeque<u64>,
     /// Offset up to which the application flushed explicitly (uncork).
     flushed: u64,
+    /// The last write did not fit: the application has the rest of it to
+    /// write, so the queue's tail is not pushed (BSD's TF_MORETOCOME).
+    cut_short: bool,
 }
 
 impl SendBuffer {
@@ -27,6 +30,7 @@ impl SendBuffer {
             capacity,
             boundaries: VecDeque::new(),
             flushed: 0,
+            cut_short: false,
         }
     }
 
@@ -59,10 +63,21 @@ impl SendBuffer {
     pub fn write(&mut self, bytes: &[u8], more_follows: bool) -> usize {
         let n = bytes.len().min(self.space());
         self.data.extend(&bytes[..n]);
-        if !more_follows && n == bytes.len() {
-            self.mark_boundary();
+        if n == bytes.len() {
+            self.cut_short = false;
+            if !more_follows {
+                self.mark_boundary();
+            }
+        } else if n > 0 {
+            self.cut_short = true;
         }
         n
+    }
+
+    /// Whether the last write was cut short by a full buffer, so the rest of
+    /// it is still to come (and no later write or flush has ended the queue).
+    pub fn write_cut_short(&self) -> bool {
+        self.cut_short && !self.ends_with_boundary()
     }
 
     /// Ends the current data set at the last written byte (an explicit flush).
@@ -95,15 +110,21 @@ impl SendBuffer {
     }
 
     /// First end of application data strictly after stream offset `off`.
+    /// A binary search: one queued boundary per write, so thousands with small
+    /// writes and large buffers, and this runs for every segment.
     pub fn next_boundary_after(&self, off: u64) -> Option<u64> {
-        // Boundaries are few in flight; a linear scan from the front is cheap and
-        // the common case (bulk data) has at most one.
-        self.boundaries.iter().copied().find(|&b| b > off)
+        let i = self.boundaries.partition_point(|&b| b <= off);
+        self.boundaries.get(i).copied()
     }
 
-    /// Whether `off` is exactly an end of application data.
+    /// Whether `off` is exactly an end of application data (binary search).
     pub fn is_boundary(&self, off: u64) -> bool {
-        self.boundaries.iter().any(|&b| b == off)
+        self.boundaries.binary_search(&off).is_ok()
+    }
+
+    /// Whether the last written byte ends application data (the queue is pushed).
+    pub fn ends_with_boundary(&self) -> bool {
+        self.boundaries.back() == Some(&self.end())
     }
 
     /// Copies `len` bytes starting at stream offset `off` into `out` (appending).
@@ -142,6 +163,52 @@ mod tests {
         let mut out = Vec::new();
         b.copy_out(6, 4, &mut out);
         assert_eq!(out, b"orld");
+    }
+
+    /// The binary searches agree with a linear scan over many queued writes,
+    /// including after acknowledgements drop boundaries from the front.
+    #[test]
+    fn boundary_search_matches_linear_scan() {
+        let mut b = SendBuffer::new(1 << 16);
+        let mut ends = Vec::new();
+        for i in 0..500u64 {
+            let n = 1 + (i * 7919 % 13) as usize;
+            b.write(&vec![0u8; n], i % 5 == 3);
+            if i % 5 != 3 {
+                ends.push(b.end());
+            }
+        }
+        for acked in [0usize, 1, 37, 400] {
+            b.ack(acked);
+            ends.retain(|&e| e > b.head());
+            for off in b.head()..=b.end() + 1 {
+                let want = ends.iter().copied().find(|&e| e > off);
+                assert_eq!(b.next_boundary_after(off), want, "after {off}");
+                assert_eq!(b.is_boundary(off), ends.contains(&off), "at {off}");
+            }
+        }
+        assert!(b.ends_with_boundary());
+        b.write(b"x", true);
+        assert!(!b.ends_with_boundary());
+    }
+
+    #[test]
+    fn a_write_that_does_not_fit_is_cut_short_until_completed_or_flushed() {
+        let mut b = SendBuffer::new(10);
+        assert_eq!(b.write(b"0123456789abc", false), 10);
+        assert!(b.write_cut_short());
+        assert!(!b.ends_with_boundary());
+        // A full buffer takes nothing and leaves the write cut short.
+        assert_eq!(b.write(b"abc", false), 0);
+        assert!(b.write_cut_short());
+        b.ack(5);
+        assert_eq!(b.write(b"abc", false), 3);
+        assert!(!b.write_cut_short());
+        assert!(b.ends_with_boundary());
+        b.ack(8);
+        assert_eq!(b.write(b"0123456789abc", false), 10);
+        b.flush();
+        assert!(!b.write_cut_short(), "a flush pushes the tail");
     }
 
     #[test]

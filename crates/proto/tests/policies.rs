@@ -1,5 +1,5 @@
 //! Segment-level tests of the send policies, encoding the worked examples of
-//! the source documents (Doupnik's draft, Davids' article, Cheshire's page).
+//! the source documents (Doupnik, A new TCP transmission policy; Davids, TCP -- Either Fast or Efficient; Cheshire, Nagle x delayed ACK).
 
 mod common;
 

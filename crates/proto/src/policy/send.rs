@@ -155,7 +155,7 @@ impl SendPolicy for Minshall {
     }
 }
 
-/// Doupnik's new policy, Rules 1 and 2 (Doupnik 2.1): send a
+/// Doupnik's new policy, Rules 1 and 2 (Doupnik, A new TCP transmission policy, 2.1): send a
 /// partial segment only if it holds the end of application data; never wait for ACKs.
 #[derive(Debug, Default)]
 pub struct Doupnik {
