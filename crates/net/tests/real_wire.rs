@@ -386,13 +386,21 @@ fn four_concurrent_connections() {
     cfg.options.window_scale = true;
     let ns = Netns::new("cc");
     let tg = Tinygram::serve(&ns, cfg, 8080, "discard", 4);
-    // Large enough that the four transfers overlap whatever python's start-up.
     let sizes = [20_000_000u64, 25_000_000, 30_000_000, 35_000_000];
+    // All four connect, then all four start sending: the transfers overlap
+    // however slowly a loaded machine starts the peers.
+    let gate = std::env::temp_dir().join(format!("{}-gate", ns.name));
+    let _ = std::fs::remove_file(&gate);
     let peers: Vec<_> = sizes
         .iter()
-        .map(|n| ns.peer("connect", TG, 8080, &format!("source:{n}"), 30))
+        .map(|n| ns.gated_peer(TG, 8080, &format!("source:{n}"), 30, &gate))
         .collect();
+    for p in &peers {
+        p.expect_line("connected", 20);
+    }
+    std::fs::write(&gate, b"").expect("open the gate");
     let ks: Vec<_> = peers.into_iter().map(|p| p.finish()).collect();
+    let _ = std::fs::remove_file(&gate);
     let report = tg.join();
     assert_eq!(report.conns.len(), 4, "{report:#?}");
     assert_eq!(report.host.connections, 4);
@@ -516,7 +524,9 @@ fn fin_and_rst_with_the_kernel() {
     let ns = Netns::new("fin");
     let peer = ns.peer("listen", KERNEL, 9000, "hold", 10);
     let tg = Tinygram::connect(&ns, cfg.clone(), 9000, "discard");
-    std::thread::sleep(Duration::from_millis(500));
+    // Stop once the connection is up (the kernel accepted it), however long
+    // a loaded machine takes to get there; 20 s only guards against a hang.
+    peer.expect_line("accepted", 20);
     let r = tg.stop();
     let k = peer.finish();
     assert_eq!(s(&k, "error"), "reset", "{k}");
