@@ -355,6 +355,12 @@ pub fn stall_events(f: &Flow, s: Dir, dist: &[f64; 2], th: &Thresholds) -> Vec<(
             continue;
         }
         let silent_since = std::mem::replace(&mut last_r_t, g.t);
+        if g.len > 0 {
+            // The receiver sent data after its late ACK (a window update, then
+            // the next request): what the sender sends next may answer that
+            // data, so it shows nothing about what the ACK released.
+            cand = None;
+        }
         let Some(a) = g.ack else { continue };
         if a <= high_ack {
             continue;
@@ -1001,4 +1007,75 @@ fn storms(f: &Flow, s: Dir, th: &Thresholds, out: &mut Vec<Finding>) {
         overhead_ratio: Some(ratio),
         overhead_ratio_with_acks: Some(ratio_acks),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flow::Side;
+    use tinygram_proto::wire::Flags;
+
+    /// A segment at `t` ms: `dir`, first byte `seq`, `len` payload bytes, cumulative `ack`.
+    fn seg(t_ms: f64, dir: Dir, seq: u64, len: usize, ack: u64) -> Seg {
+        Seg {
+            t: t_ms * 1e-3,
+            dir,
+            seq,
+            len,
+            flags: Flags::ACK,
+            ack: Some(ack),
+            win: 65_535,
+            sacks: Vec::new(),
+            nak: None,
+            header_bytes: 40,
+            retransmit: false,
+            duplicate: false,
+            reordered: false,
+        }
+    }
+
+    /// Two quick request/response exchanges (30 B requests, 100 B
+    /// responses), then the client's pure ACK of the second response 20 ms
+    /// late, then `rest`.
+    fn flow(rest: Vec<Seg>) -> Flow {
+        let side = Side {
+            mss_option: Some(1460),
+            ..Side::default()
+        };
+        let mut segs = vec![
+            seg(0.0, 0, 1, 30, 1),
+            seg(0.1, 1, 1, 100, 31),
+            seg(0.2, 0, 31, 30, 101),
+            seg(0.3, 1, 101, 100, 61),
+            seg(20.3, 0, 61, 0, 201),
+        ];
+        segs.extend(rest);
+        Flow {
+            sides: [side.clone(), side],
+            segs,
+            saw_syn: false,
+        }
+    }
+
+    fn held_tails(f: &Flow) -> Vec<f64> {
+        stall_events(f, 1, &distances(f), &Thresholds::default())
+            .into_iter()
+            .filter(|(k, _)| *k == Kind::HeldTail)
+            .map(|(_, e)| e.at_s)
+            .collect()
+    }
+
+    #[test]
+    fn data_leaving_right_after_a_late_ack_is_a_held_tail() {
+        let f = flow(vec![seg(20.4, 1, 201, 100, 61)]);
+        assert_eq!(held_tails(&f), vec![seg(20.4, 1, 0, 0, 0).t]);
+    }
+
+    #[test]
+    fn a_response_to_a_request_after_a_late_ack_is_not_a_held_tail() {
+        // The client's application was slow to read: its window update came
+        // late, then its next request, and the server answered that.
+        let f = flow(vec![seg(20.4, 0, 61, 30, 201), seg(20.5, 1, 201, 100, 91)]);
+        assert_eq!(held_tails(&f), Vec::<f64>::new());
+    }
 }

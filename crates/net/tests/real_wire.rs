@@ -386,13 +386,21 @@ fn four_concurrent_connections() {
     cfg.options.window_scale = true;
     let ns = Netns::new("cc");
     let tg = Tinygram::serve(&ns, cfg, 8080, "discard", 4);
-    // Large enough that the four transfers overlap whatever python's start-up.
     let sizes = [20_000_000u64, 25_000_000, 30_000_000, 35_000_000];
+    // All four connect, then all four start sending: the transfers overlap
+    // however slowly a loaded machine starts the peers.
+    let gate = std::env::temp_dir().join(format!("{}-gate", ns.name));
+    let _ = std::fs::remove_file(&gate);
     let peers: Vec<_> = sizes
         .iter()
-        .map(|n| ns.peer("connect", TG, 8080, &format!("source:{n}"), 30))
+        .map(|n| ns.gated_peer(TG, 8080, &format!("source:{n}"), 30, &gate))
         .collect();
+    for p in &peers {
+        p.expect_line("connected", 20);
+    }
+    std::fs::write(&gate, b"").expect("open the gate");
     let ks: Vec<_> = peers.into_iter().map(|p| p.finish()).collect();
+    let _ = std::fs::remove_file(&gate);
     let report = tg.join();
     assert_eq!(report.conns.len(), 4, "{report:#?}");
     assert_eq!(report.host.connections, 4);
@@ -516,7 +524,9 @@ fn fin_and_rst_with_the_kernel() {
     let ns = Netns::new("fin");
     let peer = ns.peer("listen", KERNEL, 9000, "hold", 10);
     let tg = Tinygram::connect(&ns, cfg.clone(), 9000, "discard");
-    std::thread::sleep(Duration::from_millis(500));
+    // Stop once the connection is up (the kernel accepted it), however long
+    // a loaded machine takes to get there; 20 s only guards against a hang.
+    peer.expect_line("accepted", 20);
     let r = tg.stop();
     let k = peer.finish();
     assert_eq!(s(&k, "error"), "reset", "{k}");
@@ -539,9 +549,11 @@ fn fin_and_rst_with_the_kernel() {
     );
 }
 
-/// Requests per second of a keep-alive web client (Doupnik's web pattern,
-/// 33 KB body in 4 KB writes) for 2 s against a server in `server_ns`.
-fn web_rps(client_ns: &Netns, server: std::net::Ipv4Addr) -> f64 {
+/// A keep-alive web client's run (Doupnik's web pattern, 33 KB body in 4 KB
+/// writes) for 2 s against `server`: requests per second, and the share of
+/// requests that took 30 ms or more (stalled on a delayed ACK, which no load
+/// makes shorter).
+fn web_rps(client_ns: &Netns, server: std::net::Ipv4Addr) -> (f64, f64) {
     let args: Vec<String> = vec![
         server.to_string(),
         "8080".into(),
@@ -549,7 +561,12 @@ fn web_rps(client_ns: &Netns, server: std::net::Ipv4Addr) -> f64 {
         "2".into(),
     ];
     let v = client_ns.python("web_client.py", &args, 20).finish();
-    v["rps"].as_f64().expect("rps")
+    let n = v["requests"].as_f64().expect("requests");
+    assert!(n > 0.0, "the web client completed no request: {v}");
+    (
+        v["rps"].as_f64().expect("rps"),
+        v["slow"].as_f64().expect("slow") / n,
+    )
 }
 
 /// The classic stall against a real client, side by side: the kernel's own
@@ -604,42 +621,42 @@ fn classic_stall_kernel_vs_tinygram() {
             MTU,
             Duration::from_secs(30),
         );
-        let rps = web_rps(&ns, TG);
+        let run = web_rps(&ns, TG);
         let r = tg.join();
         assert_eq!(one_conn(&r).error, None);
-        rates.push((policy, rps));
+        rates.push((policy, run));
     }
     let mut table = format!(
-        "classic stall, keep-alive GETs of a 33000-byte body in 4 KB writes, MTU {MTU}:\n  {:<28} {:>9.1} requests/s\n",
-        "kernel TCP, Nagle on", kernel
+        "classic stall, keep-alive GETs of a 33000-byte body in 4 KB writes, MTU {MTU}:\n  {:<28} {:>9.1} requests/s, {:>3.0}% of them took 30 ms or more\n",
+        "kernel TCP, Nagle on",
+        kernel.0,
+        kernel.1 * 100.0
     );
-    for (p, r) in &rates {
+    for (p, (r, slow)) in &rates {
         table += &format!(
-            "  {:<28} {:>9.1} requests/s\n",
+            "  {:<28} {:>9.1} requests/s, {:>3.0}% of them took 30 ms or more\n",
             format!("tinygram over TUN, {p}"),
-            r
+            r,
+            slow * 100.0
         );
     }
     say(&table);
-    let (nagle, minshall, doupnik) = (rates[0].1, rates[1].1, rates[2].1);
-    assert!(
-        doupnik >= 10.0 * kernel,
-        "doupnik must be at least 10x the kernel's Nagle-on rate\n{table}"
-    );
-    // The issue: tinygram with nagle and minshall stalls the same way as the
-    // kernel. The stall is the client's delayed-ACK timer (about 40 ms), so the
-    // rates sit near the kernel's whatever the load; a factor of 3 either way
-    // leaves room for a busy 2-core machine without letting a non-stall pass.
-    for (policy, rate) in [("nagle", nagle), ("minshall", minshall)] {
+    // What the policies control, whatever the load: with the kernel's Nagle,
+    // tinygram's nagle and minshall nearly every response waits for the
+    // client's delayed ACK (40 ms or more: load only adds to it); with
+    // doupnik none does, so the few slow requests a busy machine causes stay
+    // far below half. The rates, which the load sets, are only printed.
+    for (who, (_, slow)) in [("the kernel with Nagle on", kernel)]
+        .into_iter()
+        .chain(rates[..2].iter().map(|(p, r)| (*p, *r)))
+    {
         assert!(
-            doupnik >= 10.0 * rate,
-            "tinygram's {policy} should stall: doupnik must be at least 10x its rate\n{table}"
-        );
-        assert!(
-            (kernel / 3.0..=kernel * 3.0).contains(&rate),
-            "tinygram's {policy} should stall like the kernel with Nagle on (within a factor of 3)\n{table}"
+            slow >= 0.75,
+            "{who} should stall on (nearly) every request\n{table}"
         );
     }
+    let (_, doupnik_slow) = rates[2].1;
+    assert!(doupnik_slow <= 0.25, "doupnik should not stall\n{table}");
 }
 
 /// A SYN flood from spoofed sources in the namespace's subnet (a python raw

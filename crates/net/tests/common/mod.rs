@@ -129,12 +129,24 @@ impl Netns {
 
     /// `python3 tests/py/SCRIPT ARGS` in this namespace, killed after `limit_s`.
     pub fn python(&self, script: &str, args: &[String], limit_s: u32) -> Peer {
+        self.python_env(script, args, limit_s, &[])
+    }
+
+    /// [`python`](Self::python) with extra environment variables.
+    pub fn python_env(
+        &self,
+        script: &str,
+        args: &[String],
+        limit_s: u32,
+        env: &[(&str, &std::path::Path)],
+    ) -> Peer {
         let path = py(script);
         let mut child = Command::new("ip")
             .args(["netns", "exec", &self.name, "timeout", &limit_s.to_string()])
             .arg("python3")
             .arg(path)
             .args(args)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -153,18 +165,29 @@ impl Netns {
 
     /// The kernel's side of the python peer (`peer.py`).
     pub fn peer(&self, role: &str, addr: Ipv4Addr, port: u16, action: &str, limit_s: u32) -> Peer {
-        let args = vec![
-            role.to_string(),
-            addr.to_string(),
-            port.to_string(),
-            action.to_string(),
-            limit_s.to_string(),
-        ];
-        let p = self.python("peer.py", &args, limit_s + 5);
+        let p = self.python(
+            "peer.py",
+            &peer_args(role, addr, port, action, limit_s),
+            limit_s + 5,
+        );
         if role == "listen" {
             p.expect_line("listening", 10);
         }
         p
+    }
+
+    /// A connecting `peer.py` that, once connected, waits for `gate` to exist
+    /// before it starts its action.
+    pub fn gated_peer(
+        &self,
+        addr: Ipv4Addr,
+        port: u16,
+        action: &str,
+        limit_s: u32,
+        gate: &std::path::Path,
+    ) -> Peer {
+        let args = peer_args("connect", addr, port, action, limit_s);
+        self.python_env("peer.py", &args, limit_s + 5, &[("PEER_GATE", gate)])
     }
 }
 
@@ -174,6 +197,16 @@ impl Drop for Netns {
             .args(["netns", "del", &self.name])
             .status();
     }
+}
+
+fn peer_args(role: &str, addr: Ipv4Addr, port: u16, action: &str, limit_s: u32) -> Vec<String> {
+    vec![
+        role.to_string(),
+        addr.to_string(),
+        port.to_string(),
+        action.to_string(),
+        limit_s.to_string(),
+    ]
 }
 
 pub fn sh(cmd: &str) -> String {

@@ -9,7 +9,10 @@ EOF), abort:TEXT (write TEXT, read it back, then close with a RST), hold (read
 until the peer resets or closes). Prints one JSON line with what happened and
 the kernel's TCP_INFO after the handshake (negotiated options, MSS), the wall
 clock when the transfer started and ended; source also reports the kernel's
-retransmissions (tcpi_total_retrans) at the end."""
+retransmissions (tcpi_total_retrans) at the end. A listener first prints
+{"listening": PORT}, and {"accepted": PORT} once a connection is set up.
+With PEER_GATE=FILE in the environment, a connecting peer prints
+{"connected": PORT} and waits for FILE to exist before it starts."""
 import hashlib, json, os, socket, struct, sys, time
 
 role, addr, port, action, limit = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
@@ -51,8 +54,21 @@ try:
         ls.settimeout(limit)
         print(json.dumps({"listening": port}), flush=True)
         s, _ = ls.accept()
+        # The handshake is complete at both ends: a test may now act on the
+        # connection (the final JSON line still comes last).
+        print(json.dumps({"accepted": port}), flush=True)
     else:
         s = socket.create_connection((addr, port), timeout=limit)
+        gate = os.environ.get("PEER_GATE")
+        if gate:
+            # Connected; start only once the test opens the gate (creates
+            # the file), so that several peers are connected at once.
+            print(json.dumps({"connected": port}), flush=True)
+            deadline = time.monotonic() + limit
+            while not os.path.exists(gate):
+                if time.monotonic() > deadline:
+                    raise socket.timeout("the gate never opened")
+                time.sleep(0.01)
     s.settimeout(limit)
     out["tcp_info"] = tcp_info(s)
     h_in, h_out = hashlib.sha256(), hashlib.sha256()
