@@ -817,6 +817,12 @@ mod tests {
     }
 
     #[test]
+    fn a_segment_record_stays_compact() {
+        // A million of these per gigabyte of capture.
+        assert!(std::mem::size_of::<Packet>() <= 56);
+    }
+
+    #[test]
     fn truncated_header_is_reported() {
         let e = read_bytes(&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0]).unwrap_err();
         assert!(matches!(e, CaptureError::Truncated { .. }), "{e}");
