@@ -9,33 +9,49 @@ use pcap_file::pcap::PcapParser;
 use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
 use pcap_file::pcapng::{Block, PcapNgParser};
 use pcap_file::{DataLink, PcapError};
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
-use tinygram_proto::wire::{ChecksumCtx, TcpSegment};
-use tinygram_proto::TcpRepr;
+use tinygram_proto::wire::{ChecksumCtx, Flags, TcpOptions, TcpSegment};
+use tinygram_proto::{SeqNumber, TcpRepr};
 
-/// One TCP segment found in a capture.
-#[derive(Clone, Debug)]
+/// One TCP segment found in a capture, kept compact (about 56 bytes; a
+/// 1 GB capture holds about a million of them): addresses and the options
+/// the analysis reads live in [`Capture`]'s side tables.
+#[derive(Clone, Copy, Debug)]
 pub struct Packet {
     /// Capture timestamp, nanoseconds since the Unix epoch (or since the
     /// simulation's start for tinygram's own captures).
     pub ts_ns: u64,
-    pub src: SocketAddr,
-    pub dst: SocketAddr,
-    pub repr: TcpRepr,
+    /// Hash of the TCP header's bytes with the checksum zeroed: a copy the
+    /// network made has the same one; a retransmission differs somewhere
+    /// (timestamps, window, ACK) nearly always.
+    pub header_hash: u64,
+    pub seq: SeqNumber,
+    /// Meaningful only when `flags` has ACK.
+    pub ack: SeqNumber,
+    /// Source and destination: indices into [`Capture::endpoints`].
+    pub src: u32,
+    pub dst: u32,
     /// TCP payload bytes (from the IP length, so snap-length truncation does not shrink it).
-    pub payload_len: usize,
-    /// TCP header length, options included.
-    pub header_len: usize,
-    /// IP header length (IPv4 with options, IPv6 with extension headers).
-    pub ip_header_len: usize,
-    /// `Some(false)` when the TCP checksum does not verify (often checksum
-    /// offload on the capturing host); `None` when the frame was cut short by
-    /// the snap length and could not be checked.
-    pub checksum_ok: Option<bool>,
+    pub payload_len: u32,
+    /// Index into [`Capture::options`] when the segment carries options the
+    /// analysis reads (a SYN's, SACK blocks, an RFC 1106 NAK); `u32::MAX` when not.
+    pub options: u32,
+    /// The raw 16-bit window field (before any scaling).
+    pub window: u16,
+    /// RFC 1106 Big Window option's upper window bits, when present.
+    pub big_window_upper: Option<u16>,
     /// IPv4 identification (`None` for IPv6): a network duplicate repeats it,
     /// a TCP retransmission normally does not.
     pub ip_id: Option<u16>,
+    /// IP header length (IPv4 with options, IPv6 with extension headers).
+    pub ip_header_len: u16,
+    /// TCP header length, options included.
+    pub header_len: u8,
+    pub flags: Flags,
 }
 
 /// What reading a capture found besides TCP segments.
@@ -90,11 +106,28 @@ pub enum CaptureError {
     UnsupportedLink(String),
 }
 
-/// A capture read into memory.
+/// A capture's TCP segments, read into compact records (not the frames).
 #[derive(Clone, Debug, Default)]
 pub struct Capture {
     pub packets: Vec<Packet>,
+    /// Every address:port seen, in order of first appearance.
+    pub endpoints: Vec<SocketAddr>,
+    /// Options of the segments that carry ones the analysis reads.
+    pub options: Vec<TcpOptions>,
     pub stats: ReadStats,
+    endpoint_ids: HashMap<SocketAddr, u32>,
+}
+
+impl Capture {
+    /// The address of an endpoint index from a [`Packet`].
+    pub fn endpoint(&self, i: u32) -> SocketAddr {
+        self.endpoints[i as usize]
+    }
+
+    /// The options the analysis reads of a segment, if it carries any.
+    pub fn options_of(&self, p: &Packet) -> Option<&TcpOptions> {
+        self.options.get(p.options as usize)
+    }
 }
 
 const PCAP_MAGICS: [[u8; 4]; 4] = [
@@ -105,29 +138,164 @@ const PCAP_MAGICS: [[u8; 4]; 4] = [
 ];
 const PCAPNG_MAGIC: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
 
-/// Reads a pcap or pcapng file.
+/// Reads a pcap or pcapng file, streaming it: memory holds one record at a
+/// time plus the compact per-segment records, not the file.
 pub fn read_file(path: &Path) -> Result<Capture, CaptureError> {
-    let bytes = std::fs::read(path).map_err(|err| CaptureError::Io {
-        path: path.display().to_string(),
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|err| CaptureError::Io {
+        path: name.clone(),
         err,
     })?;
-    read_bytes(&bytes)
+    read(file, &name)
 }
 
 /// Reads a pcap or pcapng capture held in memory.
 pub fn read_bytes(bytes: &[u8]) -> Result<Capture, CaptureError> {
-    let Some(magic) = bytes.get(..4) else {
-        return Err(CaptureError::NotACapture);
-    };
+    read(bytes, "the capture")
+}
+
+/// Reads a pcap or pcapng capture from any reader, a chunk at a time; `name`
+/// says what it is in an I/O error.
+pub fn read<R: Read>(src: R, name: &str) -> Result<Capture, CaptureError> {
+    let mut feed = Feed::new(src, name);
+    let magic = feed.peek(4)?;
     let mut cap = Capture::default();
-    if PCAP_MAGICS.iter().any(|m| m == magic) {
-        read_pcap(bytes, &mut cap)?;
+    if PCAP_MAGICS.iter().any(|m| m[..] == *magic) {
+        read_pcap(&mut feed, &mut cap)?;
     } else if magic == PCAPNG_MAGIC {
-        read_pcapng(bytes, &mut cap)?;
+        read_pcapng(&mut feed, &mut cap)?;
     } else {
         return Err(CaptureError::NotACapture);
     }
+    cap.packets.shrink_to_fit();
+    cap.endpoint_ids = HashMap::new();
     Ok(cap)
+}
+
+/// Bytes read per `read` call.
+const CHUNK: usize = 256 * 1024;
+/// The longest record we buffer: far above any real snap length (pcapng's
+/// largest is 256 KiB), so only a damaged length field gets there.
+const MAX_RECORD: usize = 64 * 1024 * 1024;
+
+/// Feeds a capture's records to a parser from a reader, holding only the
+/// bytes not parsed yet: one chunk, or one record when a record is longer.
+struct Feed<'n, R> {
+    src: R,
+    name: &'n str,
+    buf: Vec<u8>,
+    /// Unparsed bytes are `buf[start..end]`.
+    start: usize,
+    end: usize,
+    eof: bool,
+}
+
+/// What [`Feed::next`] found.
+enum Fed {
+    /// The parser took a record.
+    Record,
+    /// The input ended between records.
+    End,
+    /// The input ended inside a record.
+    Cut,
+}
+
+/// Why [`Feed::next`] stopped other than at a record or the end.
+enum FeedError {
+    Capture(CaptureError),
+    Parse(PcapError),
+}
+
+impl<'n, R: Read> Feed<'n, R> {
+    fn new(src: R, name: &'n str) -> Self {
+        Feed {
+            src,
+            name,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            eof: false,
+        }
+    }
+
+    /// The next `n` unparsed bytes, or fewer where the input ends first.
+    fn peek(&mut self, n: usize) -> Result<&[u8], CaptureError> {
+        while self.end - self.start < n && !self.eof {
+            self.fill()?;
+        }
+        Ok(&self.buf[self.start..self.end.min(self.start + n)])
+    }
+
+    /// Reads more input after the unparsed bytes, first moving them to the
+    /// buffer's start, and growing the buffer only when they fill it.
+    fn fill(&mut self) -> Result<(), CaptureError> {
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.buf.len() {
+            if self.buf.len() >= MAX_RECORD {
+                return Err(CaptureError::Damaged {
+                    frames: 0,
+                    err: format!("a record claims more than {} MiB", MAX_RECORD >> 20),
+                });
+            }
+            self.buf.resize((self.buf.len() * 2).max(CHUNK), 0);
+        }
+        loop {
+            match self.src.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(err) => {
+                    return Err(CaptureError::Io {
+                        path: self.name.to_string(),
+                        err,
+                    })
+                }
+            }
+            return Ok(());
+        }
+    }
+
+    /// Hands the unparsed bytes to `parse`, which returns how many it took
+    /// for one record, or `IncompleteBuffer` when the record needs more:
+    /// then more is read and `parse` runs again on the longer slice.
+    fn next(
+        &mut self,
+        mut parse: impl FnMut(&[u8]) -> Result<usize, PcapError>,
+    ) -> Result<Fed, FeedError> {
+        loop {
+            if self.start == self.end {
+                if self.eof {
+                    return Ok(Fed::End);
+                }
+                self.fill().map_err(FeedError::Capture)?;
+                continue;
+            }
+            match parse(&self.buf[self.start..self.end]) {
+                Ok(n) => {
+                    self.start += n;
+                    return Ok(Fed::Record);
+                }
+                Err(PcapError::IncompleteBuffer) if self.eof => return Ok(Fed::Cut),
+                Err(PcapError::IncompleteBuffer) => self.fill().map_err(FeedError::Capture)?,
+                Err(e) => return Err(FeedError::Parse(e)),
+            }
+        }
+    }
+}
+
+/// A parse failure after `frames` complete frames, inside `what`.
+fn feed_err(e: FeedError, frames: u64, what: &'static str) -> CaptureError {
+    match e {
+        FeedError::Capture(CaptureError::Damaged { err, .. }) => {
+            CaptureError::Damaged { frames, err }
+        }
+        FeedError::Capture(e) => e,
+        FeedError::Parse(e) => map_err(e, frames, what),
+    }
 }
 
 fn map_err(e: PcapError, frames: u64, what: &'static str) -> CaptureError {
@@ -140,17 +308,24 @@ fn map_err(e: PcapError, frames: u64, what: &'static str) -> CaptureError {
     }
 }
 
-fn read_pcap(bytes: &[u8], cap: &mut Capture) -> Result<(), CaptureError> {
+fn read_pcap<R: Read>(feed: &mut Feed<R>, cap: &mut Capture) -> Result<(), CaptureError> {
     cap.stats.format = "pcap";
-    let (mut rest, parser) = match PcapParser::new(bytes) {
-        Ok(x) => x,
-        Err(PcapError::IncompleteBuffer) => {
+    let mut parser = None;
+    let header = feed.next(|b| {
+        let (rest, p) = PcapParser::new(b)?;
+        parser = Some(p);
+        Ok(b.len() - rest.len())
+    });
+    let parser = match (header, parser) {
+        (Ok(Fed::Record), Some(p)) => p,
+        (Ok(Fed::Cut), _) => {
             return Err(CaptureError::Truncated {
                 what: "the file header",
                 frames: 0,
             })
         }
-        Err(_) => return Err(CaptureError::NotACapture),
+        (Err(FeedError::Capture(e)), _) => return Err(e),
+        _ => return Err(CaptureError::NotACapture),
     };
     let link = parser.header().datalink;
     check_link(link)?;
@@ -159,22 +334,24 @@ fn read_pcap(bytes: &[u8], cap: &mut Capture) -> Result<(), CaptureError> {
         pcap_file::TsResolution::MicroSecond => 1000,
         pcap_file::TsResolution::NanoSecond => 1,
     };
-    while !rest.is_empty() {
+    loop {
         // Raw records: pcap-file's checked packets refuse an original length
         // above the snap length, which is every frame a short snap length cut.
-        let (r, pkt) = match parser.next_raw_packet(rest) {
-            Ok(x) => x,
-            Err(PcapError::IncompleteBuffer) => {
+        let fed = feed.next(|b| {
+            let (rest, pkt) = parser.next_raw_packet(b)?;
+            let ts = u64::from(pkt.ts_sec) * 1_000_000_000 + u64::from(pkt.ts_frac) * frac_ns;
+            cap.push_frame(link, ts, &pkt.data);
+            Ok(b.len() - rest.len())
+        });
+        match fed.map_err(|e| feed_err(e, cap.stats.frames, "a packet record"))? {
+            Fed::Record => {}
+            Fed::End => break,
+            Fed::Cut => {
                 cap.stats.truncated = Some("a packet record".into());
                 break;
             }
-            Err(e) => return Err(map_err(e, cap.stats.frames, "a packet record")),
-        };
-        rest = r;
-        let ts = u64::from(pkt.ts_sec) * 1_000_000_000 + u64::from(pkt.ts_frac) * frac_ns;
-        cap.push_frame(link, ts, &pkt.data);
+        }
     }
-    cap.finish();
     Ok(())
 }
 
@@ -187,88 +364,112 @@ struct Iface {
     offset_ns: u64,
 }
 
-fn read_pcapng(bytes: &[u8], cap: &mut Capture) -> Result<(), CaptureError> {
+fn read_pcapng<R: Read>(feed: &mut Feed<R>, cap: &mut Capture) -> Result<(), CaptureError> {
     cap.stats.format = "pcapng";
-    let (mut rest, mut parser) = match PcapNgParser::new(bytes) {
-        Ok(x) => x,
-        Err(PcapError::IncompleteBuffer) => {
+    let mut parser = None;
+    let header = feed.next(|b| {
+        let (rest, p) = PcapNgParser::new(b)?;
+        parser = Some(p);
+        Ok(b.len() - rest.len())
+    });
+    let mut parser = match (header, parser) {
+        (Ok(Fed::Record), Some(p)) => p,
+        (Ok(Fed::Cut), _) => {
             return Err(CaptureError::Truncated {
                 what: "the section header",
                 frames: 0,
             })
         }
-        Err(_) => return Err(CaptureError::NotACapture),
+        (Err(FeedError::Capture(e)), _) => return Err(e),
+        _ => return Err(CaptureError::NotACapture),
     };
     let mut ifaces: Vec<Iface> = Vec::new();
-    while !rest.is_empty() {
-        let (r, block) = match parser.next_block(rest) {
-            Ok(x) => x,
-            Err(PcapError::IncompleteBuffer) => {
+    loop {
+        // A block the parser took but we refuse (an unsupported link type, ...).
+        let mut refused = None;
+        let fed = feed.next(|b| {
+            let (rest, block) = parser.next_block(b)?;
+            refused = pcapng_block(block, &mut ifaces, cap).err();
+            Ok(b.len() - rest.len())
+        });
+        if let Some(e) = refused {
+            return Err(e);
+        }
+        match fed.map_err(|e| feed_err(e, cap.stats.frames, "a block"))? {
+            Fed::Record => {}
+            Fed::End => break,
+            Fed::Cut => {
                 cap.stats.truncated = Some("a block".into());
                 break;
             }
-            Err(e) => return Err(map_err(e, cap.stats.frames, "a block")),
-        };
-        rest = r;
-        match block {
-            Block::SectionHeader(_) => ifaces.clear(),
-            Block::InterfaceDescription(idb) => {
-                check_link(idb.linktype)?;
-                let name = format!("{:?}", idb.linktype);
-                if !cap.stats.link_types.contains(&name) {
-                    cap.stats.link_types.push(name);
-                }
-                // if_tsresol (pcapng 4.2): 10^-n seconds, or 2^-n with the top bit set; default 10^-6.
-                let (mut num, mut den) = (1000u128, 1u128);
-                let mut offset_ns = 0;
-                for opt in &idb.options {
-                    match *opt {
-                        InterfaceDescriptionOption::IfTsResol(r) => {
-                            if r & 0x80 != 0 {
-                                (num, den) = (1_000_000_000, 1u128 << (r & 0x7f).min(100));
-                            } else {
-                                let p = i32::from(r) - 9;
-                                (num, den) = if p <= 0 {
-                                    (10u128.pow((-p) as u32), 1)
-                                } else {
-                                    (1, 10u128.pow(p.min(30) as u32))
-                                };
-                            }
-                        }
-                        InterfaceDescriptionOption::IfTsOffset(s) => {
-                            offset_ns = s.saturating_mul(1_000_000_000)
-                        }
-                        _ => {}
-                    }
-                }
-                ifaces.push(Iface {
-                    link: idb.linktype,
-                    num,
-                    den,
-                    offset_ns,
-                });
-            }
-            Block::EnhancedPacket(epb) => {
-                let Some(ifc) = ifaces.get(epb.interface_id as usize) else {
-                    return Err(CaptureError::Damaged {
-                        frames: cap.stats.frames,
-                        err: format!("packet on undeclared interface {}", epb.interface_id),
-                    });
-                };
-                // pcap-file hands the raw 64-bit timestamp over as if it were nanoseconds.
-                let raw = epb.timestamp.as_nanos();
-                let ts = (raw * ifc.num / ifc.den) as u64 + ifc.offset_ns;
-                cap.push_frame(ifc.link, ts, &epb.data);
-            }
-            Block::SimplePacket(spb) => {
-                if let Some(ifc) = ifaces.first() {
-                    cap.push_frame(ifc.link, 0, &spb.data);
-                }
-            }
-            _ => {}
         }
     }
-    cap.finish();
+    Ok(())
+}
+
+/// Takes in one pcapng block: an interface's description, or a packet on one.
+fn pcapng_block(
+    block: Block,
+    ifaces: &mut Vec<Iface>,
+    cap: &mut Capture,
+) -> Result<(), CaptureError> {
+    match block {
+        Block::SectionHeader(_) => ifaces.clear(),
+        Block::InterfaceDescription(idb) => {
+            check_link(idb.linktype)?;
+            let name = format!("{:?}", idb.linktype);
+            if !cap.stats.link_types.contains(&name) {
+                cap.stats.link_types.push(name);
+            }
+            // if_tsresol (pcapng 4.2): 10^-n seconds, or 2^-n with the top bit set; default 10^-6.
+            let (mut num, mut den) = (1000u128, 1u128);
+            let mut offset_ns = 0;
+            for opt in &idb.options {
+                match *opt {
+                    InterfaceDescriptionOption::IfTsResol(r) => {
+                        if r & 0x80 != 0 {
+                            (num, den) = (1_000_000_000, 1u128 << (r & 0x7f).min(100));
+                        } else {
+                            let p = i32::from(r) - 9;
+                            (num, den) = if p <= 0 {
+                                (10u128.pow((-p) as u32), 1)
+                            } else {
+                                (1, 10u128.pow(p.min(30) as u32))
+                            };
+                        }
+                    }
+                    InterfaceDescriptionOption::IfTsOffset(s) => {
+                        offset_ns = s.saturating_mul(1_000_000_000)
+                    }
+                    _ => {}
+                }
+            }
+            ifaces.push(Iface {
+                link: idb.linktype,
+                num,
+                den,
+                offset_ns,
+            });
+        }
+        Block::EnhancedPacket(epb) => {
+            let Some(ifc) = ifaces.get(epb.interface_id as usize) else {
+                return Err(CaptureError::Damaged {
+                    frames: cap.stats.frames,
+                    err: format!("packet on undeclared interface {}", epb.interface_id),
+                });
+            };
+            // pcap-file hands the raw 64-bit timestamp over as if it were nanoseconds.
+            let raw = epb.timestamp.as_nanos();
+            let ts = (raw * ifc.num / ifc.den) as u64 + ifc.offset_ns;
+            cap.push_frame(ifc.link, ts, &epb.data);
+        }
+        Block::SimplePacket(spb) => {
+            if let Some(ifc) = ifaces.first() {
+                cap.push_frame(ifc.link, 0, &spb.data);
+            }
+        }
+        _ => {}
+    }
     Ok(())
 }
 
@@ -287,33 +488,79 @@ fn check_link(link: DataLink) -> Result<(), CaptureError> {
 }
 
 impl Capture {
-    fn finish(&mut self) {
-        self.stats.start_ns = self.packets.iter().map(|p| p.ts_ns).min().unwrap_or(0);
-    }
-
     fn push_frame(&mut self, link: DataLink, ts_ns: u64, frame: &[u8]) {
         self.stats.frames += 1;
-        match parse_frame(link, ts_ns, frame) {
-            Frame::Tcp(p) => {
+        match parse_frame(link, frame) {
+            Frame::Tcp(t) => {
                 self.stats.tcp_segments += 1;
-                if p.checksum_ok == Some(false) {
+                if t.checksum_ok == Some(false) {
                     self.stats.bad_checksums += 1;
                 }
-                self.packets.push(*p);
+                self.stats.start_ns = if self.packets.is_empty() {
+                    ts_ns
+                } else {
+                    self.stats.start_ns.min(ts_ns)
+                };
+                let (src, dst) = (self.endpoint_id(t.src), self.endpoint_id(t.dst));
+                let r = &t.repr;
+                let o = &r.options;
+                // Only a SYN's options, SACK blocks and NAKs are read later.
+                let options = if r.flags.syn() || !o.sack_blocks.is_empty() || o.nak.is_some() {
+                    self.options.push(*o);
+                    (self.options.len() - 1) as u32
+                } else {
+                    u32::MAX
+                };
+                self.packets.push(Packet {
+                    ts_ns,
+                    header_hash: t.header_hash,
+                    seq: r.seq,
+                    ack: r.ack,
+                    src,
+                    dst,
+                    payload_len: t.payload_len,
+                    options,
+                    window: r.window,
+                    big_window_upper: o.big_window_upper,
+                    ip_id: t.ip_id,
+                    ip_header_len: t.ip_header_len,
+                    header_len: t.header_len,
+                    flags: r.flags,
+                });
             }
             Frame::Other => self.stats.other_frames += 1,
             Frame::Malformed => self.stats.malformed += 1,
         }
     }
+
+    fn endpoint_id(&mut self, a: SocketAddr) -> u32 {
+        *self.endpoint_ids.entry(a).or_insert_with(|| {
+            self.endpoints.push(a);
+            (self.endpoints.len() - 1) as u32
+        })
+    }
+}
+
+/// A TCP segment parsed out of a frame, before it is made compact.
+struct Tcp {
+    src: SocketAddr,
+    dst: SocketAddr,
+    repr: TcpRepr,
+    header_hash: u64,
+    payload_len: u32,
+    header_len: u8,
+    ip_header_len: u16,
+    checksum_ok: Option<bool>,
+    ip_id: Option<u16>,
 }
 
 enum Frame {
-    Tcp(Box<Packet>),
+    Tcp(Box<Tcp>),
     Other,
     Malformed,
 }
 
-fn parse_frame(link: DataLink, ts_ns: u64, frame: &[u8]) -> Frame {
+fn parse_frame(link: DataLink, frame: &[u8]) -> Frame {
     let sliced = match link {
         DataLink::ETHERNET => LaxSlicedPacket::from_ethernet(frame).ok(),
         // Linux cooked v1: 16-byte header, protocol in the last two bytes.
@@ -393,14 +640,19 @@ fn parse_frame(link: DataLink, ts_ns: u64, frame: &[u8]) -> Frame {
     let Ok((repr, _)) = TcpRepr::parse(head, None) else {
         return Frame::Malformed;
     };
-    Frame::Tcp(Box::new(Packet {
-        ts_ns,
+    // Checksum zeroed: a network copy has the same header bytes, checksum too,
+    // but a hash of everything else is what duplicate detection compares.
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    head[..16].hash(&mut hasher);
+    head[18..].hash(&mut hasher);
+    Frame::Tcp(Box::new(Tcp {
         src: SocketAddr::new(src, repr.src_port),
         dst: SocketAddr::new(dst, repr.dst_port),
         repr,
-        payload_len: ip_payload_len.saturating_sub(header_len),
-        header_len,
-        ip_header_len: ip_hl,
+        header_hash: hasher.finish(),
+        payload_len: u32::try_from(ip_payload_len.saturating_sub(header_len)).unwrap_or(u32::MAX),
+        header_len: u8::try_from(header_len).unwrap_or(u8::MAX),
+        ip_header_len: u16::try_from(ip_hl).unwrap_or(u16::MAX),
         checksum_ok,
         ip_id,
     }))
@@ -431,6 +683,143 @@ mod tests {
             Err(CaptureError::NotACapture)
         ));
         assert!(matches!(read_bytes(b""), Err(CaptureError::NotACapture)));
+    }
+
+    /// A pcap of a bulk transfer several times longer than the read chunk.
+    fn bulk_pcap() -> Vec<u8> {
+        use tinygram_sim::pcap::{write_pcap, Vantage};
+        let sc = tinygram_sim::scenario::Scenario::from_str(
+            "[workload]\ntype = \"bulk\"\nbytes = \"2MB\"\n",
+            "t.toml",
+            &[],
+        )
+        .unwrap();
+        let mut sim = tinygram_sim::world::Sim::new(&sc);
+        sim.enable_capture(true);
+        sim.run(&mut |_, _| {});
+        let (events, payloads) = sim.capture();
+        let mut pcap = Vec::new();
+        write_pcap(&mut pcap, events, payloads, Vantage::Client).unwrap();
+        assert!(pcap.len() > 6 * CHUNK, "{} bytes", pcap.len());
+        pcap
+    }
+
+    /// Hands out at most `step` bytes per read, cycling through 1..=step, so
+    /// records arrive split at every possible offset.
+    struct Dribble<'a> {
+        rest: &'a [u8],
+        step: usize,
+        next: usize,
+    }
+
+    impl Read for Dribble<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            self.next = self.next % self.step + 1;
+            let n = self.next.min(out.len()).min(self.rest.len());
+            out[..n].copy_from_slice(&self.rest[..n]);
+            self.rest = &self.rest[n..];
+            Ok(n)
+        }
+    }
+
+    fn same(a: &Capture, b: &Capture) {
+        assert_eq!(a.packets.len(), b.packets.len());
+        for (p, q) in a.packets.iter().zip(&b.packets) {
+            assert_eq!(format!("{p:?}"), format!("{q:?}"));
+        }
+        assert_eq!(a.endpoints, b.endpoints);
+        assert_eq!(a.options, b.options);
+        assert_eq!(format!("{:?}", a.stats), format!("{:?}", b.stats));
+    }
+
+    #[test]
+    fn the_reader_holds_one_chunk_not_the_file() {
+        let pcap = bulk_pcap();
+        let mut feed = Feed::new(&pcap[..], "bulk");
+        let mut cap = Capture::default();
+        read_pcap(&mut feed, &mut cap).unwrap();
+        assert_eq!(feed.buf.len(), CHUNK, "the buffer grew past one chunk");
+        assert!(cap.stats.frames > 1000 && cap.stats.truncated.is_none());
+        assert_eq!(cap.stats.frames, cap.stats.tcp_segments);
+    }
+
+    #[test]
+    fn records_split_across_reads_parse_as_whole_ones() {
+        let pcap = bulk_pcap();
+        let whole = read_bytes(&pcap).unwrap();
+        let dribbled = read(
+            Dribble {
+                rest: &pcap,
+                step: 7,
+                next: 0,
+            },
+            "dribble",
+        )
+        .unwrap();
+        same(&whole, &dribbled);
+        // Cut inside a record, fed in pieces: still the complete frames, and a warning.
+        let cut = &pcap[..pcap.len() / 2];
+        let a = read_bytes(cut).unwrap();
+        let b = read(
+            Dribble {
+                rest: cut,
+                step: 5,
+                next: 0,
+            },
+            "dribble",
+        )
+        .unwrap();
+        assert!(a.stats.truncated.is_some() && a.stats.frames < whole.stats.frames);
+        same(&a, &b);
+    }
+
+    #[test]
+    fn a_read_error_names_the_input() {
+        struct Failing(usize);
+        impl Read for Failing {
+            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+                if self.0 == 0 {
+                    return Err(std::io::Error::other("disk on fire"));
+                }
+                let n = self.0.min(out.len());
+                // A little-endian microsecond pcap header, then zeros.
+                let header = [0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+                for (i, b) in out[..n].iter_mut().enumerate() {
+                    *b = header.get(i).copied().unwrap_or(0);
+                }
+                self.0 = 0;
+                Ok(n)
+            }
+        }
+        let e = read(Failing(30), "dump.pcap").unwrap_err();
+        assert!(
+            e.to_string().contains("dump.pcap") && e.to_string().contains("disk on fire"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_record_claiming_gigabytes_is_refused_not_buffered() {
+        // pcap header (Ethernet, snap length 65535), then a record claiming
+        // 4 GiB of frame, then an endless stream.
+        let mut head = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+        head.extend([0; 8]);
+        head.extend(65535u32.to_le_bytes());
+        head.extend(1u32.to_le_bytes());
+        head.extend([0; 8]);
+        head.extend(u32::MAX.to_le_bytes());
+        head.extend(u32::MAX.to_le_bytes());
+        let e = read(head.as_slice().chain(std::io::repeat(0)), "huge").unwrap_err();
+        assert!(
+            matches!(&e, CaptureError::Damaged { frames: 0, err } if err.contains("MiB")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_segment_record_stays_compact() {
+        // A million of these per gigabyte of capture.
+        assert!(std::mem::size_of::<Packet>() <= 56);
     }
 
     #[test]

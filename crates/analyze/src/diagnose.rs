@@ -144,7 +144,7 @@ pub struct Diagnosis {
 
 /// Diagnoses every TCP flow of a capture.
 pub fn diagnose(cap: &Capture, th: &Thresholds) -> (Diagnosis, Vec<Flow>) {
-    let fl = flows(&cap.packets);
+    let fl = flows(cap);
     let reports = fl.iter().map(|f| diagnose_flow(f, th)).collect();
     (
         Diagnosis {

@@ -2,7 +2,7 @@
 //! numbers made relative to each side's initial sequence number and unwrapped
 //! to 64 bits, and windows scaled as the handshake negotiated (RFC 7323 2.3).
 
-use crate::capture::Packet;
+use crate::capture::{Capture, Packet};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use tinygram_proto::wire::Flags;
@@ -166,9 +166,10 @@ impl Unwrap {
 }
 
 /// Groups a capture's segments into flows, in order of first appearance.
-pub fn flows(packets: &[Packet]) -> Vec<Flow> {
+pub fn flows(cap: &Capture) -> Vec<Flow> {
+    let packets = &cap.packets;
     let t0 = packets.iter().map(|p| p.ts_ns).min().unwrap_or(0);
-    let mut index: HashMap<(SocketAddr, SocketAddr), usize> = HashMap::new();
+    let mut index: HashMap<(u32, u32), usize> = HashMap::new();
     let mut raw: Vec<Vec<&Packet>> = Vec::new();
     for p in packets {
         let key = if p.src <= p.dst {
@@ -187,7 +188,7 @@ pub fn flows(packets: &[Packet]) -> Vec<Flow> {
             pkts.sort_by_key(|p| p.ts_ns);
             split_connections(pkts)
         })
-        .map(|pkts| build(&pkts, t0))
+        .map(|pkts| build(cap, &pkts, t0))
         .collect()
 }
 
@@ -197,7 +198,7 @@ fn split_connections(pkts: Vec<&Packet>) -> Vec<Vec<&Packet>> {
     let mut out: Vec<Vec<&Packet>> = vec![Vec::new()];
     let mut closing = false;
     for p in pkts {
-        let f = p.repr.flags;
+        let f = p.flags;
         let cur = out.last_mut().expect("non-empty");
         if f.syn() && !f.ack() && closing && !cur.is_empty() {
             out.push(Vec::new());
@@ -211,11 +212,11 @@ fn split_connections(pkts: Vec<&Packet>) -> Vec<Vec<&Packet>> {
     out
 }
 
-fn build(pkts: &[&Packet], t0: u64) -> Flow {
+fn build(cap: &Capture, pkts: &[&Packet], t0: u64) -> Flow {
     // The client is whoever sent a bare SYN; else the sender of the first packet.
     let client = pkts
         .iter()
-        .find(|p| p.repr.flags.syn() && !p.repr.flags.ack())
+        .find(|p| p.flags.syn() && !p.flags.ack())
         .or_else(|| pkts.first())
         .map(|p| p.src)
         .expect("a flow has packets");
@@ -227,11 +228,11 @@ fn build(pkts: &[&Packet], t0: u64) -> Flow {
     for p in pkts {
         let d = dir_of(p);
         let s = &mut sides[d];
-        s.addr = Some(p.src);
-        if p.repr.flags.syn() {
+        s.addr = Some(cap.endpoint(p.src));
+        if p.flags.syn() {
             saw_syn = true;
-            isn[d] = Some(p.repr.seq);
-            let o = &p.repr.options;
+            isn[d] = Some(p.seq);
+            let o = cap.options_of(p).copied().unwrap_or_default();
             s.mss_option = o.mss;
             s.window_scale = o.window_scale;
             s.timestamps = o.timestamps.is_some();
@@ -241,7 +242,7 @@ fn build(pkts: &[&Packet], t0: u64) -> Flow {
         }
     }
     if sides[1].addr.is_none() {
-        sides[1].addr = pkts.first().map(|p| p.dst);
+        sides[1].addr = pkts.first().map(|p| cap.endpoint(p.dst));
     }
     #[allow(clippy::needless_range_loop)]
     for d in 0..2 {
@@ -250,12 +251,12 @@ fn build(pkts: &[&Packet], t0: u64) -> Flow {
             isn[d] = pkts
                 .iter()
                 .filter(|p| dir_of(p) == d)
-                .map(|p| SeqNumber(p.repr.seq.0.wrapping_sub(1)))
+                .map(|p| SeqNumber(p.seq.0.wrapping_sub(1)))
                 .next()
                 .or_else(|| {
                     pkts.iter()
-                        .filter(|p| dir_of(p) != d && p.repr.flags.ack())
-                        .map(|p| SeqNumber(p.repr.ack.0.wrapping_sub(1)))
+                        .filter(|p| dir_of(p) != d && p.flags.ack())
+                        .map(|p| SeqNumber(p.ack.0.wrapping_sub(1)))
                         .next()
                 });
         }
@@ -275,44 +276,45 @@ fn build(pkts: &[&Packet], t0: u64) -> Flow {
     let mut newest_id: [Option<u16>; 2] = [None, None];
     for p in pkts {
         let d = dir_of(p);
-        let r = &p.repr;
         // Stacks that zero the identification of DF packets cannot be told apart.
         let duplicate = p.ip_id.is_some_and(|i| i != 0)
-            && prev[d]
-                .iter()
-                .any(|q| q.ip_id == p.ip_id && q.repr == p.repr && q.payload_len == p.payload_len);
+            && prev[d].iter().any(|q| {
+                q.ip_id == p.ip_id
+                    && q.header_hash == p.header_hash
+                    && q.payload_len == p.payload_len
+            });
         if prev[d].len() == 8 {
             prev[d].pop_front();
         }
         prev[d].push_back(p);
-        let seq = seq_u[d].rel(r.seq);
-        let ack = r.flags.ack().then(|| ack_u[1 - d].rel(r.ack));
-        let mut win = u64::from(r.window);
-        if !r.flags.syn() {
+        let seq = seq_u[d].rel(p.seq);
+        let ack = p.flags.ack().then(|| ack_u[1 - d].rel(p.ack));
+        let mut win = u64::from(p.window);
+        if !p.flags.syn() {
             if scaling {
                 win <<= sides[d].window_scale.unwrap_or(0).min(14);
             }
-            if let Some(up) = r.options.big_window_upper {
+            if let Some(up) = p.big_window_upper {
                 win |= u64::from(up) << 16;
             }
         }
-        let sacks = r
-            .options
-            .sack_blocks
-            .as_slice()
+        let opts = cap.options_of(p);
+        let sacks = opts
+            .map(|o| o.sack_blocks.as_slice())
+            .unwrap_or_default()
             .iter()
             .map(|&(a, b)| {
                 let mut u = ack_u[1 - d];
                 (u.rel(a), u.rel(b))
             })
             .collect();
-        let nak = r.options.nak.map(|n| {
+        let nak = opts.and_then(|o| o.nak).map(|n| {
             let mut u = ack_u[1 - d];
             (u.rel(n.seq), n.count)
         });
         // Payload starts one past the SYN's sequence number.
-        let data_seq = seq + u64::from(r.flags.syn());
-        let len = p.payload_len;
+        let data_seq = seq + u64::from(p.flags.syn());
+        let len = p.payload_len as usize;
         let end = data_seq + len as u64;
         let older = match (p.ip_id, newest_id[d]) {
             (Some(i), Some(n)) => (i.wrapping_sub(n) as i16) < 0,
@@ -328,8 +330,8 @@ fn build(pkts: &[&Packet], t0: u64) -> Flow {
             s.bytes += len as u64;
             s.data_segments += 1;
             s.max_payload = s.max_payload.max(len);
-            if !r.flags.syn() {
-                let opts = p.header_len.saturating_sub(20);
+            if !p.flags.syn() {
+                let opts = usize::from(p.header_len).saturating_sub(20);
                 s.data_option_bytes = Some(s.data_option_bytes.map_or(opts, |o| o.min(opts)));
             }
             s.retransmits += u64::from(retransmit);
@@ -340,12 +342,12 @@ fn build(pkts: &[&Packet], t0: u64) -> Flow {
             dir: d,
             seq: data_seq,
             len,
-            flags: r.flags,
+            flags: p.flags,
             ack,
             win,
             sacks,
             nak,
-            header_bytes: p.ip_header_len + p.header_len,
+            header_bytes: usize::from(p.ip_header_len) + usize::from(p.header_len),
             retransmit,
             duplicate,
             reordered,

@@ -144,6 +144,8 @@ pub fn diagnose_cmd(file: &Path, json: bool, plot: Option<&Path>) -> ExitCode {
         eprintln!("warning: {}: {w}", file.display());
     }
     let (d, flows) = diagnose(&cap, &Thresholds::default());
+    // The per-segment records are in the flows now; free them before printing.
+    drop(cap);
     if json {
         println!(
             "{}",
