@@ -602,10 +602,19 @@ pub fn check_segment(c: &Connection, r: &TcpRepr, len: usize, old_max: SeqNumber
             c.snd_una()
         );
         if end > old_max {
-            // New data: within the offered window (a probe may carry one byte).
-            let reach = end.distance_from(c.snd_una());
+            // New data: within the offered window, except a 1-byte probe of a
+            // window that is full or zero (RFC 9293 3.8.6.1; BSD's forced
+            // one-byte send), which may reach one byte past it.
             assert!(
-                reach <= c.snd_wnd().max(1) || r.seq.distance_from(c.snd_una()) == 0,
+                r.seq <= old_max,
+                "new data from {:?} leaves a gap after SND.MAX {old_max:?}",
+                r.seq
+            );
+            let reach = end.distance_from(c.snd_una());
+            let full = old_max.distance_from(c.snd_una()) >= c.snd_wnd();
+            let probe = len == 1 && full && reach == c.snd_wnd() + 1;
+            assert!(
+                reach <= c.snd_wnd().max(1) || probe,
                 "new data reaches {reach} bytes past SND.UNA, window {} ({:?}, {r:?}, {len} bytes, \
                  una {:?} old max {old_max:?})",
                 c.snd_wnd(),
