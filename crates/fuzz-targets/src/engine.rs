@@ -276,7 +276,8 @@ impl Harness {
     /// Everything `side` wants to send now, checked segment by segment and put
     /// on the wire. Panics if the engine does not stop producing segments.
     pub fn drain(&mut self, side: usize) {
-        let old_max = self.conns[side].snd_max();
+        // SND.MAX before each segment: what counts as new data in it.
+        let mut old_max = self.conns[side].snd_max();
         let mut n = 0;
         while let Some(r) = self.conns[side].poll_transmit(self.now, &mut self.buf) {
             n += 1;
@@ -290,6 +291,7 @@ impl Harness {
                 eprintln!("  {side} sends {r:?} +{}", self.buf.len());
             }
             check_segment(&self.conns[side], &r, self.buf.len(), old_max);
+            old_max = old_max.max(self.conns[side].snd_max());
             if self.wire[side].len() >= WIRE_CAP {
                 self.wire[side].remove(0);
             }
