@@ -361,7 +361,8 @@ struct Iface {
     /// Multiply the raw 64-bit timestamp by num/den to get nanoseconds.
     num: u128,
     den: u128,
-    offset_ns: u64,
+    /// if_tsoffset (pcapng 4.2): signed seconds added to every timestamp, in ns.
+    offset_ns: i128,
 }
 
 fn read_pcapng<R: Read>(feed: &mut Feed<R>, cap: &mut Capture) -> Result<(), CaptureError> {
@@ -438,8 +439,10 @@ fn pcapng_block(
                             };
                         }
                     }
+                    // A signed 64-bit count of seconds (pcapng 4.2), which
+                    // pcap-file hands over unsigned.
                     InterfaceDescriptionOption::IfTsOffset(s) => {
-                        offset_ns = s.saturating_mul(1_000_000_000)
+                        offset_ns = i128::from(s as i64) * 1_000_000_000
                     }
                     _ => {}
                 }
@@ -460,7 +463,15 @@ fn pcapng_block(
             };
             // pcap-file hands the raw 64-bit timestamp over as if it were nanoseconds.
             let raw = epb.timestamp.as_nanos();
-            let ts = (raw * ifc.num / ifc.den) as u64 + ifc.offset_ns;
+            let ts = packet_time_ns(raw, ifc).ok_or_else(|| CaptureError::Damaged {
+                frames: cap.stats.frames,
+                err: format!(
+                    "packet timestamp {raw} (x{}/{} ns, if_tsoffset {} s) lies outside 1970..2554",
+                    ifc.num,
+                    ifc.den,
+                    ifc.offset_ns / 1_000_000_000
+                ),
+            })?;
             cap.push_frame(ifc.link, ts, &epb.data);
         }
         Block::SimplePacket(spb) => {
@@ -471,6 +482,15 @@ fn pcapng_block(
         _ => {}
     }
     Ok(())
+}
+
+/// A pcapng packet's time in ns since 1970: the raw timestamp in the
+/// interface's units plus its offset. `None` if that falls before 1970 or
+/// past what 64 bits of nanoseconds hold (year 2554), instead of wrapping.
+fn packet_time_ns(raw: u128, ifc: &Iface) -> Option<u64> {
+    // raw < 2^64 and num <= 10^9, so the product fits easily in 128 bits.
+    let scaled = i128::try_from(raw * ifc.num / ifc.den).ok()?;
+    u64::try_from(scaled.checked_add(ifc.offset_ns)?).ok()
 }
 
 fn check_link(link: DataLink) -> Result<(), CaptureError> {
@@ -826,5 +846,87 @@ mod tests {
     fn truncated_header_is_reported() {
         let e = read_bytes(&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0]).unwrap_err();
         assert!(matches!(e, CaptureError::Truncated { .. }), "{e}");
+    }
+
+    /// One pcapng block: type, length, body padded to 4, length again.
+    fn block(kind: u32, mut body: Vec<u8>) -> Vec<u8> {
+        body.resize(body.len().div_ceil(4) * 4, 0);
+        let len = (12 + body.len()) as u32;
+        [
+            &kind.to_le_bytes()[..],
+            &len.to_le_bytes(),
+            &body,
+            &len.to_le_bytes(),
+        ]
+        .concat()
+    }
+
+    /// A pcapng file: one raw-IP interface with microsecond timestamps and the
+    /// given if_tsoffset (seconds), and one IPv4 TCP packet stamped `ts_us`.
+    fn pcapng_with_offset(offset_s: i64, ts_us: u64) -> Vec<u8> {
+        let shb = block(
+            0x0a0d_0d0a,
+            [
+                &0x1a2b_3c4du32.to_le_bytes()[..],
+                &[1, 0, 0, 0],
+                &(-1i64).to_le_bytes(),
+            ]
+            .concat(),
+        );
+        let idb = block(
+            1,
+            [
+                &101u16.to_le_bytes()[..], // LINKTYPE_RAW
+                &[0, 0],
+                &65535u32.to_le_bytes(),
+                &14u16.to_le_bytes(), // if_tsoffset
+                &8u16.to_le_bytes(),
+                &offset_s.to_le_bytes(),
+                &[0, 0, 0, 0], // opt_endofopt
+            ]
+            .concat(),
+        );
+        let mut ip = vec![
+            0x45, 0, 0, 40, 0, 1, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ];
+        let mut tcp = vec![0u8; 20];
+        tcp[..4].copy_from_slice(&[0x9c, 0x40, 0, 80]);
+        tcp[12] = 5 << 4;
+        tcp[13] = 0x02;
+        ip.extend_from_slice(&tcp);
+        let epb = block(
+            6,
+            [
+                &0u32.to_le_bytes()[..],
+                &((ts_us >> 32) as u32).to_le_bytes(),
+                &(ts_us as u32).to_le_bytes(),
+                &(ip.len() as u32).to_le_bytes(),
+                &(ip.len() as u32).to_le_bytes(),
+                &ip,
+            ]
+            .concat(),
+        );
+        [shb, idb, epb].concat()
+    }
+
+    #[test]
+    fn pcapng_tsoffset_is_signed_seconds() {
+        let cap = read_bytes(&pcapng_with_offset(10, 5_000_000)).unwrap();
+        assert_eq!(cap.packets[0].ts_ns, 15_000_000_000);
+        let cap = read_bytes(&pcapng_with_offset(-3, 5_000_000)).unwrap();
+        assert_eq!(cap.packets[0].ts_ns, 2_000_000_000);
+    }
+
+    /// An offset that would carry the time outside 64-bit nanoseconds since
+    /// 1970 is refused with a message, not wrapped (release) or panicking (debug).
+    #[test]
+    fn pcapng_tsoffset_out_of_range_is_refused() {
+        for (offset, ts) in [(i64::MAX, 0), (-6, 5_000_000), (i64::MIN, u64::MAX)] {
+            let e = read_bytes(&pcapng_with_offset(offset, ts)).unwrap_err();
+            assert!(
+                matches!(&e, CaptureError::Damaged { err, .. } if err.contains("if_tsoffset")),
+                "offset {offset}: {e}"
+            );
+        }
     }
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tinygram_analyze::timeseq::TimeSeq;
-use tinygram_analyze::{diagnose, read_bytes, read_file, Thresholds};
+use tinygram_analyze::{diagnose, read_bytes, read_file, Flow, Thresholds};
 use tinygram_report::{holds_from_trace, render, text};
 use tinygram_sim::pcap::{write_pcap, Vantage};
 use tinygram_sim::scenario::Scenario;
@@ -131,8 +131,20 @@ pub fn time_sequence(sim: &Sim, dir: Option<usize>) -> Result<TimeSeq, String> {
     Ok(ts)
 }
 
-/// `tinygram diagnose FILE [--json] [--plot DIR]`.
-pub fn diagnose_cmd(file: &Path, json: bool, plot: Option<&Path>) -> ExitCode {
+/// Indices of the `n` flows with the most payload bytes (both directions),
+/// busiest first, ties in capture order; `n` = 0: every flow.
+pub fn busiest_flows(flows: &[Flow], n: usize) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..flows.len()).collect();
+    let bytes = |i: usize| flows[i].sides.iter().map(|s| s.bytes).sum::<u64>();
+    idx.sort_by(|&a, &b| bytes(b).cmp(&bytes(a)).then(a.cmp(&b)));
+    if n > 0 {
+        idx.truncate(n);
+    }
+    idx
+}
+
+/// `tinygram diagnose FILE [--json] [--plot DIR [--plot-flows N]]`.
+pub fn diagnose_cmd(file: &Path, json: bool, plot: Option<&Path>, plot_flows: usize) -> ExitCode {
     let cap = match read_file(file) {
         Ok(c) => c,
         Err(e) => {
@@ -159,7 +171,9 @@ pub fn diagnose_cmd(file: &Path, json: bool, plot: Option<&Path>) -> ExitCode {
             eprintln!("error: cannot create {}: {e}", dir.display());
             return ExitCode::from(2);
         }
-        for (i, f) in flows.iter().enumerate() {
+        let chosen = busiest_flows(&flows, plot_flows);
+        for &i in &chosen {
+            let f = &flows[i];
             for (d, who) in [(0, "client"), (1, "server")] {
                 if f.sides[d].bytes == 0 {
                     continue;
@@ -174,6 +188,48 @@ pub fn diagnose_cmd(file: &Path, json: bool, plot: Option<&Path>) -> ExitCode {
                 }
             }
         }
+        if chosen.len() < flows.len() {
+            // On stderr so --json output stays one JSON document.
+            eprintln!(
+                "plotted the {} busiest of {} flows; --plot-flows {} (or 0) plots them all",
+                chosen.len(),
+                flows.len(),
+                flows.len()
+            );
+        }
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::busiest_flows;
+    use tinygram_analyze::flow::Side;
+    use tinygram_analyze::Flow;
+
+    fn flow(client: u64, server: u64) -> Flow {
+        let side = |bytes| Side {
+            bytes,
+            ..Side::default()
+        };
+        Flow {
+            sides: [side(client), side(server)],
+            segs: Vec::new(),
+            saw_syn: true,
+        }
+    }
+
+    #[test]
+    fn plots_the_busiest_flows_first_ties_in_capture_order() {
+        let flows = [
+            flow(10, 0),
+            flow(0, 500),
+            flow(7, 3),
+            flow(1000, 1),
+            flow(0, 0),
+        ];
+        assert_eq!(busiest_flows(&flows, 3), [3, 1, 0]);
+        assert_eq!(busiest_flows(&flows, 0), [3, 1, 0, 2, 4]);
+        assert_eq!(busiest_flows(&flows, 99).len(), 5);
+    }
 }

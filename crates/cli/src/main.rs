@@ -58,9 +58,13 @@ enum Cmd {
         /// Print the findings as JSON.
         #[arg(long)]
         json: bool,
-        /// Write a time-sequence graph (SVG) per flow direction into DIR.
+        /// Write a time-sequence graph (SVG) per flow direction into DIR, for
+        /// the busiest flows (see --plot-flows).
         #[arg(long, value_name = "DIR")]
         plot: Option<PathBuf>,
+        /// How many flows --plot draws, busiest (most payload bytes) first; 0: all.
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        plot_flows: usize,
     },
     /// Run packetdrill scripts against the engine on virtual time.
     Drill(tinygram_drill::DrillArgs),
@@ -250,7 +254,12 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        Cmd::Diagnose { file, json, plot } => capture::diagnose_cmd(&file, json, plot.as_deref()),
+        Cmd::Diagnose {
+            file,
+            json,
+            plot,
+            plot_flows,
+        } => capture::diagnose_cmd(&file, json, plot.as_deref(), plot_flows),
         Cmd::Drill(args) => tinygram_drill::run(&args),
         Cmd::Reproduce {
             names,

@@ -32,6 +32,16 @@ pub fn run_with_progress(sim: &mut Sim, quiet: bool) -> RunResult {
     result
 }
 
+/// `x` to 3 significant digits, the precision of the p50/p99 completion
+/// times (`LatencyHistogram`): 201, 12.3, 1.23, 0.0512.
+pub fn sig3(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let decimals = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+    format!("{x:.decimals$}")
+}
+
 fn si(x: f64, unit: &str) -> String {
     let (v, p) = if x >= 1e9 {
         (x / 1e9, "G")
@@ -75,8 +85,10 @@ pub fn table(sc: &Scenario, r: &RunResult) -> String {
     } else {
         let _ = writeln!(
             s,
-            "  completion     p50 {:.3} ms   p99 {:.3} ms   max {:.3} ms",
-            c.p50, c.p99, c.max
+            "  completion     p50 {} ms   p99 {} ms   max {:.3} ms",
+            sig3(c.p50),
+            sig3(c.p99),
+            c.max
         );
     }
     let _ = writeln!(
@@ -140,4 +152,18 @@ pub fn policies() -> String {
         AckPolicyKind::default()
     );
     s
+}
+
+#[cfg(test)]
+mod sig3_tests {
+    use super::sig3;
+
+    #[test]
+    fn sig3_keeps_three_significant_digits() {
+        let got: Vec<String> = [201.0, 12.34, 1.23, 0.0512, 1234.0, 0.0]
+            .into_iter()
+            .map(sig3)
+            .collect();
+        assert_eq!(got, ["201", "12.3", "1.23", "0.0512", "1234", "0"]);
+    }
 }

@@ -52,7 +52,7 @@ pub fn table(base: &RunResult, rows: &[(String, RunResult)], transactions: bool)
             let p50 = if r.completion_ms.is_empty() {
                 "n/a".to_string()
             } else {
-                format!("{:.3}", r.completion_ms.p50)
+                crate::output::sig3(r.completion_ms.p50)
             };
             let _ = write!(s, "  {:>10.2}  {:>12}", r.transactions_per_s, p50);
         }

@@ -457,6 +457,11 @@ impl Connection {
     pub fn snd_nxt(&self) -> SeqNumber {
         self.snd_nxt
     }
+    /// SND.MAX: the highest sequence number ever sent (SND.NXT falls back to
+    /// SND.UNA on a timeout; this does not).
+    pub fn snd_max(&self) -> SeqNumber {
+        self.snd_max
+    }
     /// RCV.NXT: next sequence number expected from the peer.
     pub fn rcv_nxt(&self) -> SeqNumber {
         self.irs + 1 + self.recv_buf.nxt() as usize + self.fin_rcvd as usize
@@ -1257,7 +1262,10 @@ impl Connection {
         if ack > self.snd_una {
             let acked = ack.distance_from(self.snd_una);
             let fin_now_acked = self.fin_queued && ack > self.fin_seq();
-            let data_acked = acked - fin_now_acked as usize;
+            // The SYN occupies ISS: the ACK that completes a passive open covers
+            // it, not a byte of data written meanwhile in SYN-RECEIVED.
+            let syn_now_acked = self.snd_una == self.iss && self.send_buf.head() == 0;
+            let data_acked = acked - fin_now_acked as usize - syn_now_acked as usize;
             self.send_buf.ack(data_acked);
             self.snd_una = ack;
             if self.snd_nxt < self.snd_una {

@@ -4,7 +4,8 @@ use serde::ser::{SerializeStruct, Serializer};
 use serde::Serialize;
 use tinygram_proto::Duration;
 
-/// Completion-time summary in milliseconds (nearest-rank percentiles).
+/// Completion-time summary in milliseconds: nearest-rank p50 and p99 to 3
+/// significant digits (see [`LatencyHistogram`]), exact max and mean.
 /// With no samples it serializes as JSON `null` (there is no completion time
 /// to report, and 0 would read as "instant").
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -37,22 +38,99 @@ impl Percentiles {
         self.samples == 0
     }
 
-    /// Summarises sorted durations; all zero (and [`is_empty`](Self::is_empty)) when empty.
-    pub fn of(sorted: &[Duration]) -> Percentiles {
-        if sorted.is_empty() {
+    /// Summarises durations (any order) through a [`LatencyHistogram`], so
+    /// p50 and p99 carry its precision; all zero (and
+    /// [`is_empty`](Self::is_empty)) when empty.
+    pub fn of(samples: &[Duration]) -> Percentiles {
+        let mut h = LatencyHistogram::default();
+        for &d in samples {
+            h.record(d);
+        }
+        h.percentiles()
+    }
+}
+
+/// Completion times in constant memory: each sample is kept to
+/// [`SIGNIFICANT_DIGITS`](Self::SIGNIFICANT_DIGITS) significant digits of
+/// nanoseconds (rounded down; exact below 1 us), so a bucket's width is under
+/// 1% of its value and at most 900 buckets exist per decade however long the
+/// run. Count, sum (for the mean) and maximum are exact. Deterministic: a
+/// `BTreeMap`, no hashing or clock.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LatencyHistogram {
+    /// Bucket floor (ns) -> samples in it.
+    buckets: std::collections::BTreeMap<u64, u64>,
+    count: u64,
+    sum_ns: u128,
+    max_ns: u64,
+}
+
+impl LatencyHistogram {
+    /// Precision of p50 and p99: 3 significant digits (relative error below 1%).
+    pub const SIGNIFICANT_DIGITS: u32 = 3;
+
+    /// `ns` with everything below its three leading decimal digits cleared.
+    fn bucket(ns: u64) -> u64 {
+        let digits = ns.checked_ilog10().unwrap_or(0) + 1;
+        if digits <= Self::SIGNIFICANT_DIGITS {
+            return ns;
+        }
+        let unit = 10u64.pow(digits - Self::SIGNIFICANT_DIGITS);
+        ns / unit * unit
+    }
+
+    pub fn record(&mut self, d: Duration) {
+        // Simulated times fit in u64 ns (584 years); saturate rather than wrap.
+        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        *self.buckets.entry(Self::bucket(ns)).or_insert(0) += 1;
+        self.count += 1;
+        self.sum_ns += u128::from(ns);
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    /// Adds every sample of `other` (e.g. the server's to the client's).
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        for (&b, &n) in &other.buckets {
+            *self.buckets.entry(b).or_insert(0) += n;
+        }
+        self.count += other.count;
+        self.sum_ns += other.sum_ns;
+        self.max_ns = self.max_ns.max(other.max_ns);
+    }
+
+    /// Samples recorded.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Buckets in use: what the histogram's memory grows with (bounded).
+    pub fn buckets(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// Nearest-rank p50 and p99 (bucket floors), exact max and mean, in ms.
+    pub fn percentiles(&self) -> Percentiles {
+        if self.count == 0 {
             return Percentiles::default();
         }
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let ms = |ns: u64| ns as f64 / 1e6;
         let rank = |p: f64| {
-            let i = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-            ms(sorted[i - 1])
+            let want = ((p * self.count as f64).ceil() as u64).clamp(1, self.count);
+            let mut seen = 0;
+            for (&b, &n) in &self.buckets {
+                seen += n;
+                if seen >= want {
+                    return ms(b);
+                }
+            }
+            ms(self.max_ns)
         };
         Percentiles {
             p50: rank(0.50),
             p99: rank(0.99),
-            max: ms(sorted[sorted.len() - 1]),
-            mean: sorted.iter().map(|&d| ms(d)).sum::<f64>() / sorted.len() as f64,
-            samples: sorted.len(),
+            max: ms(self.max_ns),
+            mean: self.sum_ns as f64 / self.count as f64 / 1e6,
+            samples: self.count as usize,
         }
     }
 }
@@ -211,6 +289,46 @@ mod tests {
         assert_eq!((p.p50, p.p99, p.max), (50.0, 99.0, 100.0));
         assert_eq!(p.mean, 50.5);
         assert_eq!(Percentiles::of(&[]), Percentiles::default());
+    }
+
+    #[test]
+    fn histogram_keeps_three_significant_digits_and_exact_max() {
+        let mut h = LatencyHistogram::default();
+        for ns in [201_045_123u64, 201_049_999, 999, 1_234_567, 5] {
+            h.record(Duration::from_nanos(ns));
+        }
+        let p = h.percentiles();
+        assert_eq!(p.samples, 5);
+        // Nearest rank 3 of 5: 1,234,567 ns kept as 1,230,000.
+        assert_eq!(p.p50, 1.23);
+        // Both 201.04x ms samples share the 201 ms bucket.
+        assert_eq!(p.p99, 201.0);
+        assert_eq!(p.max, 201.049999);
+        assert_eq!(h.buckets(), 4);
+        let exact_mean = (201_045_123u64 + 201_049_999 + 999 + 1_234_567 + 5) as f64 / 5.0 / 1e6;
+        assert!(
+            (p.mean - exact_mean).abs() < 1e-9,
+            "{} vs {exact_mean}",
+            p.mean
+        );
+    }
+
+    /// Memory does not grow with the number of samples: a million distinct
+    /// latencies between 1 and 2 s fill at most 100 buckets (1.00 .. 1.99 s).
+    #[test]
+    fn histogram_memory_is_bounded() {
+        let mut h = LatencyHistogram::default();
+        for i in 0..1_000_000u64 {
+            h.record(Duration::from_nanos(1_000_000_000 + i * 997));
+        }
+        assert_eq!(h.count(), 1_000_000);
+        assert!(h.buckets() <= 100, "{} buckets", h.buckets());
+        let mut merged = LatencyHistogram::default();
+        merged.merge(&h);
+        merged.merge(&h);
+        assert_eq!(merged.count(), 2_000_000);
+        assert_eq!(merged.buckets(), h.buckets());
+        assert_eq!(merged.percentiles().p50, h.percentiles().p50);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Applications on the simulated hosts: the request-response, bulk and
 //! interactive workloads of a scenario, driving the engine's application API.
 
+use crate::metrics::LatencyHistogram;
 use crate::pattern::Pattern;
 use crate::scenario::{Direction, Workload};
 use std::collections::VecDeque;
@@ -148,8 +149,8 @@ pub struct App {
     pub integrity_ok: bool,
     /// Start times of transactions in flight (client side).
     starts: VecDeque<Instant>,
-    /// Completion time of each finished transaction.
-    pub latencies: Vec<Duration>,
+    /// Completion times of finished transactions (constant memory).
+    pub latencies: LatencyHistogram,
     /// Transactions started (client side).
     started: u64,
     /// Requests answered (server side) or bulk/keystroke writes queued.
@@ -213,7 +214,7 @@ impl App {
             bytes_read: 0,
             integrity_ok: true,
             starts: VecDeque::new(),
-            latencies: Vec::new(),
+            latencies: LatencyHistogram::default(),
             started: 0,
             served: 0,
             done: false,
@@ -223,7 +224,7 @@ impl App {
 
     /// Transactions completed so far.
     pub fn transactions(&self) -> u64 {
-        self.latencies.len() as u64
+        self.latencies.count()
     }
 
     fn start_request(&mut self, now: Instant) {
@@ -340,7 +341,7 @@ impl App {
 
     fn complete_transaction(&mut self, now: Instant) {
         if let Some(start) = self.starts.pop_front() {
-            self.latencies.push(now - start);
+            self.latencies.record(now - start);
         }
     }
 

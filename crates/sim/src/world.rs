@@ -4,7 +4,7 @@
 
 use crate::event::EventQueue;
 use crate::link::{Fate, Link};
-use crate::metrics::{Delivery, Flow, HostResult, Percentiles, RunEnd, RunResult};
+use crate::metrics::{Delivery, Flow, HostResult, RunEnd, RunResult};
 use crate::scenario::Scenario;
 use crate::workload::{App, Role, WriteStep};
 use rand::{Rng, SeedableRng};
@@ -577,14 +577,9 @@ impl Sim {
         let elapsed = self.now.as_secs_f64();
         let client = &self.hosts[CLIENT].app;
         let server = &self.hosts[SERVER].app;
-        let mut lat: Vec<_> = client
-            .latencies
-            .iter()
-            .chain(server.latencies.iter())
-            .copied()
-            .collect();
-        let transactions = lat.len() as u64;
-        lat.sort_unstable();
+        let mut lat = client.latencies.clone();
+        lat.merge(&server.latencies);
+        let transactions = lat.count();
         let goodput_bytes = client.bytes_read + server.bytes_read;
         let per_s = |x: f64| if elapsed > 0.0 { x / elapsed } else { 0.0 };
         let delivery = Delivery {
@@ -608,7 +603,7 @@ impl Sim {
             transactions,
             transactions_per_s: per_s(transactions as f64),
             goodput_bytes_per_s: per_s(goodput_bytes as f64),
-            completion_ms: Percentiles::of(&lat),
+            completion_ms: lat.percentiles(),
             integrity_ok: integrity.is_ok(),
             integrity_error: integrity.err(),
             delivery,

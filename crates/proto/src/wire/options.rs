@@ -102,6 +102,11 @@ impl TcpOptions {
     /// If an option appears twice the last one wins. Unknown kinds, and kind 253
     /// with another ExID or an unknown RFC 1106 letter, are kept verbatim in `unknown`.
     pub fn parse(bytes: &[u8]) -> Result<TcpOptions, WireError> {
+        // A TCP header holds at most 40 option bytes (RFC 9293 3.1); more
+        // cannot come from a segment, and would overflow the inline storage.
+        if bytes.len() > MAX_OPTIONS_LEN {
+            return Err(WireError::OptionsTooLong { len: bytes.len() });
+        }
         let mut o = TcpOptions::default();
         let mut rest = bytes;
         loop {
@@ -517,9 +522,13 @@ pub(crate) mod tests {
         assert_eq!(err(&[4, 3, 0, 0]).1, "SACK-permitted length must be 2");
         assert_eq!(err(&[5, 2, 0, 0]).0, kind::SACK);
         assert_eq!(err(&[5, 9, 0, 0, 0, 0, 0, 0, 0]).0, kind::SACK);
+        // Five SACK blocks (42 bytes) cannot fit in a TCP header at all.
         let mut five = vec![5u8, 42];
         five.extend([0; 40]);
-        assert_eq!(err(&five).0, kind::SACK);
+        assert_eq!(
+            TcpOptions::parse(&five),
+            Err(WireError::OptionsTooLong { len: 42 })
+        );
         assert_eq!(
             err(&[8, 8, 0, 0, 0, 0, 0, 0]).1,
             "timestamps length must be 10"
@@ -552,6 +561,21 @@ pub(crate) mod tests {
             err(&[253, 6, 0x11, 0x06, b'P', 0]).1,
             "RFC 1106 NAK-permitted length must be 5"
         );
+    }
+
+    #[test]
+    fn more_than_40_option_bytes_are_refused() {
+        // Found by the options fuzz twin: 44 bytes of unknown options tripped
+        // the inline store's debug assertion (release builds dropped them).
+        let mut bytes = vec![6u8, 20];
+        bytes.resize(44, 0);
+        bytes[20] = 7;
+        bytes[21] = 20;
+        assert_eq!(
+            TcpOptions::parse(&bytes),
+            Err(WireError::OptionsTooLong { len: 44 })
+        );
+        assert!(TcpOptions::parse(&bytes[..40]).is_ok());
     }
 
     #[test]
