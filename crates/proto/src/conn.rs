@@ -1953,7 +1953,9 @@ impl Connection {
         Some(r)
     }
 
-    /// Resends up to `max_len` bytes (and the FIN if it follows) from `seq`.
+    /// Resends up to `max_len` bytes (and the FIN if it follows) from `seq`,
+    /// never past SND.MAX: a retransmission repeats what was sent (RFC 9293
+    /// 3.8.1) and must not carry new data, which SND.MAX would not account for.
     fn emit_range(
         &mut self,
         now: Instant,
@@ -1962,8 +1964,11 @@ impl Connection {
         payload: &mut Vec<u8>,
     ) -> Option<TcpRepr> {
         let off = self.off_of(seq);
-        let len = ((self.send_buf.end() - off) as usize).min(max_len);
-        let fin = self.fin_queued && off + len as u64 == self.send_buf.end();
+        let queued = self.send_buf.end() - off;
+        // Sequence space sent from `seq`: data, plus one if the FIN went too.
+        let sent = self.snd_max.distance_from(seq) as u64;
+        let len = queued.min(sent).min(max_len as u64) as usize;
+        let fin = self.fin_queued && off + len as u64 == self.send_buf.end() && sent > queued;
         if len == 0 && !fin {
             return None;
         }
