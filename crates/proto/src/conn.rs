@@ -2145,8 +2145,10 @@ impl Connection {
             }
         }
         let probe = forced && self.snd_wnd == 0;
+        // A bare FIN may follow data a shrunk window no longer covers (BSD
+        // sends it too; the peer ACKs and it is repeated): only data counts.
         debug_assert!(
-            forced || retransmission || flight + len <= self.snd_wnd,
+            forced || retransmission || len == 0 || flight + len <= self.snd_wnd,
             "new data beyond the peer's window: {flight} + {len} > {}",
             self.snd_wnd
         );
