@@ -451,7 +451,7 @@ pub fn write_report(dir: &Path, sections: &[Section], quick: bool) -> std::io::R
     let _ = writeln!(
         html,
         "<tr><td class=\"label\"><b>all</b></td><td></td><td>{}</td><td>{}</td><td>{}</td></tr>\n\
-         </table>\n<p>In tables, <span class=\"mismatch\">shaded</span> values of ours \
+         </table>\n<p>In tables, a <span class=\"mismatch\">shaded</span> value of ours \
          {MISMATCH_LEGEND}; published values are in brackets.</p>",
         totals.0, totals.1, totals.2
     );
