@@ -6,7 +6,7 @@
 //! Skipped, with the reason printed, where tshark is missing (CI installs it;
 //! there it must run).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use tinygram_proto::wire::{Nak, SackBlocks, Timestamps};
 use tinygram_proto::{Flags, Instant, SeqNumber, TcpOptions, TcpRepr};
@@ -26,12 +26,6 @@ fn tshark() -> bool {
         println!("skipped: tshark is not installed (apt-get install tshark)");
     }
     ok
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tinygram-tshark-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
 }
 
 /// Frames tshark reads, and what it flags: malformed frames, expert errors,
@@ -93,11 +87,12 @@ fn tshark_reads_every_example_capture_cleanly() {
         .collect();
     files.sort();
     assert!(!files.is_empty());
+    // Removed when the test ends, pass or fail: each capture is tens of MB.
+    let dir = tempfile::tempdir().unwrap();
     for f in files {
-        let pcap = tmp(&format!(
-            "{}.pcap",
-            f.file_stem().unwrap().to_string_lossy()
-        ));
+        let pcap = dir
+            .path()
+            .join(format!("{}.pcap", f.file_stem().unwrap().to_string_lossy()));
         let out = Command::new(env!("CARGO_BIN_EXE_tinygram"))
             .arg("run")
             .arg(&f)
@@ -202,7 +197,8 @@ fn tshark_reads_every_option_cleanly() {
         ..TcpOptions::default()
     };
     events.push(ev(400, 1, Flags::ACK, 5001, 1101, nak, 0));
-    let pcap = tmp("options.pcap");
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("options.pcap");
     write_pcap(
         std::fs::File::create(&pcap).unwrap(),
         &events,
