@@ -7,6 +7,7 @@ pub mod report;
 pub mod runner;
 pub mod stack;
 mod syscall;
+pub mod sysctl;
 
 pub use cli::{run, run_cli, DrillArgs};
 pub use parse::{parse_script, ParseError};

@@ -122,6 +122,8 @@ pub(crate) struct Runner<'a> {
     buf: Vec<u8>,
     /// Bytes the current (possibly blocked) write call has handed to the engine.
     pub write_progress: usize,
+    /// Module-selecting sysctls the script's shell lines set (congestion control).
+    pub sysctls: crate::sysctl::Sysctls,
 }
 
 /// Converts script-relative nanoseconds to an engine instant.
@@ -195,6 +197,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         have_last: false,
         buf: Vec::new(),
         write_progress: 0,
+        sysctls: Default::default(),
     };
     if let Err(f) = r.run() {
         r.report.failure = Some(*f);
@@ -318,10 +321,18 @@ impl<'a> Runner<'a> {
                         let block_end = self.resolve_block_end(ev, start);
                         self.syscall(idx, s, block_end, tol)?;
                     }
-                    EventKind::Command(c) => self
-                        .report
-                        .skipped
-                        .push((ev.line, format!("shell command `{c}` is not run"))),
+                    EventKind::Command(c) => {
+                        let left = self
+                            .sysctls
+                            .absorb(c)
+                            .map_err(|m| self.fail(idx, FailKind::Syscall, m))?;
+                        if !left.is_empty() {
+                            let c = left.join("\n");
+                            self.report
+                                .skipped
+                                .push((ev.line, format!("shell command `{c}` is not run")));
+                        }
+                    }
                     EventKind::Code(_) => self
                         .report
                         .skipped

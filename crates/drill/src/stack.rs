@@ -11,7 +11,7 @@
 use std::fmt;
 use std::str::FromStr;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
-use tinygram_proto::{Config, Duration, OptionSet};
+use tinygram_proto::{CcFactory, Config, Duration, OptionSet, SlowStart};
 
 /// Linux's SYN-ACK retransmissions before a passive open gives up
 /// (net.ipv4.tcp_synack_retries; TCP_SYNACK_RETRIES = 5, include/net/tcp.h).
@@ -55,7 +55,10 @@ impl Stack {
     ///   (net.ipv4.tcp_window_scaling, tcp_timestamps, tcp_sack = 1); only
     ///   used when the script's SYN does not show which options to offer;
     /// - `mss` 1460 (an Ethernet route's MTU 1500 - 40, tcp_output.c
-    ///   tcp_advertise_mss), as the engine's default already is.
+    ///   tcp_advertise_mss), as the engine's default already is;
+    /// - `congestion` CUBIC (net.ipv4.tcp_congestion_control = cubic, the
+    ///   default since 2.6.19; RFC 9438) with `slow_start` HyStart (tcp_cubic.c
+    ///   hystart = 1, hystart_detect = ACK train and delay).
     ///
     /// Buffers keep the engine's sizes: Linux autotunes its receive and send
     /// buffers (tcp_rmem, tcp_wmem, rcv_ssthresh growth), which the engine
@@ -83,6 +86,8 @@ impl Stack {
                     ..OptionSet::default()
                 },
                 mss: 1460,
+                congestion: CcFactory::cubic(),
+                slow_start: SlowStart::Hystart,
                 ..base
             },
         }
@@ -140,6 +145,8 @@ mod tests {
         assert_eq!(l.ack_policy, AckPolicyKind::QuickAck);
         assert_eq!(l.send_policy, SendPolicyKind::Minshall);
         assert_eq!(l.rto_max, Duration::from_secs(120));
+        assert_eq!(l.congestion.name(), "cubic");
+        assert_eq!(l.slow_start, SlowStart::Hystart);
         let t = Stack::Tinygram.config();
         assert_eq!(format!("{t:?}"), format!("{:?}", Config::default()));
         assert_eq!("linux".parse::<Stack>(), Ok(Stack::Linux));

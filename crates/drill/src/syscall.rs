@@ -6,7 +6,7 @@ use crate::runner::{instant, Res, Runner, CLIENT_PORT, LOCAL_ISN, SERVER_PORT};
 use std::collections::BTreeSet;
 use std::str::FromStr;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
-use tinygram_proto::{Config, DelackCount, OptionSet, WindowUpdate};
+use tinygram_proto::{CcFactory, Config, DelackCount, OptionSet, WindowUpdate};
 use tinygram_proto::{
     ConnError, Connection, Duration, IsnSeries, LossIs, SeqNumber, SlowStart, WriteError,
 };
@@ -265,8 +265,9 @@ impl<'a> Runner<'a> {
                     "socket() is expected to fail; the runner always creates the socket",
                 ));
             }
-            // The stack's defaults; the script's setsockopts override them.
-            let cfg = self.settings.stack.config();
+            // The stack's defaults and the script's sysctls; its setsockopts override them.
+            let mut cfg = self.settings.stack.config();
+            self.sysctls.apply(&mut cfg);
             self.socks.insert(
                 spec.ret,
                 Sock {
@@ -804,6 +805,14 @@ impl<'a> Runner<'a> {
             "TCP_TINYGRAM_SYN_RETRIES" => cfg.syn_retries = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
             "TCP_TINYGRAM_LOSS_IS" => cfg.loss_is = string(self)?.parse::<LossIs>().map_err(|e| bad(self, e))?,
             "TCP_TINYGRAM_SLOW_START" => cfg.slow_start = string(self)?.parse::<SlowStart>().map_err(|e| bad(self, e))?,
+            "TCP_CONGESTION" => match CcFactory::by_name(&string(self)?) {
+                Ok(c) => cfg.congestion = c,
+                Err(e) => {
+                    // Linux: ENOENT for a congestion control it does not know (tcp_set_congestion_control).
+                    self.errno_reason = Some(format!("TCP_CONGESTION: {e}"));
+                    return Ok(Outcome::Done(Err("ENOENT")));
+                }
+            },
             "TCP_TINYGRAM_OPTIONS" => {
                 let mut set = OptionSet::default();
                 let s = string(self)?;
@@ -1060,6 +1069,7 @@ fn apply_named(to: &mut Config, from: &Config, name: &str) {
         "TCP_TINYGRAM_SYN_RETRIES" => to.syn_retries = from.syn_retries,
         "TCP_TINYGRAM_LOSS_IS" => to.loss_is = from.loss_is,
         "TCP_TINYGRAM_SLOW_START" => to.slow_start = from.slow_start,
+        "TCP_CONGESTION" => to.congestion = from.congestion.clone(),
         "TCP_TINYGRAM_OPTIONS" => to.options = from.options,
         _ => {}
     }

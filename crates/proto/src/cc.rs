@@ -1,8 +1,33 @@
 //! Congestion control behind a small trait; NewReno (RFC 5681, RFC 6582) is the default.
 
 use crate::config::{LossIs, SlowStart};
+use crate::seq::SeqNumber;
+use crate::time::{Duration, Instant};
 use core::fmt;
 use std::sync::Arc;
+
+pub mod cubic;
+pub mod hystart;
+
+pub use cubic::Cubic;
+pub use hystart::SlowStartExit;
+
+/// What the connection knows about an ACK of new data, given to the
+/// controller before `on_ack` and the recovery hooks: the time and RTT
+/// (CUBIC's clock, RFC 9438 4.2; HyStart's delay samples) and the sequence
+/// space (HyStart rounds end when the round's last byte is acked).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckSample {
+    pub now: Instant,
+    /// This ACK's RTT sample, if it gave one (RFC 6298 3, RFC 7323 4.1).
+    pub rtt: Option<Duration>,
+    /// Smoothed RTT after this ACK.
+    pub srtt: Option<Duration>,
+    /// SND.UNA after this ACK.
+    pub snd_una: SeqNumber,
+    /// SND.NXT when the ACK arrived.
+    pub snd_nxt: SeqNumber,
+}
 
 /// A congestion controller: owns cwnd and ssthresh; the connection owns loss
 /// detection and tells it what happened. All sizes in bytes.
@@ -24,6 +49,14 @@ pub trait CongestionControl: fmt::Debug + Send {
     /// A loss repaired without a timeout and without window inflation (NAK,
     /// RFC 1106 2.1; SACK recovery, RFC 6675 5): once per window of data.
     fn on_loss_repair(&mut self, flight: usize, mss: usize);
+    /// The time, RTT and sequence space of an ACK of new data, before `on_ack`
+    /// or the recovery hooks; controllers that need neither ignore it.
+    fn on_ack_sample(&mut self, _sample: &AckSample) {}
+    /// A congestion signal other than loss (RFC 3168 6.1.2: ECN-Echo), once
+    /// per window: reduce as for a loss even when losses count as noise.
+    fn on_congestion_signal(&mut self, flight: usize, mss: usize) {
+        let _ = (flight, mss);
+    }
 }
 
 /// What a connection's controller starts from, once the handshake has fixed the MSS.
@@ -74,6 +107,35 @@ impl CcFactory {
         })
     }
 
+    /// CUBIC (RFC 9438) leaving slow start by `ss_exit`, honouring `loss_is`.
+    pub fn cubic() -> CcFactory {
+        CcFactory::new("cubic", |i: &CcInit| {
+            Box::new(Cubic::new(
+                i.initial_window,
+                slow_start_exit(i.slow_start),
+                i.loss_is == LossIs::Congestion,
+            ))
+        })
+    }
+
+    /// A built-in controller by the name used in scenario files, drill's
+    /// TCP_CONGESTION and net.ipv4.tcp_congestion_control.
+    pub fn by_name(name: &str) -> Result<CcFactory, String> {
+        match name {
+            "newreno" | "reno" => Ok(CcFactory::new_reno()),
+            "cubic" => Ok(CcFactory::cubic()),
+            other => Err(format!(
+                "unknown congestion control {other:?}{} (expected {})",
+                crate::suggest::did_you_mean(other, CONGESTION_NAMES.iter().map(|c| c.name)),
+                CONGESTION_NAMES
+                    .iter()
+                    .map(|c| c.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
     /// The controller's name.
     pub fn name(&self) -> &'static str {
         self.name
@@ -97,6 +159,64 @@ impl fmt::Debug for CcFactory {
     }
 }
 
+/// The slow-start exit `slow_start` asks for (RFC 1106 4.2's "double" has none).
+fn slow_start_exit(s: SlowStart) -> SlowStartExit {
+    match s {
+        SlowStart::Standard | SlowStart::Double => SlowStartExit::Standard,
+        SlowStart::Hystart => SlowStartExit::Hystart(Default::default()),
+        SlowStart::HystartPlusPlus => SlowStartExit::HystartPlusPlus(Default::default()),
+    }
+}
+
+/// A built-in module, for listings (`tinygram congestion`) and errors.
+#[derive(Clone, Copy, Debug)]
+pub struct ModuleInfo {
+    /// The name a scenario file or drill script selects it by.
+    pub name: &'static str,
+    /// Its specification.
+    pub rfc: &'static str,
+    /// One line on what it does.
+    pub about: &'static str,
+}
+
+/// The congestion controllers `Config::congestion` can be set to by name.
+pub const CONGESTION_NAMES: [ModuleInfo; 2] = [
+    ModuleInfo {
+        name: "newreno",
+        rfc: "RFC 5681, RFC 6582",
+        about: "slow start, +1 SMSS per RTT, halve on loss, NewReno recovery (default)",
+    },
+    ModuleInfo {
+        name: "cubic",
+        rfc: "RFC 9438",
+        about: "cubic growth from the last W_max, beta 0.7, Reno-friendly floor",
+    },
+];
+
+/// Slow-start variants `Config::slow_start` takes (scenario key `slow_start`).
+pub const SLOW_START_NAMES: [ModuleInfo; 4] = [
+    ModuleInfo {
+        name: "standard",
+        rfc: "RFC 5681 3.1, RFC 3465",
+        about: "one SMSS per ACK until ssthresh or loss (default)",
+    },
+    ModuleInfo {
+        name: "double",
+        rfc: "RFC 1106 4.2",
+        about: "two SMSS per ACK",
+    },
+    ModuleInfo {
+        name: "hystart",
+        rfc: "Linux tcp_cubic.c (Ha, Rhee: HyStart)",
+        about: "leave slow start on an ACK train over delay_min/2 or an RTT rise (Linux default)",
+    },
+    ModuleInfo {
+        name: "hystart++",
+        rfc: "RFC 9406",
+        about: "conservative slow start on an RTT rise, congestion avoidance after 5 rounds",
+    },
+];
+
 /// RFC 5681 slow start and congestion avoidance with RFC 6582 NewReno recovery.
 #[derive(Debug, Clone)]
 pub struct NewReno {
@@ -108,6 +228,10 @@ pub struct NewReno {
     ss_factor: usize,
     /// Whether a loss repaired without a timeout shrinks the window (RFC 1106 4.2).
     reduce_on_repair: bool,
+    /// Slow-start exit heuristic (HyStart, HyStart++) if one was asked for.
+    ss_exit: SlowStartExit,
+    /// The latest ACK sample, for the slow-start exit.
+    last: Option<AckSample>,
 }
 
 impl NewReno {
@@ -118,10 +242,12 @@ impl NewReno {
             ssthresh: usize::MAX,
             ca_acked: 0,
             ss_factor: match slow_start {
-                SlowStart::Standard => 1,
                 SlowStart::Double => 2,
+                _ => 1,
             },
             reduce_on_repair,
+            ss_exit: slow_start_exit(slow_start),
+            last: None,
         }
     }
 }
@@ -134,11 +260,25 @@ impl CongestionControl for NewReno {
         self.ssthresh
     }
 
+    fn on_ack_sample(&mut self, s: &AckSample) {
+        self.last = Some(*s);
+    }
+
     fn on_ack(&mut self, acked: usize, mss: usize) {
         if self.cwnd < self.ssthresh {
+            let divisor = match self.last {
+                Some(s) => match self.ss_exit.on_ack(&s, self.cwnd / mss.max(1)) {
+                    hystart::SsVerdict::Exit => {
+                        self.ssthresh = self.cwnd;
+                        return;
+                    }
+                    hystart::SsVerdict::Grow { divisor } => divisor.max(1),
+                },
+                None => 1,
+            };
             // RFC 5681 3.1 eq. 2 (L = 1 SMSS per ACK); RFC 1106 4.2 "double"
             // opens two segments where the standard rule opens one.
-            self.cwnd += self.ss_factor * acked.min(mss);
+            self.cwnd += self.ss_factor * acked.min(mss) / divisor;
         } else {
             // RFC 5681 3.1 eq. 3 by byte counting: one SMSS per cwnd acknowledged.
             self.ca_acked += acked;
@@ -150,6 +290,7 @@ impl CongestionControl for NewReno {
     }
 
     fn on_fast_retransmit(&mut self, flight: usize, mss: usize, dupacks: u32) {
+        self.ss_exit.on_loss(false);
         if self.reduce_on_repair {
             // RFC 5681 3.2 steps 2-3.
             self.ssthresh = (flight / 2).max(2 * mss);
@@ -183,6 +324,7 @@ impl CongestionControl for NewReno {
     }
 
     fn on_loss_repair(&mut self, flight: usize, mss: usize) {
+        self.ss_exit.on_loss(false);
         if self.reduce_on_repair {
             // RFC 6675 5 step 4.2 (RFC 5681 eq. 4): ssthresh = cwnd = FlightSize / 2.
             self.ssthresh = (flight / 2).max(2 * mss);
@@ -192,11 +334,20 @@ impl CongestionControl for NewReno {
         // RFC 1106 4.2 "noise": the window stays open.
     }
 
+    fn on_congestion_signal(&mut self, flight: usize, mss: usize) {
+        // RFC 3168 6.1.2: halve as for a loss (RFC 5681 eq. 4).
+        self.ssthresh = (flight / 2).max(2 * mss);
+        self.cwnd = self.ssthresh;
+        self.ca_acked = 0;
+        self.ss_exit.on_loss(false);
+    }
+
     fn on_rto(&mut self, flight: usize, mss: usize) {
         // RFC 5681 3.1 eq. 4 and "LW = 1 SMSS".
         self.ssthresh = (flight / 2).max(2 * mss);
         self.cwnd = mss;
         self.ca_acked = 0;
+        self.ss_exit.on_loss(true);
     }
 }
 

@@ -108,6 +108,10 @@ pub enum SlowStart {
     Standard,
     /// Two segments per ACK (RFC 1106 4.2: "2*R log2(W)").
     Double,
+    /// Standard growth, left early by Linux's HyStart (tcp_cubic.c: ACK train, delay increase).
+    Hystart,
+    /// HyStart++ (RFC 9406): conservative slow start after an RTT rise.
+    HystartPlusPlus,
 }
 
 impl std::str::FromStr for LossIs {
@@ -127,15 +131,29 @@ impl std::str::FromStr for LossIs {
 
 impl std::str::FromStr for SlowStart {
     type Err = String;
-    /// `"standard"` or `"double"`, as in scenario files and drill setsockopts.
+    /// `"standard"`, `"double"`, `"hystart"` or `"hystart++"`, as in scenario files and drill setsockopts.
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "standard" => Ok(SlowStart::Standard),
             "double" => Ok(SlowStart::Double),
+            "hystart" => Ok(SlowStart::Hystart),
+            "hystart++" | "hystartpp" => Ok(SlowStart::HystartPlusPlus),
             _ => Err(format!(
-                "unknown slow_start {s:?}{} (expected \"standard\" or \"double\")",
-                crate::suggest::did_you_mean(s, ["standard", "double"])
+                "unknown slow_start {s:?}{} (expected \"standard\", \"double\", \"hystart\" or \"hystart++\")",
+                crate::suggest::did_you_mean(s, ["standard", "double", "hystart", "hystart++"])
             )),
+        }
+    }
+}
+
+impl SlowStart {
+    /// The name scenario files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            SlowStart::Standard => "standard",
+            SlowStart::Double => "double",
+            SlowStart::Hystart => "hystart",
+            SlowStart::HystartPlusPlus => "hystart++",
         }
     }
 }

@@ -13,7 +13,7 @@
 //! Time only moves forward between calls; the engine never reads a clock.
 
 use crate::bigwin;
-use crate::cc::{CcInit, CongestionControl};
+use crate::cc::{AckSample, CcInit, CongestionControl};
 use crate::config::{BufferLimit, Config};
 use crate::counters::Counters;
 use crate::isn::IsnGenerator;
@@ -989,7 +989,14 @@ impl Connection {
         self.accept_syn(now, seg);
         if seg.flags.ack() {
             self.snd_una = seg.ack;
-            self.take_rtt_sample(now, seg);
+            let rtt = self.take_rtt_sample(now, seg);
+            self.cc.on_ack_sample(&AckSample {
+                now,
+                rtt,
+                srtt: self.rtt.srtt(),
+                snd_una: self.snd_una,
+                snd_nxt: self.snd_max,
+            });
             self.retries = 0;
             self.rtt.reset_backoff();
             self.disarm(Timer::Retransmit);
@@ -1275,7 +1282,14 @@ impl Connection {
             if self.high_rxt < ack {
                 self.high_rxt = ack;
             }
-            self.take_rtt_sample(now, seg);
+            let rtt = self.take_rtt_sample(now, seg);
+            self.cc.on_ack_sample(&AckSample {
+                now,
+                rtt,
+                srtt: self.rtt.srtt(),
+                snd_una: self.snd_una,
+                snd_nxt: self.snd_max,
+            });
             self.retries = 0;
             self.rtt.reset_backoff();
             if self.in_recovery {
@@ -1402,23 +1416,26 @@ impl Connection {
 
     /// RTT sample for an ACK of new data: RFC 7323 4.1 RTTM from the echoed
     /// TSval when timestamps are on, else the one timed segment (Karn, RFC 6298 3).
-    fn take_rtt_sample(&mut self, now: Instant, seg: &TcpRepr) {
+    fn take_rtt_sample(&mut self, now: Instant, seg: &TcpRepr) -> Option<Duration> {
         if self.ts.enabled {
             if let Some(ts) = seg.options.timestamps {
                 if let Some(r) = self.ts.rtt_sample(now, ts.tsecr) {
                     self.rtt.sample(r);
                     self.rtt_probe = None;
-                    return;
+                    return Some(r);
                 }
             }
         }
         let ack = seg.ack;
         if let Some((end, sent)) = self.rtt_probe {
             if ack >= end {
-                self.rtt.sample(now - sent);
+                let r = now - sent;
+                self.rtt.sample(r);
                 self.rtt_probe = None;
+                return Some(r);
             }
         }
+        None
     }
 
     /// Stores payload in the receive buffer and decides when to ACK it.

@@ -20,7 +20,7 @@ use std::time::Duration;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
 use tinygram_proto::suggest::did_you_mean;
 use tinygram_proto::wire::{IPV4_HEADER_LEN, TCP_HEADER_LEN};
-use tinygram_proto::{Config, DelackCount, LossIs, OptionSet, SlowStart, WindowUpdate};
+use tinygram_proto::{CcFactory, Config, DelackCount, LossIs, OptionSet, SlowStart, WindowUpdate};
 use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 
 /// A complete, validated experiment: a two-host network, its hosts and what they do.
@@ -230,10 +230,8 @@ fn host_default(short: &str) -> Option<String> {
             LossIs::Congestion => "congestion",
             LossIs::Noise => "noise",
         }),
-        "slow_start" => quoted(match c.slow_start {
-            SlowStart::Standard => "standard",
-            SlowStart::Double => "double",
-        }),
+        "slow_start" => quoted(c.slow_start.name()),
+        "congestion" => quoted(c.congestion.name()),
         "rto_min" => dur(c.rto_min),
         "rto_max" => dur(c.rto_max),
         "rto_initial" => dur(c.rto_initial),
@@ -327,7 +325,8 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("snd_buf", "\"256KiB\"", "send buffer: unacknowledged plus unsent bytes accepted from the application"),
         ("options", "[]", "TCP options offered besides MSS: wscale, timestamps, sack, bigwin, nak"),
         ("loss_is", "\"congestion\"", "\"congestion\" halves cwnd on a repaired loss, \"noise\" does not (RFC 1106 4.2)"),
-        ("slow_start", "\"standard\"", "\"standard\" (1 segment per ACK, RFC 5681) or \"double\" (2, RFC 1106 4.2)"),
+        ("slow_start", "\"standard\"", "\"standard\" (1 segment per ACK, RFC 5681), \"double\" (2, RFC 1106 4.2), \"hystart\" (Linux tcp_cubic.c) or \"hystart++\" (RFC 9406)"),
+        ("congestion", "\"newreno\"", "congestion control: \"newreno\" (RFC 5681, RFC 6582) or \"cubic\" (RFC 9438); see `tinygram congestion`"),
         ("rto_min", "\"200ms\"", "lower bound on the retransmission timeout (Linux; RFC 6298 2.4 says 1s)"),
         ("rto_max", "\"60s\"", "upper bound on the retransmission timeout (RFC 6298 2.5)"),
         ("rto_initial", "\"1s\"", "retransmission timeout before any RTT sample (RFC 6298 2.1)"),
@@ -1011,6 +1010,9 @@ impl Doc {
         }
         if let Some((e, s)) = self.string(&k("slow_start"))? {
             c.slow_start = s.parse::<SlowStart>().map_err(|m| self.fail(e, m))?;
+        }
+        if let Some((e, s)) = self.string(&k("congestion"))? {
+            c.congestion = CcFactory::by_name(&s).map_err(|m| self.fail(e, m))?;
         }
         if let Some(v) = self.duration(&k("rto_min"))? {
             c.rto_min = v;
