@@ -10,8 +10,49 @@ use std::process::ExitCode;
 #[derive(Debug, Clone, clap::Args)]
 pub struct DrillArgs {
     /// Scripts to run (packetdrill syntax).
-    #[arg(required = true, value_name = "SCRIPT.pkt")]
+    #[arg(required_unless_present = "suite", value_name = "SCRIPT.pkt")]
     pub scripts: Vec<PathBuf>,
+    /// Run every `*.pkt` under DIR (as upstream's run_all.py does for IPv4:
+    /// `*v6.pkt` left out) in parallel and print a table per directory.
+    #[arg(long, value_name = "DIR", conflicts_with = "scripts")]
+    pub suite: Option<PathBuf>,
+    /// With --suite: print the results as one JSON document.
+    #[arg(long, requires = "suite")]
+    pub json: bool,
+    /// With --suite: scripts run at once (default: all cores).
+    #[arg(long, alias = "max_in_parallel", value_name = "N")]
+    pub jobs: Option<usize>,
+    /// packetdrill's `--ip_version`: only `ipv4` is supported.
+    #[arg(long = "ip_version", value_name = "ipv4")]
+    pub ip_version: Option<String>,
+    /// packetdrill's `--local_ip` (checked as an IPv4 address; the engine's
+    /// segments carry no IP header, so the address does not change a run).
+    #[arg(long = "local_ip", value_name = "ADDR")]
+    pub local_ip: Option<std::net::Ipv4Addr>,
+    /// packetdrill's `--remote_ip` (checked, as --local_ip).
+    #[arg(long = "remote_ip", value_name = "ADDR")]
+    pub remote_ip: Option<std::net::Ipv4Addr>,
+    /// packetdrill's `--gateway_ip` (checked, as --local_ip).
+    #[arg(long = "gateway_ip", value_name = "ADDR")]
+    pub gateway_ip: Option<std::net::Ipv4Addr>,
+    /// packetdrill's `--netmask_ip` (checked, as --local_ip).
+    #[arg(long = "netmask_ip", value_name = "MASK")]
+    pub netmask_ip: Option<std::net::Ipv4Addr>,
+    /// packetdrill's `--mtu` (accepted; the engine's MSS comes from the script).
+    #[arg(long, value_name = "BYTES")]
+    pub mtu: Option<u32>,
+    /// packetdrill's `--send_omit_free` (accepted: the runner never frees
+    /// send buffers behind the script's back).
+    #[arg(long = "send_omit_free")]
+    pub send_omit_free: bool,
+    /// packetdrill's `--tcp_ts_tick_usecs`: check outbound TSvals, this many
+    /// microseconds a tick (0, the default, leaves them unchecked as packetdrill does).
+    #[arg(long = "tcp_ts_tick_usecs", value_name = "USECS", default_value_t = 0,
+          value_parser = clap::value_parser!(i64).range(0..=1_000_000))]
+    pub tcp_ts_tick_usecs: i64,
+    /// packetdrill's `-D NAME=VALUE`: NAME in the script reads as VALUE.
+    #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
+    pub define: Vec<(String, String)>,
     /// Minimum timing tolerance in microseconds (the larger of this and 12.5% of the gap applies).
     #[arg(
         long = "tolerance_usecs",
@@ -35,6 +76,22 @@ pub struct DrillArgs {
     pub quiet: bool,
 }
 
+/// Parses `-D NAME=VALUE`; NAME must be an identifier.
+fn parse_define(s: &str) -> Result<(String, String), String> {
+    let (n, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("-D {s:?}: expected NAME=VALUE"))?;
+    let ident = !n.is_empty()
+        && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !n.starts_with(|c: char| c.is_ascii_digit());
+    if !ident {
+        return Err(format!(
+            "-D {s:?}: {n:?} is not a name (letters, digits, _)"
+        ));
+    }
+    Ok((n.to_string(), v.to_string()))
+}
+
 /// Standalone parser for `run_cli` (the main CLI can embed `DrillArgs` instead).
 #[derive(Debug, clap::Parser)]
 #[command(
@@ -44,6 +101,15 @@ pub struct DrillArgs {
 struct Standalone {
     #[command(flatten)]
     args: DrillArgs,
+}
+
+impl DrillArgs {
+    /// Parses the words after `drill`, as the command line does.
+    pub fn parse_words<S: AsRef<str>>(words: &[S]) -> Result<DrillArgs, clap::Error> {
+        use clap::Parser;
+        let argv = std::iter::once("tinygram drill").chain(words.iter().map(|w| w.as_ref()));
+        Standalone::try_parse_from(argv).map(|s| s.args)
+    }
 }
 
 /// How a drill run ended; [`Outcome::exit_code`] maps it to the process status.
@@ -76,12 +142,26 @@ pub fn run_scripts(
     out: &mut dyn std::io::Write,
     err: &mut dyn std::io::Write,
 ) -> Outcome {
+    if let Some(v) = args.ip_version.as_deref() {
+        if v != "ipv4" {
+            let _ = writeln!(
+                err,
+                "--ip_version={v}: only ipv4 is supported (the runner plays an IPv4 peer)"
+            );
+            return Outcome::NotRun;
+        }
+    }
     let settings = Settings {
         tolerance_usecs: args.tolerance_usecs.max(0),
         strict_segments: args.strict_segments,
         stack: args.stack,
+        defines: args.define.clone(),
+        tcp_ts_tick_usecs: args.tcp_ts_tick_usecs,
         ..Settings::default()
     };
+    if let Some(dir) = &args.suite {
+        return run_suite_cmd(args, dir, &settings, out, err);
+    }
     let (mut passed, mut failed, mut not_run) = (0usize, 0usize, 0usize);
     for path in &args.scripts {
         let rep = run_file(path, &settings);
@@ -114,6 +194,46 @@ pub fn run_scripts(
         } else {
             Outcome::Failed
         }
+    }
+}
+
+/// `--suite DIR`: runs the suite, prints the table (or JSON); the outcome is
+/// Passed only when every script passed.
+fn run_suite_cmd(
+    args: &DrillArgs,
+    dir: &std::path::Path,
+    settings: &Settings,
+    out: &mut dyn std::io::Write,
+    err: &mut dyn std::io::Write,
+) -> Outcome {
+    let jobs = args
+        .jobs
+        .filter(|&j| j > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let entries = match crate::suite::run_suite(dir, settings, jobs) {
+        Ok(e) => e,
+        Err(e) => {
+            let _ = writeln!(err, "--suite {}: cannot list scripts: {e}", dir.display());
+            return Outcome::NotRun;
+        }
+    };
+    if entries.is_empty() {
+        let _ = writeln!(err, "--suite {}: no *.pkt scripts found", dir.display());
+        return Outcome::NotRun;
+    }
+    if args.json {
+        let j = crate::suite::to_json(dir, settings, &entries);
+        let _ = writeln!(out, "{j:#}");
+    } else {
+        let _ = crate::suite::write_table(out, dir, &entries, args.quiet);
+    }
+    let (_, total) = crate::suite::tally(&entries);
+    if total.pass == total.scripts {
+        Outcome::Passed
+    } else if total.error > 0 {
+        Outcome::NotRun
+    } else {
+        Outcome::Failed
     }
 }
 

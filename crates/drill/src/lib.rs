@@ -3,9 +3,11 @@
 pub mod ast;
 pub mod cli;
 pub mod parse;
+mod pycheck;
 pub mod report;
 pub mod runner;
 pub mod stack;
+pub mod suite;
 mod syscall;
 pub mod sysctl;
 
@@ -33,6 +35,7 @@ pub fn run_file(path: &std::path::Path, settings: &Settings) -> ScriptReport {
         Ok(t) => t,
         Err(m) => return empty(Failure::new(0, FailKind::NotAScript, m)),
     };
+    let text = substitute_defines(&text, &settings.defines);
     match parse_script(&text, &shown) {
         Ok(script) => run_script(&script, settings),
         Err(e) => empty(Failure::new(e.line, FailKind::Parse, e.msg)),
@@ -51,4 +54,43 @@ fn script_text(bytes: Vec<u8>) -> Result<String, String> {
             e.utf8_error().valid_up_to()
         )
     })
+}
+
+/// Replaces each whole-word `NAME` of `-D NAME=VALUE` with VALUE, as
+/// packetdrill's lexer reads a defined name.
+pub fn substitute_defines(text: &str, defines: &[(String, String)]) -> String {
+    if defines.is_empty() {
+        return text.to_string();
+    }
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| word(c)) {
+        out.push_str(&rest[..start]);
+        let tail = &rest[start..];
+        let end = tail.find(|c: char| !word(c)).unwrap_or(tail.len());
+        let w = &tail[..end];
+        match defines.iter().rev().find(|(n, _)| n == w) {
+            Some((_, v)) => out.push_str(v),
+            None => out.push_str(w),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod define_tests {
+    use super::substitute_defines;
+
+    #[test]
+    fn whole_words_only() {
+        let d = vec![("CODE".to_string(), "host_unreachable".to_string())];
+        assert_eq!(
+            substitute_defines("x CODE CODEX _CODE CODE,1", &d),
+            "x host_unreachable CODEX _CODE host_unreachable,1"
+        );
+        assert_eq!(substitute_defines("CODE", &[]), "CODE");
+    }
 }

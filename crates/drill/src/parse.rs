@@ -186,12 +186,11 @@ fn logical_lines(text: &str) -> Result<Vec<(usize, String)>, (usize, String)> {
                     i += 2;
                     continue;
                 }
+                // Python needs its line breaks.
                 if c == '\n' {
                     line += 1;
-                    cur.push(' ');
-                } else {
-                    cur.push(c);
                 }
+                cur.push(c);
             }
             Mode::BlockComment => {
                 if c == '*' && next == Some('/') {
@@ -249,7 +248,7 @@ fn parse_event(t: &str, line: usize) -> Result<Event, String> {
         EventKind::Command(r[..end].trim().to_string())
     } else if let Some(r) = rest.strip_prefix("%{") {
         let end = r.rfind("}%").ok_or("unterminated %{ }% block")?;
-        EventKind::Code(r[..end].trim().to_string())
+        EventKind::Code(crate::pycheck::dedent(&r[..end]))
     } else if rest.is_empty() {
         return Err("a time with no event after it".into());
     } else {
@@ -357,8 +356,9 @@ fn parse_time(s: &str) -> Result<(TimeSpec, &str), String> {
         }
         spec.range_end_us = Some(end);
         rest = r2;
-    } else if let Some(r) = rest.strip_prefix("...") {
-        let (_, end, r2) = parse_time_value(r)?;
+    } else if let Some(r) = trimmed.strip_prefix("...") {
+        // `a...b` and `a ... b` are the same blocking-call form.
+        let (_, end, r2) = parse_time_value(r.trim_start())?;
         if end < start_us {
             return Err("blocking call ends before it starts".into());
         }
@@ -821,15 +821,17 @@ fn parse_syscall(s: &str) -> Result<SyscallSpec, String> {
     if let Some(Tok::Ident(e)) = p.peek().cloned() {
         p.pos += 1;
         errno = Some(e);
-        if p.eat('(') {
-            let mut d = 1;
-            while d > 0 {
-                match p.next() {
-                    None => return Err("unterminated errno description".into()),
-                    Some(Tok::Punct('(')) => d += 1,
-                    Some(Tok::Punct(')')) => d -= 1,
-                    _ => {}
-                }
+    }
+    // A note after the value, `ENOENT (No such file)` or `0x2 (flags O_RDWR)`,
+    // is a comment for the reader.
+    if p.eat('(') {
+        let mut d = 1;
+        while d > 0 {
+            match p.next() {
+                None => return Err("unterminated description after the return value".into()),
+                Some(Tok::Punct('(')) => d += 1,
+                Some(Tok::Punct(')')) => d -= 1,
+                _ => {}
             }
         }
     }
@@ -860,6 +862,20 @@ mod tests {
         let sc = parse_script(s, "t.pkt").unwrap();
         assert_eq!(sc.events.len(), 1, "{s}");
         sc.events.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn blocking_form_with_spaces_and_a_note_after_the_value() {
+        let e = one("+.002 ... 0.004 send(4, ..., 10, 0) = 10");
+        assert_eq!(e.time.start_us, 2_000);
+        assert_eq!(e.time.block_end_us, Some(4_000));
+        assert!(matches!(e.kind, EventKind::Syscall(_)));
+        let e = one("+0 fcntl(3, F_GETFL) = 0x2 (flags O_RDWR)");
+        let EventKind::Syscall(sc) = e.kind else {
+            panic!("not a syscall")
+        };
+        assert_eq!((sc.ret, sc.errno), (2, None));
+        assert!(parse_script("+0 fcntl(3, F_GETFL) = 0x2 (flags O_RDWR\n", "t").is_err());
     }
 
     #[test]

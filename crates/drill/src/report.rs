@@ -17,6 +17,8 @@ pub enum FailKind {
     Unsupported,
     /// The engine misbehaved (e.g. a timer that never advances).
     Engine,
+    /// A `%{ }%` check's assertion failed.
+    Check,
     /// The script file could not be read.
     Io,
     /// The file is not a packetdrill script (binary data, not text).
@@ -40,6 +42,7 @@ impl fmt::Display for FailKind {
             FailKind::Syscall => "system call mismatch",
             FailKind::Unsupported => "unsupported construct",
             FailKind::Engine => "engine error",
+            FailKind::Check => "check failed",
             FailKind::Io => "i/o error",
             FailKind::NotAScript => "not a packetdrill script",
         })

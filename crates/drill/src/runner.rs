@@ -38,6 +38,12 @@ pub struct Settings {
     pub strict_segments: bool,
     /// Whose defaults new sockets get (`--stack`).
     pub stack: Stack,
+    /// `-D NAME=VALUE` definitions: a whole-word NAME in a script reads as VALUE.
+    pub defines: Vec<(String, String)>,
+    /// packetdrill's `--tcp_ts_tick_usecs`: microseconds per TSval tick; when
+    /// set, an outbound TSval is checked against the script's (0: unchecked,
+    /// as in packetdrill).
+    pub tcp_ts_tick_usecs: i64,
 }
 
 impl Default for Settings {
@@ -47,6 +53,8 @@ impl Default for Settings {
             tolerance_percent: 12.5,
             strict_segments: false,
             stack: Stack::Tinygram,
+            defines: Vec::new(),
+            tcp_ts_tick_usecs: 0,
         }
     }
 }
@@ -124,6 +132,10 @@ pub(crate) struct Runner<'a> {
     pub write_progress: usize,
     /// Module-selecting sysctls the script's shell lines set (congestion control).
     pub sysctls: crate::sysctl::Sysctls,
+    /// Scheduled time (ns) of the outbound segment being checked, for the TSval tolerance.
+    checking_at: i64,
+    /// The `%{ }%` blocks met so far, with the TCP_INFO values at each.
+    checks: crate::pycheck::Program,
 }
 
 /// Converts script-relative nanoseconds to an engine instant.
@@ -198,6 +210,8 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         buf: Vec::new(),
         write_progress: 0,
         sysctls: Default::default(),
+        checking_at: 0,
+        checks: crate::pycheck::Program::default(),
     };
     if let Err(f) = r.run() {
         r.report.failure = Some(*f);
@@ -223,6 +237,13 @@ fn apply_option(s: &mut Settings, o: &ScriptOption) -> Result<bool, String> {
                 .ok_or("--tolerance_percent needs a non-negative number")?;
             Ok(true)
         }
+        "tcp_ts_tick_usecs" => {
+            s.tcp_ts_tick_usecs = v
+                .and_then(|v| v.parse().ok())
+                .filter(|v: &i64| (0..=1_000_000).contains(v))
+                .ok_or("--tcp_ts_tick_usecs needs an integer from 0 to 1000000")?;
+            Ok(true)
+        }
         "strict_segments" => {
             s.strict_segments = !matches!(v, Some("0") | Some("false"));
             Ok(true)
@@ -246,7 +267,8 @@ impl<'a> Runner<'a> {
         for idx in 0..self.script.events.len() {
             self.run_event(idx)?;
         }
-        self.finish()
+        // The last event's scheduled time (set by run_event).
+        self.finish(self.last_sched)
     }
 
     /// Resolves an event's (start, end, tolerance) per packetdrill's rules.
@@ -333,10 +355,17 @@ impl<'a> Runner<'a> {
                                 .push((ev.line, format!("shell command `{c}` is not run")));
                         }
                     }
-                    EventKind::Code(_) => self
-                        .report
-                        .skipped
-                        .push((ev.line, "%{ }% python block is not run".into())),
+                                        EventKind::Code(code) => {
+                        let Some(c) = self.conn.as_ref() else {
+                            return Err(self.fail(
+                                idx,
+                                FailKind::Unsupported,
+                                "%{ }% block with no connection to read TCP_INFO from",
+                            ));
+                        };
+                        let vars = crate::pycheck::tcp_info(c);
+                        self.checks.push(&self.script.path, ev.line, &vars, code);
+                    }
                 }
             }
         }
@@ -347,8 +376,11 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    /// After the last event: a blocked call must return, no segment may be left unchecked.
-    fn finish(&mut self) -> Res<()> {
+    /// After the last event: a blocked call must return; no segment sent before
+    /// the last event (at `last_at`) may be left unchecked. Segments the last
+    /// event caused, or later ones, are not checked: packetdrill stops at the
+    /// script's last line.
+    fn finish(&mut self, last_at: i64) -> Res<()> {
         if let Some(p) = self.pending.clone() {
             let deadline = p.end_ns.saturating_add(p.tol_ns);
             self.advance_to(deadline)?;
@@ -365,7 +397,15 @@ impl<'a> Runner<'a> {
                 ));
             }
         }
-        if let Some(e) = self.queue.front().cloned() {
+        self.run_checks()?;
+        let late = self.queue.iter().filter(|e| e.t >= last_at).count();
+        if late > 0 {
+            self.report.notes.push(format!(
+                "{late} segment{} sent at or after the last line's time not checked (as packetdrill)",
+                if late == 1 { "" } else { "s" }
+            ));
+        }
+        if let Some(e) = self.queue.iter().find(|e| e.t < last_at).cloned() {
             let last = self.script.events.len().saturating_sub(1);
             let mut f = Box::new(Failure::new(
                 self.script.events.last().map_or(0, |e| e.line),
@@ -379,6 +419,40 @@ impl<'a> Runner<'a> {
             return Err(f);
         }
         Ok(())
+    }
+
+    /// Runs the script's `%{ }%` blocks (see [`crate::pycheck`]).
+    fn run_checks(&mut self) -> Res<()> {
+        use crate::pycheck::CheckError;
+        if self.checks.is_empty() {
+            return Ok(());
+        }
+        let (line, kind, msg) = match self.checks.run() {
+            Ok(()) => return Ok(()),
+            Err(CheckError::NoPython(m)) => (
+                0,
+                FailKind::Unsupported,
+                format!("%{{ }}% checks not run: {m}"),
+            ),
+            Err(CheckError::Missing { line, name }) => (
+                line,
+                FailKind::Unsupported,
+                format!("%{{ }}% check reads {name}, which the runner does not report"),
+            ),
+            Err(CheckError::Failed { line, msg }) => (
+                line,
+                FailKind::Check,
+                format!("%{{ }}% check failed: {msg}"),
+            ),
+        };
+        let mut f = Box::new(Failure::new(line, kind, msg));
+        f.script = self
+            .script
+            .events
+            .iter()
+            .find(|e| e.line == line)
+            .map(|e| e.text.clone());
+        Err(f)
     }
 
     /// Runs engine timers due up to `t`, then sets the clock to `t`.
@@ -690,6 +764,7 @@ impl<'a> Runner<'a> {
                 agg.repr.window = n.repr.window;
             }
         }
+        self.checking_at = start;
         if let Err(msg) = self.compare(p, &agg) {
             let mut f = self.fail(idx, FailKind::Mismatch, msg);
             f.expected = Some(p.to_string());
@@ -906,6 +981,7 @@ impl<'a> Runner<'a> {
                         t.tsecr
                     ));
                 }
+                self.check_tsval(val, t.tsval)?;
             }
             (Some(_), None) => return Err("TS option: expected it but the engine sent none".into()),
             (None, Some(_)) => return Err("TS option: expected none but the engine sent it".into()),
@@ -915,6 +991,28 @@ impl<'a> Runner<'a> {
                 "options: the engine sent options the script syntax cannot express (unknown kinds)"
                     .into(),
             );
+        }
+        Ok(())
+    }
+
+    /// packetdrill's TSval check (run_packet.c verify_outbound_tcp_option):
+    /// with `--tcp_ts_tick_usecs`, the engine's TSval, moved into script space
+    /// by the offset of the first TSval seen, may differ from the script's by at
+    /// most the tolerance, which grows with the time since the script started.
+    fn check_tsval(&self, script_val: u32, actual: u32) -> Result<(), String> {
+        let tick = self.settings.tcp_ts_tick_usecs;
+        let Some(offset) = self.ts_offset.filter(|_| tick > 0) else {
+            return Ok(());
+        };
+        let mapped = actual.wrapping_sub(offset);
+        let diff = i64::from((mapped.wrapping_sub(script_val) as i32).unsigned_abs());
+        let dynamic =
+            (self.settings.tolerance_percent / 100.0 * (self.checking_at / 1_000) as f64) as i64;
+        let tol_us = self.settings.tolerance_usecs.max(dynamic);
+        if diff.saturating_mul(tick) > tol_us {
+            return Err(format!(
+                "TS val: expected {script_val} but the engine sent {mapped} (in script terms; {tick} us a tick, tolerance {tol_us} us)"
+            ));
         }
         Ok(())
     }
@@ -942,7 +1040,9 @@ impl<'a> Runner<'a> {
             parts.push("sackOK".into());
         }
         if let Some(t) = o.timestamps {
-            parts.push(format!("TS val {} ecr {}", t.tsval, t.tsecr));
+            // In script terms once the first TSval fixed the offset.
+            let val = t.tsval.wrapping_sub(self.ts_offset.unwrap_or(0));
+            parts.push(format!("TS val {val} ecr {}", t.tsecr));
         }
         if let Some(w) = o.window_scale {
             parts.push(format!("wscale {w}"));

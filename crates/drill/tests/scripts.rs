@@ -282,17 +282,11 @@ fn quick_ack_hint_only_for_ack_timing_under_stack_tinygram() {
 #[test]
 fn cli_prints_summary_and_fails_on_failure() {
     let d = drill_dir();
-    let args = DrillArgs {
-        scripts: vec![
-            d.join("handshake-passive.pkt"),
-            d.join("must-fail/wrong-seq.pkt"),
-        ],
-        tolerance_usecs: 4000,
-        strict_segments: false,
-        stack: tinygram_drill::Stack::Tinygram,
-        verbose: false,
-        quiet: false,
-    };
+    let args = DrillArgs::parse_words(&[
+        d.join("handshake-passive.pkt").display().to_string(),
+        d.join("must-fail/wrong-seq.pkt").display().to_string(),
+    ])
+    .unwrap();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let outcome = tinygram_drill::cli::run_scripts(&args, &mut out, &mut err);
     let out = String::from_utf8(out).unwrap();
@@ -322,4 +316,59 @@ fn cli_prints_summary_and_fails_on_failure() {
     assert_eq!(run("linux"), 0);
     assert_eq!(run("tinygram"), 1);
     assert_eq!(run("bsd"), 2);
+}
+
+#[test]
+fn suite_runs_a_directory_with_run_all_flags_and_prints_a_table() {
+    let d = drill_dir().join("must-fail");
+    let words = [
+        "--stack",
+        "linux",
+        "--suite",
+        d.to_str().unwrap(),
+        "--send_omit_free",
+        "--ip_version=ipv4",
+        "--local_ip=192.168.0.1",
+        "--gateway_ip=192.168.0.1",
+        "--netmask_ip=255.255.0.0",
+        "--remote_ip=192.0.2.1",
+        "-D",
+        "TFO_COOKIE=3021b9d889017eeb",
+        "-D",
+        "CODE=host_unreachable",
+        "--jobs",
+        "2",
+    ];
+    let args = DrillArgs::parse_words(&words).unwrap();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let outcome = tinygram_drill::cli::run_scripts(&args, &mut out, &mut err);
+    let out = String::from_utf8(out).unwrap();
+    // Every script there is meant to fail.
+    assert_ne!(outcome, tinygram_drill::cli::Outcome::Passed, "{out}");
+    let total = out
+        .lines()
+        .find(|l| l.starts_with("total"))
+        .expect("a total row");
+    let cols: Vec<&str> = total.split_whitespace().collect();
+    assert_eq!(cols[2], "0", "no script in must-fail passes: {out}");
+    assert!(
+        out.contains("wrong-seq.pkt: line 13: segment mismatch"),
+        "{out}"
+    );
+    // --json gives the same counts.
+    let mut words = words.to_vec();
+    words.push("--json");
+    let args = DrillArgs::parse_words(&words).unwrap();
+    let mut js = Vec::new();
+    tinygram_drill::cli::run_scripts(&args, &mut js, &mut Vec::new());
+    let js = String::from_utf8(js).unwrap();
+    assert!(js.contains("\"pass\": 0"), "{js}");
+    // IPv6 is refused with a reason, and a bad address by clap.
+    let args = DrillArgs::parse_words(&["--suite", ".", "--ip_version=ipv6"]).unwrap();
+    let mut e = Vec::new();
+    let o = tinygram_drill::cli::run_scripts(&args, &mut Vec::new(), &mut e);
+    assert_eq!(o, tinygram_drill::cli::Outcome::NotRun);
+    assert!(String::from_utf8(e).unwrap().contains("only ipv4"));
+    assert!(DrillArgs::parse_words(&["--suite", ".", "--local_ip=300.1.1.1"]).is_err());
+    assert!(DrillArgs::parse_words(&["--suite", ".", "-D", "1X=2"]).is_err());
 }

@@ -483,6 +483,11 @@ impl Connection {
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt()
     }
+    /// Loss-recovery state for TCP_INFO-style reports: (in fast recovery,
+    /// consecutive retransmission-timer expiries, duplicate ACKs counted).
+    pub fn recovery_state(&self) -> (bool, u32, u32) {
+        (self.in_recovery, self.retries, self.dupacks)
+    }
     /// Bytes sent and not acknowledged (SYN/FIN count one each).
     pub fn bytes_in_flight(&self) -> usize {
         self.snd_nxt.distance_from(self.snd_una)

@@ -1,0 +1,287 @@
+//! `%{ ... }%` checks, run as packetdrill runs them (code.c): at each block
+//! the socket's TCP_INFO is recorded as `tcpi_*` variables, and after the
+//! script's last line every block, each preceded by its values, is run by
+//! `python3` as one program. A failed assertion fails the script; a block
+//! that reads a value the engine does not report fails it as unsupported.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+use tinygram_proto::{Connection, State};
+
+/// Linux's symbolic names packetdrill defines for the checks (code.c
+/// write_symbols; values from include/net/tcp_states.h, include/uapi/linux/tcp.h).
+const SYMBOLS: &[(&str, u64)] = &[
+    ("TCP_ESTABLISHED", 1),
+    ("TCP_SYN_SENT", 2),
+    ("TCP_SYN_RECV", 3),
+    ("TCP_FIN_WAIT1", 4),
+    ("TCP_FIN_WAIT2", 5),
+    ("TCP_TIME_WAIT", 6),
+    ("TCP_CLOSE", 7),
+    ("TCP_CLOSE_WAIT", 8),
+    ("TCP_LAST_ACK", 9),
+    ("TCP_LISTEN", 10),
+    ("TCP_CLOSING", 11),
+    ("TCP_CA_Open", 0),
+    ("TCP_CA_Disorder", 1),
+    ("TCP_CA_CWR", 2),
+    ("TCP_CA_Recovery", 3),
+    ("TCP_CA_Loss", 4),
+    ("TCPI_OPT_TIMESTAMPS", 1),
+    ("TCPI_OPT_SACK", 2),
+    ("TCPI_OPT_WSCALE", 4),
+    ("TCPI_OPT_ECN", 8),
+    ("TCPI_OPT_ECN_SEEN", 16),
+    ("TCPI_OPT_SYN_DATA", 32),
+    ("TCPI_OPT_USEC_TS", 64),
+    ("TCPI_OPT_TFO_CHILD", 128),
+];
+
+/// Linux's TCP_INFINITE_SSTHRESH, reported before the first loss.
+const INFINITE_SSTHRESH: u64 = 0x7fff_ffff;
+
+/// Runs the program first, so a failure names the check's script line.
+const PREAMBLE: &str = "import sys\nimport traceback\n\
+def excepthook(etype, value, tb):\n  \
+sys.stderr.write('tinygram-check-line %d\\n' % _line)\n  \
+traceback.print_exception(etype, value, tb)\n\n\
+sys.excepthook = excepthook\n\n";
+
+/// The TCP_INFO fields the engine can report exactly, in Linux's units
+/// (tcp_get_info in net/ipv4/tcp.c): windows in segments, times in
+/// microseconds. Fields it does not track are left out, so a check that
+/// reads one fails as unsupported instead of passing on a made-up value.
+pub(crate) fn tcp_info(c: &Connection) -> Vec<(&'static str, u64)> {
+    let state = match c.state() {
+        State::Established => 1,
+        State::SynSent => 2,
+        State::SynReceived => 3,
+        State::FinWait1 => 4,
+        State::FinWait2 => 5,
+        State::TimeWait => 6,
+        State::Closed => 7,
+        State::CloseWait => 8,
+        State::LastAck => 9,
+        State::Listen => 10,
+        State::Closing => 11,
+    };
+    let (in_recovery, rto_expiries, dupacks) = c.recovery_state();
+    // Linux's icsk_ca_state: Recovery during fast recovery, Loss after a
+    // retransmission timeout until new data is acknowledged, Disorder while
+    // duplicate ACKs arrive below the threshold.
+    let ca_state = if in_recovery {
+        3
+    } else if rto_expiries > 0 {
+        4
+    } else if dupacks > 0 {
+        1
+    } else {
+        0
+    };
+    let mss = c.effective_mss().max(1) as u64;
+    let ssthresh = c.ssthresh() as u64;
+    let ssthresh = if ssthresh >= INFINITE_SSTHRESH {
+        INFINITE_SSTHRESH
+    } else {
+        ssthresh / mss
+    };
+    let (snd_ws, rcv_ws) = c.window_scales();
+    let wscale_on = c.config().options.window_scale && (snd_ws > 0 || rcv_ws > 0);
+    let options = u64::from(c.timestamps_enabled())
+        | u64::from(c.sack_enabled()) << 1
+        | u64::from(wscale_on) << 2;
+    let n = c.counters();
+    vec![
+        ("tcpi_state", state),
+        ("tcpi_ca_state", ca_state),
+        ("tcpi_retransmits", u64::from(rto_expiries)),
+        ("tcpi_backoff", u64::from(rto_expiries)),
+        ("tcpi_options", options),
+        ("tcpi_snd_wscale", u64::from(snd_ws)),
+        ("tcpi_rcv_wscale", u64::from(rcv_ws)),
+        ("tcpi_rto", micros(c.rto())),
+        ("tcpi_snd_mss", mss),
+        ("tcpi_advmss", u64::from(c.config().mss)),
+        ("tcpi_rtt", c.srtt().map_or(0, micros)),
+        ("tcpi_snd_ssthresh", ssthresh),
+        ("tcpi_snd_cwnd", c.cwnd() as u64 / mss),
+        ("tcpi_reordering", u64::from(c.config().dupack_threshold)),
+        ("tcpi_total_retrans", n.retransmits),
+        ("tcpi_segs_out", n.segments_sent),
+        ("tcpi_segs_in", n.segments_received),
+        ("tcpi_data_segs_out", n.data_segments_sent),
+        ("tcpi_data_segs_in", n.data_segments_received),
+        ("tcpi_snd_wnd", c.snd_wnd() as u64),
+    ]
+}
+
+/// A duration in whole microseconds, as TCP_INFO reports times.
+fn micros(d: tinygram_proto::Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// The program built up block by block.
+#[derive(Default)]
+pub(crate) struct Program {
+    text: String,
+    blocks: usize,
+}
+
+/// Why the program failed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum CheckError {
+    /// python3 could not be started.
+    NoPython(String),
+    /// A check read a name the runner does not define.
+    Missing { line: usize, name: String },
+    /// An assertion (or any other exception) at this script line.
+    Failed { line: usize, msg: String },
+}
+
+impl Program {
+    /// Records one block with the values at this instant.
+    pub(crate) fn push(&mut self, file: &str, line: usize, vars: &[(&str, u64)], code: &str) {
+        for (k, v) in SYMBOLS.iter().chain(vars) {
+            let _ = writeln!(self.text, "{k} = {v}");
+        }
+        let file = file.replace('\\', "\\\\").replace('\'', "\\'");
+        let _ = writeln!(self.text, "\n_file = '{file}'\n_line = {line}\n{code}\n");
+        self.blocks += 1;
+    }
+
+    /// True when no block was recorded.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.blocks == 0
+    }
+
+    /// Runs every block with python3.
+    pub(crate) fn run(&self) -> Result<(), CheckError> {
+        let mut child = Command::new("python3")
+            .arg("-")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| CheckError::NoPython(format!("cannot run python3: {e}")))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            let _ = stdin.write_all(PREAMBLE.as_bytes());
+            let _ = stdin.write_all(self.text.as_bytes());
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(|e| CheckError::NoPython(format!("python3 did not finish: {e}")))?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        Err(classify(&err))
+    }
+}
+
+/// Reads python3's stderr: the failing block's line, and what went wrong.
+fn classify(stderr: &str) -> CheckError {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("tinygram-check-line "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    let last = stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("python3 failed")
+        .trim()
+        .to_string();
+    if let Some(rest) = last.strip_prefix("NameError: name '") {
+        if let Some(name) = rest.split('\'').next() {
+            return CheckError::Missing {
+                line,
+                name: name.to_string(),
+            };
+        }
+    }
+    CheckError::Failed { line, msg: last }
+}
+
+/// Removes the indentation the block's lines share, so a block written
+/// indented inside the script is valid Python.
+pub(crate) fn dedent(code: &str) -> String {
+    let mut lines: Vec<&str> = code.lines().collect();
+    while lines.first().is_some_and(|l| l.trim().is_empty()) {
+        lines.remove(0);
+    }
+    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+        lines.pop();
+    }
+    let indent = lines
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    lines
+        .iter()
+        .map(|l| l.get(indent..).unwrap_or_else(|| l.trim_start()).trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dedents_shared_indentation_only() {
+        assert_eq!(dedent(" assert x == 1 "), "assert x == 1");
+        assert_eq!(
+            dedent("\n    if a:\n        b()\n    c()\n"),
+            "if a:\n    b()\nc()"
+        );
+    }
+
+    #[test]
+    fn classifies_assertions_and_missing_names() {
+        let e = "tinygram-check-line 12\nTraceback...\nAssertionError: 7\n";
+        assert_eq!(
+            classify(e),
+            CheckError::Failed {
+                line: 12,
+                msg: "AssertionError: 7".into()
+            }
+        );
+        let e = "tinygram-check-line 3\nNameError: name 'tcpi_lost' is not defined\n";
+        assert_eq!(
+            classify(e),
+            CheckError::Missing {
+                line: 3,
+                name: "tcpi_lost".into()
+            }
+        );
+    }
+
+    #[test]
+    fn runs_blocks_in_order_with_their_values() {
+        let mut p = Program::default();
+        p.push(
+            "f.pkt",
+            4,
+            &[("tcpi_snd_cwnd", 10)],
+            "assert tcpi_snd_cwnd == 10",
+        );
+        p.push(
+            "f.pkt",
+            9,
+            &[("tcpi_snd_cwnd", 7)],
+            "assert tcpi_snd_cwnd == 10, tcpi_snd_cwnd",
+        );
+        match p.run() {
+            Err(CheckError::Failed { line, msg }) => {
+                assert_eq!(line, 9);
+                assert!(msg.contains("AssertionError: 7"), "{msg}");
+            }
+            Err(CheckError::NoPython(_)) => eprintln!("python3 not installed: check not run"),
+            other => panic!("expected the second block to fail: {other:?}"),
+        }
+    }
+}
