@@ -3,6 +3,7 @@
 //! benchmark, `reproduce`, and `tun`.
 
 pub mod bench;
+pub mod bench_tun;
 pub mod capture;
 pub mod explain;
 pub mod output;

@@ -1,6 +1,6 @@
 //! `tinygram`: run scenarios, list policies, benchmark the simulator.
 
-use tinygram_cli::{bench, capture, explain, output, reproduce, tun, variants};
+use tinygram_cli::{bench, bench_tun, capture, explain, output, reproduce, tun, variants};
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::io::Write;
@@ -119,6 +119,28 @@ enum BenchWhat {
         /// Bytes to transfer (size syntax, e.g. "1GB", "100MB").
         #[arg(long, default_value = "1GB")]
         bytes: String,
+    },
+    /// tinygram over TUN against the kernel, and the kernel against itself
+    /// over veth, interleaved: bulk and 100-byte request/response (root).
+    Tun {
+        /// Rounds; ratios are taken within a round, then min and median.
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// Bytes per bulk transfer (size syntax).
+        #[arg(long, default_value = "1GB")]
+        bytes: String,
+        /// Length of each request/response measurement.
+        #[arg(long, default_value = "3s")]
+        rr_time: String,
+        /// MTUs of the bulk cases (comma-separated).
+        #[arg(long, value_delimiter = ',', default_value = "1500,65535")]
+        mtu: Vec<u16>,
+        /// tinygram without virtio-net offloads (the kernel side keeps its own settings).
+        #[arg(long)]
+        no_offload: bool,
+        /// tinygram spins on the device instead of sleeping.
+        #[arg(long)]
+        busy_poll: bool,
     },
 }
 
@@ -318,6 +340,41 @@ fn main() -> ExitCode {
         Cmd::Bench {
             what: BenchWhat::Sim { bytes },
         } => bench::sim(&bytes),
+        Cmd::Bench {
+            what:
+                BenchWhat::Tun {
+                    rounds,
+                    bytes,
+                    rr_time,
+                    mtu,
+                    no_offload,
+                    busy_poll,
+                },
+        } => {
+            let parsed = tinygram_sim::units::parse_size(&bytes)
+                .map_err(|e| format!("--bytes: {e}"))
+                .and_then(|b| {
+                    let t = tinygram_sim::units::parse_duration(&rr_time)
+                        .map_err(|e| format!("--rr-time: {e}"))?;
+                    Ok((b, t))
+                });
+            match parsed {
+                Ok((b, t)) => bench_tun::run(&bench_tun::TunBench {
+                    rounds,
+                    bytes: b,
+                    rr_time: t,
+                    mtus: mtu,
+                    tun: tinygram_net::TunOptions {
+                        offload: !no_offload,
+                        busy_poll,
+                    },
+                }),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Cmd::Completions { shell } => {
             clap_complete::generate(
                 shell,

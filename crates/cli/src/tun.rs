@@ -18,6 +18,16 @@ less (1448 at MTU 1500).
 
 --set takes the keys of a scenario host (`tinygram scenario` lists them) without
 the `client.` / `server.` prefix: `--set send_policy=nodelay`, `--set mss=1000`.
+Options default to Linux's: window scale, timestamps and SACK (`--set
+options=[]` offers none, `--set options=[\"sack\"]` only SACK).
+
+Offloads are on unless --no-offload: each packet on the device carries a
+virtio-net header, the kernel hands over TSO super-packets of up to 64 KB
+(cut into MSS-sized segments here) and takes ours (it cuts them on its side),
+TCP checksums between tinygram and the kernel are left partial as a NIC with
+checksum offload leaves them (packets with a full checksum are still
+verified; with --pcap, tinygram computes its own). --busy-poll spins on the
+device instead of sleeping: lower latency, one core kept busy.
 
 The line `tinygram: serving ...` (stderr) comes once the device is up with the
 kernel's address: a peer may connect as soon as it appears.";
@@ -90,7 +100,29 @@ pub struct Common {
     /// No status line.
     #[arg(long, short)]
     quiet: bool,
+    /// Plain packets, one per read and write: no virtio-net header, no
+    /// TSO/GSO super-packets, no checksum offload.
+    #[arg(long)]
+    no_offload: bool,
+    /// Spin on the device instead of sleeping until a packet comes.
+    #[arg(long)]
+    busy_poll: bool,
 }
+
+impl Common {
+    /// The device's offload and polling settings.
+    pub fn tun_options(&self) -> tinygram_net::TunOptions {
+        tinygram_net::TunOptions {
+            offload: !self.no_offload,
+            busy_poll: self.busy_poll,
+        }
+    }
+}
+
+/// The options Linux offers by default (net.ipv4.tcp_window_scaling,
+/// tcp_timestamps and tcp_sack are 1): a `tun` run offers them too unless
+/// `--set options=[...]` says otherwise.
+pub const LINUX_DEFAULT_OPTIONS: [&str; 3] = ["wscale", "timestamps", "sack"];
 
 /// Host keys a scenario has that a TUN run has no use for (the simulator's).
 const SIM_ONLY_HOST_KEYS: &[&str] = &["isn", "memory", "rx_coalesce"];
@@ -165,6 +197,15 @@ fn options(common: &Common, role: Role) -> Result<RunOptions, String> {
         return Err("--kernel-addr must differ from --addr".into());
     }
     let mut config = host_config(&common.set)?;
+    let options_set = common.set.iter().any(|s| {
+        s.split_once('=')
+            .is_some_and(|(k, _)| k.trim() == "options")
+    });
+    if !options_set {
+        for o in LINUX_DEFAULT_OPTIONS {
+            config.options.enable(o)?;
+        }
+    }
     config.mss = mss_for(common.mtu, &common.set, config.mss)?;
     config.trace = common.explain;
     let duration = common.duration.as_deref().map(parse_duration).transpose()?;
@@ -187,6 +228,9 @@ fn options(common: &Common, role: Role) -> Result<RunOptions, String> {
 }
 
 pub fn run(cmd: TunCmd) -> ExitCode {
+    let tun_opts = match &cmd {
+        TunCmd::Serve { common, .. } | TunCmd::Connect { common, .. } => common.tun_options(),
+    };
     let built = match &cmd {
         TunCmd::Serve {
             common,
@@ -235,7 +279,7 @@ pub fn run(cmd: TunCmd) -> ExitCode {
     }
     // Open and configure the device first: "serving" is said only once the
     // device is up, so a script waiting for that line can connect at once.
-    let tun = match tinygram_net::Tun::open(&opts.device) {
+    let tun = match tinygram_net::Tun::open_with(&opts.device, tun_opts) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
@@ -308,6 +352,61 @@ mod tests {
             let e = host_config(&[set.into()]).unwrap_err();
             assert!(e.contains(want), "{set}: {e}");
         }
+    }
+
+    fn common(args: &[&str]) -> Common {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct T {
+            #[command(flatten)]
+            c: Common,
+        }
+        T::try_parse_from(std::iter::once("t").chain(args.iter().copied()))
+            .expect("arguments")
+            .c
+    }
+
+    fn role() -> Role {
+        Role::Serve {
+            port: 9,
+            app: AppSpec::Discard,
+            conns: None,
+        }
+    }
+
+    /// Like Linux, a `tun` run offers window scale, timestamps and SACK
+    /// unless `--set options=...` names its own; offloads are on by default.
+    #[test]
+    fn options_and_offloads_default_to_linux() {
+        let c = common(&[]);
+        let o = options(&c, role()).unwrap().config.options;
+        assert!(o.window_scale && o.timestamps && o.sack, "{o:?}");
+        assert!(!o.big_window && !o.nak);
+        assert_eq!(
+            c.tun_options(),
+            tinygram_net::TunOptions {
+                offload: true,
+                busy_poll: false
+            }
+        );
+        let o = options(&common(&["--set", "options=[]"]), role())
+            .unwrap()
+            .config
+            .options;
+        assert!(!o.window_scale && !o.timestamps && !o.sack, "{o:?}");
+        let o = options(&common(&["--set", "options=[\"sack\"]"]), role())
+            .unwrap()
+            .config
+            .options;
+        assert!(o.sack && !o.timestamps, "{o:?}");
+        let c = common(&["--no-offload", "--busy-poll"]);
+        assert_eq!(
+            c.tun_options(),
+            tinygram_net::TunOptions {
+                offload: false,
+                busy_poll: true
+            }
+        );
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! The TUN device (via tun-rs): opened without packet information (raw IP
 //! packets), address and link configured when we may, else the exact `ip`
-//! commands to do it by hand are printed.
+//! commands to do it by hand are printed. With offloads (the default) each
+//! packet carries a virtio-net header (`IFF_VNET_HDR`) and the device
+//! advertises checksum offload and TSO (`TUNSETOFFLOAD` with `TUN_F_CSUM |
+//! TUN_F_TSO4 | TUN_F_TSO6`): the kernel hands over and takes 64 KB
+//! super-packets ([`crate::offload`]).
 
 use std::io;
 use std::net::Ipv4Addr;
@@ -62,11 +66,34 @@ impl DeviceConfig {
     }
 }
 
+/// How to run the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TunOptions {
+    /// Virtio-net headers, checksum offload and TSO/GSO both ways (`--no-offload` turns off).
+    pub offload: bool,
+    /// Wait for packets by spinning on the device instead of sleeping in
+    /// ppoll (`--busy-poll`): less latency, one core kept busy.
+    pub busy_poll: bool,
+}
+
+impl Default for TunOptions {
+    fn default() -> Self {
+        TunOptions {
+            offload: true,
+            busy_poll: false,
+        }
+    }
+}
+
 /// An open TUN device.
 pub struct Tun {
     dev: SyncDevice,
     /// Whether we configured address and link ourselves.
     pub configured: bool,
+    /// Whether frames carry a virtio-net header (offloads on).
+    pub vnet_hdr: bool,
+    /// Whether waiting spins instead of sleeping.
+    pub busy_poll: bool,
 }
 
 impl Tun {
@@ -74,9 +101,15 @@ impl Tun {
     /// but not configure the device (a persistent device owned by a
     /// non-root user), it says so on stderr with the commands, and goes on.
     pub fn open(cfg: &DeviceConfig) -> io::Result<Tun> {
+        Tun::open_with(cfg, TunOptions::default())
+    }
+
+    /// [`open`](Self::open) with offloads and busy-polling as asked.
+    pub fn open_with(cfg: &DeviceConfig, opts: TunOptions) -> io::Result<Tun> {
         let full = DeviceBuilder::new()
             .name(&cfg.name)
             .packet_information(false)
+            .offload(opts.offload)
             .mtu(cfg.mtu)
             .ipv4(cfg.kernel_addr, cfg.prefix, None)
             .enable(true)
@@ -87,6 +120,7 @@ impl Tun {
                 let plain = DeviceBuilder::new()
                     .name(&cfg.name)
                     .packet_information(false)
+                    .offload(opts.offload)
                     .inherit_enable_state()
                     .build_sync();
                 match plain {
@@ -112,26 +146,57 @@ impl Tun {
             }
         };
         dev.set_nonblocking(true)?;
-        Ok(Tun { dev, configured })
+        Ok(Tun {
+            dev,
+            configured,
+            vnet_hdr: opts.offload,
+            busy_poll: opts.busy_poll,
+        })
     }
 
-    /// One packet, or `None` when none is waiting.
+    /// One frame (a virtio-net header first when [`vnet_hdr`](Self::vnet_hdr)),
+    /// or `None` when none is waiting.
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        match self.dev.recv(buf) {
-            Ok(n) => Ok(Some(n)),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(None),
-            Err(e) => Err(e),
+        // SAFETY: `buf` is valid for writes of its length; the fd is open.
+        let n = unsafe { libc::read(self.raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n >= 0 {
+            return Ok(Some(n as usize));
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
+            _ => Err(e),
         }
     }
 
-    /// Writes one packet; `false` if the device would block (the packet is
+    /// Writes one frame; `false` if the device would block (the packet is
     /// dropped, as a full NIC queue would; TCP recovers).
     pub fn send(&self, pkt: &[u8]) -> io::Result<bool> {
-        match self.dev.send(pkt) {
-            Ok(_) => Ok(true),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
-            Err(e) => Err(e),
+        self.send_vectored(&[pkt])
+    }
+
+    /// Writes one frame gathered from `parts` (writev(2)): a virtio-net
+    /// header, headers and payloads are not copied together first.
+    pub fn send_vectored(&self, parts: &[&[u8]]) -> io::Result<bool> {
+        let iov: Vec<libc::iovec> = parts
+            .iter()
+            .map(|p| libc::iovec {
+                iov_base: p.as_ptr() as *mut libc::c_void,
+                iov_len: p.len(),
+            })
+            .collect();
+        loop {
+            // SAFETY: every iovec points into a live slice of its length.
+            let n = unsafe { libc::writev(self.raw_fd(), iov.as_ptr(), iov.len() as libc::c_int) };
+            if n >= 0 {
+                return Ok(true);
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::Interrupted => continue,
+                io::ErrorKind::WouldBlock => return Ok(false),
+                _ => return Err(e),
+            }
         }
     }
 

@@ -12,11 +12,12 @@
 use crate::app::{App, AppIo, AppSpec, Transmit};
 use crate::explain::Explain;
 use crate::isn::{IsnKey, Rfc6528Isn, COOKIE_LIFETIME};
+use crate::offload::RxOffload;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::net::{Ipv4Addr, SocketAddrV4};
 use tinygram_proto::wire::{Ipv4Repr, TcpOptions, TcpSegment, WireError};
-use tinygram_proto::{Config, Connection, Instant, State, TcpRepr};
+use tinygram_proto::{Config, Connection, Flags, Instant, State, TcpRepr};
 
 /// Remote address, remote port, local port.
 pub type FourTuple = (Ipv4Addr, u16, u16);
@@ -135,6 +136,9 @@ struct Wire {
     outbox: Vec<Vec<u8>>,
     /// Segments that could not be framed (counted as bad packets).
     unframed: u64,
+    /// Leave the TCP checksum partial (the pseudo-header sum only) for the
+    /// device to finish (TUN checksum offload, `VIRTIO_NET_HDR_F_NEEDS_CSUM`).
+    partial_csum: bool,
 }
 
 impl Wire {
@@ -152,11 +156,17 @@ impl Wire {
         self.ip_ident = self.ip_ident.wrapping_add(1);
         let mut pkt = vec![0u8; Ipv4Repr::HEADER_LEN + tcp_len];
         let (h, t) = pkt.split_at_mut(Ipv4Repr::HEADER_LEN);
-        if ip.emit(h).is_err() || seg.emit(t, payload, Some(ip.checksum_ctx())).is_err() {
+        let csum = (!self.partial_csum).then(|| ip.checksum_ctx());
+        if ip.emit(h).is_err() || seg.emit(t, payload, csum).is_err() {
             // Cannot happen for segments the engine builds (options <= 40 bytes,
             // payload <= MSS); dropping one is what a real NIC would do.
             self.unframed += 1;
             return;
+        }
+        if self.partial_csum {
+            let (h, t) = pkt.split_at_mut(Ipv4Repr::HEADER_LEN);
+            let partial = crate::offload::pseudo_partial(&h[12..16], &h[16..20], tcp_len);
+            t[16..18].copy_from_slice(&partial.to_be_bytes());
         }
         self.outbox.push(pkt);
     }
@@ -262,6 +272,7 @@ impl Host {
                 ip_ident: seed as u16,
                 outbox: Vec::new(),
                 unframed: 0,
+                partial_csum: false,
             },
             isn_key,
             payload: Vec::new(),
@@ -308,8 +319,24 @@ impl Host {
         }
     }
 
+    /// Packets from now on leave with a partial TCP checksum (the
+    /// pseudo-header sum) that the device finishes: TUN checksum offload.
+    pub fn set_partial_checksums(&mut self, on: bool) {
+        self.wire.partial_csum = on;
+    }
+
     /// One IP packet from the device.
     pub fn handle_packet(&mut self, now: Instant, packet: &[u8]) {
+        self.handle_offloaded(now, packet, RxOffload::default());
+    }
+
+    /// One IP packet from a device with offloads: a partial TCP checksum is
+    /// not verified (the kernel left it to be finished; the bytes never
+    /// left memory) and a GSO super-packet is cut into segments of
+    /// `gso_size` that reach their connection one by one, as the kernel's
+    /// `tcp_gso_segment` would cut them (FIN and PSH on the last, CWR on
+    /// the first). The IPv4 header checksum is always verified.
+    pub fn handle_offloaded(&mut self, now: Instant, packet: &[u8], rx: RxOffload) {
         self.counters.packets_in += 1;
         let (ip, range) = match Ipv4Repr::parse(packet) {
             Ok(x) => x,
@@ -336,7 +363,8 @@ impl Host {
         }
         let tcp_bytes = &packet[range];
         let ctx = ip.checksum_ctx();
-        let (seg, prange) = match TcpRepr::parse(tcp_bytes, Some(ctx)) {
+        let verify = (!rx.csum_partial).then_some(ctx);
+        let (seg, prange) = match TcpRepr::parse(tcp_bytes, verify) {
             Ok(x) => x,
             Err(e) => {
                 self.counters.bad_packets += 1;
@@ -348,7 +376,8 @@ impl Host {
                 // verifies came from that peer as it is: if it belongs to a
                 // connection, the engine counts it in invalid_segments and
                 // traces it, so the exit summary and --explain show it.
-                let intact = TcpSegment::new_unchecked(tcp_bytes).verify_checksum(&ctx);
+                let intact =
+                    rx.csum_partial || TcpSegment::new_unchecked(tcp_bytes).verify_checksum(&ctx);
                 if let (true, Some(p)) = (intact, tcp_bytes.get(..4)) {
                     let key = (
                         src,
@@ -365,12 +394,34 @@ impl Host {
             }
         };
         let payload = &tcp_bytes[prange];
+        match rx.gso_size.map(usize::from) {
+            Some(size) if size > 0 && payload.len() > size => {
+                let n = payload.len().div_ceil(size);
+                for (k, chunk) in payload.chunks(size).enumerate() {
+                    let mut s = seg;
+                    s.seq = seg.seq + k * size;
+                    if k + 1 < n {
+                        s.flags.set(Flags::FIN, false);
+                        s.flags.set(Flags::PSH, false);
+                    }
+                    if k > 0 {
+                        s.flags.set(Flags::CWR, false);
+                    }
+                    self.dispatch(now, src, &s, chunk);
+                }
+            }
+            _ => self.dispatch(now, src, &seg, payload),
+        }
+    }
+
+    /// One checked segment from `src`: to its connection, a listener, or a RST.
+    fn dispatch(&mut self, now: Instant, src: Ipv4Addr, seg: &TcpRepr, payload: &[u8]) {
         let key = (src, seg.src_port, seg.dst_port);
         if let Some(slot) = self.conns.get_mut(&key) {
             if seg.flags.syn() {
                 slot.peer_syn_options = Some(seg.options);
             }
-            slot.conn.handle_segment(now, &seg, payload);
+            slot.conn.handle_segment(now, seg, payload);
             self.enqueue(key);
             return;
         }
@@ -382,7 +433,7 @@ impl Host {
         match listener {
             Some(app) if f.syn() && !f.ack() && !f.rst() => {
                 if self.half_open >= self.backlog {
-                    self.send_cookie(now, src, &seg);
+                    self.send_cookie(now, src, seg);
                     return;
                 }
                 let isn = self.isn_source(seg.dst_port, SocketAddrV4::new(src, seg.src_port));
@@ -393,19 +444,19 @@ impl Host {
                 );
                 slot.half_open = true;
                 slot.peer_syn_options = Some(seg.options);
-                slot.conn.handle_segment(now, &seg, payload);
+                slot.conn.handle_segment(now, seg, payload);
                 self.half_open += 1;
                 self.counters.connections += 1;
                 self.conns.insert(key, slot);
                 self.enqueue(key);
             }
             Some(app) if f.ack() && !f.syn() && !f.rst() && self.cookies_recent(now) => {
-                if !self.accept_cookie(now, src, &seg, payload, &app) {
+                if !self.accept_cookie(now, src, seg, payload, &app) {
                     self.counters.syn_cookies_rejected += 1;
-                    self.answer_with_rst(src, &seg, payload.len());
+                    self.answer_with_rst(src, seg, payload.len());
                 }
             }
-            _ => self.answer_with_rst(src, &seg, payload.len()),
+            _ => self.answer_with_rst(src, seg, payload.len()),
         }
     }
 

@@ -11,6 +11,7 @@
 //! - [`app`]: the applications (echo, discard, source, http, ack-after, request);
 //! - [`driver`]: the real-time loop (real clock mapped onto the engine's
 //!   `Instant`, ppoll until the next packet or deadline);
+//! - [`offload`]: the virtio-net header, TSO/GSO super-packets both ways;
 //! - [`pcap`]: `--pcap`; [`explain`]: `--explain`.
 //!
 //! IPv4 only; IPv6 packets (neighbour discovery) are counted and ignored.
@@ -21,12 +22,14 @@ pub mod driver;
 pub mod explain;
 pub mod host;
 pub mod isn;
+pub mod offload;
 pub mod pcap;
 
 pub use app::{AppResult, AppSpec};
-pub use device::{default_kernel_addr, parse_cidr, DeviceConfig, Tun};
+pub use device::{default_kernel_addr, parse_cidr, DeviceConfig, Tun, TunOptions};
 pub use driver::{
-    run, run_on, stop_on_signals, summary, NetError, PacketDevice, Role, RunOptions, RunReport,
+    run, run_on, stop_on_signals, summary, NetError, OffloadCounters, PacketDevice, Role,
+    RunOptions, RunReport,
 };
 pub use host::{ClosedSummary, ConnReport, Host, HostCounters};
 pub use isn::IsnKey;

@@ -15,7 +15,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
-use tinygram_net::{AppSpec, DeviceConfig, Role, RunOptions, RunReport};
+use tinygram_net::{AppSpec, DeviceConfig, Role, RunOptions, RunReport, TunOptions};
 use tinygram_proto::Config;
 
 /// tinygram's address and the kernel's, inside every test namespace.
@@ -280,6 +280,20 @@ impl Tinygram {
         limit: Duration,
         pcap: Option<PathBuf>,
     ) -> Tinygram {
+        Self::start_tun(ns, config, role, mtu, limit, pcap, TunOptions::default())
+    }
+
+    /// [`start_captured`](Self::start_captured) with the device's offload
+    /// and polling settings.
+    pub fn start_tun(
+        ns: &Netns,
+        config: Config,
+        role: Role,
+        mtu: u16,
+        limit: Duration,
+        pcap: Option<PathBuf>,
+        tun: TunOptions,
+    ) -> Tinygram {
         let stop = Arc::new(AtomicBool::new(false));
         let opts = RunOptions {
             device: DeviceConfig {
@@ -299,7 +313,7 @@ impl Tinygram {
         };
         let (ready_tx, ready_rx) = mpsc::channel();
         let handle = in_netns(&ns.name, move || {
-            let tun = match tinygram_net::Tun::open(&opts.device) {
+            let tun = match tinygram_net::Tun::open_with(&opts.device, tun) {
                 Ok(t) => t,
                 Err(e) => {
                     let _ = ready_tx.send(Err(e.to_string()));
