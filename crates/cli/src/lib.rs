@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod capture;
 pub mod explain;
+pub mod flows;
 pub mod output;
 pub mod reproduce;
 pub mod tun;
