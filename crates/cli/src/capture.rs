@@ -52,7 +52,8 @@ pub struct RunCaptureArgs {
 }
 
 impl RunCaptureArgs {
-    fn any(&self) -> bool {
+    /// Whether a capture or plot was asked for.
+    pub fn any(&self) -> bool {
         self.pcap.is_some() || self.plot.is_some()
     }
 

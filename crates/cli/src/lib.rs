@@ -6,6 +6,7 @@ pub mod bench;
 pub mod bench_tun;
 pub mod capture;
 pub mod explain;
+pub mod flows;
 pub mod output;
 pub mod reproduce;
 pub mod tun;

@@ -1,6 +1,8 @@
 //! `tinygram`: run scenarios, list policies, benchmark the simulator.
 
-use tinygram_cli::{bench, bench_tun, capture, explain, output, reproduce, tun, variants};
+use tinygram_cli::{
+    bench, bench_tun, capture, explain, flows, output, reproduce, tun, variants,
+};
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::io::Write;
@@ -119,6 +121,14 @@ enum BenchWhat {
         /// Bytes to transfer (size syntax, e.g. "1GB", "100MB").
         #[arg(long, default_value = "1GB")]
         bytes: String,
+        /// Instead: N concurrent request/response connections over a shared
+        /// bottleneck (cost per segment against one flow, peak memory, idle
+        /// connection size).
+        #[arg(long, value_name = "N")]
+        flows: Option<u64>,
+        /// With --flows: requests each connection makes.
+        #[arg(long, default_value_t = 10, requires = "flows")]
+        requests: u64,
     },
     /// tinygram over TUN against the kernel, and the kernel against itself
     /// over veth, interleaved: bulk and 100-byte request/response (root).
@@ -153,6 +163,13 @@ fn scenario_keys_help() -> String {
             k.default_value(),
             k.doc
         );
+    }
+    s += "\nMany flows ([bottleneck] and [[flows]] tables; without them: two hosts, one link):\n";
+    for k in tinygram_sim::scenario::BOTTLENECK_KEYS
+        .iter()
+        .chain(tinygram_sim::scenario::FLOW_KEYS)
+    {
+        s += &format!("  {:<28} default {:<14} {}\n", k.key, k.default, k.doc);
     }
     s += "\nVariants: each [[variant]] table has a name and any keys above; `run` runs the\n\
           file as written, then every variant (file, then variant keys, then --set), and\n\
@@ -206,6 +223,17 @@ fn main() -> ExitCode {
                     }
                 },
             };
+            if sc.topology.is_some() {
+                if !others.is_empty() {
+                    eprintln!("error: {}: [[variant]] tables are not supported with [[flows]] or [bottleneck] yet; run each configuration with --set", scenario.display());
+                    return ExitCode::from(2);
+                }
+                if trace.is_some() || capture.any() {
+                    eprintln!("error: --trace, --pcap and --plot record one connection; a many-flow scenario has many (use --json and --explain)");
+                    return ExitCode::from(2);
+                }
+                return flows::run(&sc, json, quiet, explain);
+            }
             capture.prepare(&mut sc);
             let mut sim = Sim::new(&sc);
             if trace.is_some() || explain {
@@ -338,7 +366,15 @@ fn main() -> ExitCode {
         }
         Cmd::Tun { cmd } => tun::run(cmd),
         Cmd::Bench {
-            what: BenchWhat::Sim { bytes },
+            what:
+                BenchWhat::Sim {
+                    flows: Some(n),
+                    requests,
+                    ..
+                },
+        } => flows::bench(n, requests),
+        Cmd::Bench {
+            what: BenchWhat::Sim { bytes, .. },
         } => bench::sim(&bytes),
         Cmd::Bench {
             what:

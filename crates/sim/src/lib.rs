@@ -2,10 +2,12 @@
 
 pub mod coalesce;
 pub mod event;
+pub mod flows;
 pub mod link;
 pub mod metrics;
 pub mod pattern;
 pub mod pcap;
+pub mod qdisc;
 pub mod scenario;
 pub mod units;
 pub mod variant;

@@ -108,6 +108,22 @@ impl LatencyHistogram {
         self.buckets.len()
     }
 
+    /// Nearest-rank quantile `p` (0 to 1) in ms: the floor of its bucket (0 with no samples).
+    pub fn quantile_ms(&self, p: f64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let want = ((p * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0;
+        for (&b, &n) in &self.buckets {
+            seen += n;
+            if seen >= want {
+                return b as f64 / 1e6;
+            }
+        }
+        self.max_ns as f64 / 1e6
+    }
+
     /// Nearest-rank p50 and p99 (bucket floors), exact max and mean, in ms.
     pub fn percentiles(&self) -> Percentiles {
         if self.count == 0 {
@@ -278,9 +294,235 @@ pub struct RunResult {
     pub events: u64,
 }
 
+/// Aggregate completion times of many flows in ms: nearest-rank p50, p99 and
+/// p99.9 to 3 significant digits, exact max and mean; `null` in JSON when empty.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tail {
+    pub p50: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub samples: u64,
+}
+
+impl Tail {
+    /// The tail of a histogram's samples.
+    pub fn of(h: &LatencyHistogram) -> Tail {
+        let p = h.percentiles();
+        Tail {
+            p50: p.p50,
+            p99: p.p99,
+            p999: h.quantile_ms(0.999),
+            max: p.max,
+            mean: p.mean,
+            samples: h.count(),
+        }
+    }
+}
+
+impl Serialize for Tail {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.samples == 0 {
+            return s.serialize_none();
+        }
+        let mut st = s.serialize_struct("Tail", 6)?;
+        st.serialize_field("p50", &self.p50)?;
+        st.serialize_field("p99", &self.p99)?;
+        st.serialize_field("p999", &self.p999)?;
+        st.serialize_field("max", &self.max)?;
+        st.serialize_field("mean", &self.mean)?;
+        st.serialize_field("samples", &self.samples)?;
+        st.end()
+    }
+}
+
+/// Equal-width bins over the range of some per-flow figure.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Histogram {
+    pub min: f64,
+    pub max: f64,
+    /// Flows in each of the equal-width bins from `min` to `max`.
+    pub counts: Vec<u64>,
+}
+
+impl Histogram {
+    /// `bins` equal-width bins of `values` (one bin when all are equal).
+    pub fn of(values: &[f64], bins: usize) -> Histogram {
+        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if values.is_empty() {
+            return Histogram::default();
+        }
+        let n = if max > min { bins.max(1) } else { 1 };
+        let mut counts = vec![0; n];
+        for &v in values {
+            let i = if max > min {
+                (((v - min) / (max - min)) * n as f64) as usize
+            } else {
+                0
+            };
+            counts[i.min(n - 1)] += 1;
+        }
+        Histogram { min, max, counts }
+    }
+}
+
+/// One connection of a many-flow run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowResult {
+    /// Its number, from 0 in `[[flows]]` order.
+    pub id: u32,
+    /// Its `[[flows]]` group.
+    pub group: String,
+    /// `host:port` of each end.
+    pub client: String,
+    pub server: String,
+    /// When it opened and when its workload ended (`null`: did not end).
+    pub start_s: f64,
+    pub done_s: Option<f64>,
+    pub transactions: u64,
+    pub completion_ms: Percentiles,
+    /// Application bytes read both ways per second from its start to its end (or the run's).
+    pub goodput_bytes_per_s: f64,
+    pub delivery: Delivery,
+    /// Segments both ends sent, data segments, retransmissions, RTO expiries.
+    pub segments: u64,
+    pub data_segments: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// Sends held by the send policy, both ends.
+    pub policy_holds: u64,
+    pub delack_timer_fired: u64,
+    pub client_state: String,
+    pub error: Option<String>,
+    pub integrity_ok: bool,
+    pub integrity_error: Option<String>,
+}
+
+/// Totals of one `[[flows]]` group.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct GroupResult {
+    pub name: String,
+    pub flows: u64,
+    pub transactions: u64,
+    pub completion_ms: Tail,
+    /// Sum of the group's per-flow goodputs.
+    pub goodput_bytes_per_s: f64,
+    /// Jain's index of the group's per-flow goodputs.
+    pub jain_fairness: f64,
+    pub policy_holds: u64,
+    pub retransmits: u64,
+    pub integrity_failures: u64,
+}
+
+/// One direction of the bottleneck.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct QueueResult {
+    pub direction: &'static str,
+    pub qdisc: &'static str,
+    pub enqueued: u64,
+    pub dequeued: u64,
+    pub dropped_overflow: u64,
+    pub dropped_aqm: u64,
+    pub marked: u64,
+    pub max_bytes: usize,
+    pub wire_bytes: u64,
+    /// Queueing delay of the packets sent.
+    pub sojourn_ms: Percentiles,
+}
+
+impl QueueResult {
+    /// The figures of `q`, a queue of `direction`.
+    pub fn new(direction: &'static str, q: &crate::qdisc::Qdisc, wire_bytes: u64) -> QueueResult {
+        let s = q.stats();
+        QueueResult {
+            direction,
+            qdisc: q.config().kind.name(),
+            enqueued: s.enqueued,
+            dequeued: s.dequeued,
+            dropped_overflow: s.dropped_overflow,
+            dropped_aqm: s.dropped_aqm,
+            marked: s.marked,
+            max_bytes: s.max_bytes,
+            wire_bytes,
+            sojourn_ms: s.sojourn.percentiles(),
+        }
+    }
+}
+
+/// One direction of a host's access link.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinkDrops {
+    pub host: String,
+    /// "up" (host to bottleneck) or "down".
+    pub direction: &'static str,
+    pub wire_bytes: u64,
+    pub dropped_queue: u64,
+    pub dropped_loss: u64,
+    pub dropped_ber: u64,
+}
+
+/// The result of a many-flow run (`[bottleneck]`, `[[flows]]`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowsResult {
+    pub name: String,
+    pub seed: u64,
+    pub sim_time_s: f64,
+    /// Every flow's workload reached its end before the duration cap.
+    pub finished: bool,
+    pub ended: RunEnd,
+    pub flow_count: u64,
+    pub flows_done: u64,
+    pub transactions: u64,
+    pub transactions_per_s: f64,
+    /// Application bytes read, all flows, both directions, per simulated second.
+    pub goodput_bytes_per_s: f64,
+    /// Completion times of all flows' transactions.
+    pub completion_ms: Tail,
+    /// Jain's index of the per-flow goodputs (1: all equal).
+    pub jain_fairness: f64,
+    /// Every flow passed the integrity check.
+    pub integrity_ok: bool,
+    /// The first failing flow, named, and how many more failed.
+    pub integrity_error: Option<String>,
+    pub integrity_failures: u64,
+    pub groups: Vec<GroupResult>,
+    /// The bottleneck's two directions.
+    pub queues: Vec<QueueResult>,
+    pub access_links: Vec<LinkDrops>,
+    /// RSTs sent for segments that matched no connection.
+    pub rsts_sent: u64,
+    pub segments: u64,
+    pub data_segments: u64,
+    pub policy_holds: u64,
+    /// Integrity failures first, then the slowest p99 completion, then the least goodput.
+    pub worst_flows: Vec<FlowResult>,
+    /// Above [`crate::flows::LIST_FLOWS_UP_TO`] flows: per-flow goodput and p99 completion histograms.
+    pub goodput_histogram: Option<Histogram>,
+    pub p99_completion_histogram: Option<Histogram>,
+    /// Every flow, up to [`crate::flows::LIST_FLOWS_UP_TO`]; `null` above.
+    pub flows: Option<Vec<FlowResult>>,
+    pub events: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tail_and_histogram() {
+        let mut h = LatencyHistogram::default();
+        for ms in 1..=1000u64 {
+            h.record(Duration::from_millis(ms));
+        }
+        let t = Tail::of(&h);
+        assert_eq!((t.p50, t.p99, t.p999, t.max), (500.0, 990.0, 999.0, 1000.0));
+        assert_eq!(serde_json::to_string(&Tail::default()).unwrap(), "null");
+        let g = Histogram::of(&[0.0, 1.0, 2.0, 10.0], 5);
+        assert_eq!(g.counts, [2, 1, 0, 0, 1]);
+        assert_eq!(Histogram::of(&[3.0, 3.0], 5).counts, [2]);
+    }
 
     #[test]
     fn nearest_rank_percentiles() {

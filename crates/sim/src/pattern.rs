@@ -5,7 +5,7 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// Pattern period: a prime, so a slip by any count under it shows as a mismatch.
-const PERIOD: usize = 1_048_573;
+pub const PERIOD: usize = 1_048_573;
 
 /// A stream's content: byte `i` is `table[i % PERIOD]`, drawn from a seeded RNG.
 #[derive(Debug)]

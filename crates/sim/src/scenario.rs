@@ -23,6 +23,11 @@ use tinygram_proto::wire::{IPV4_HEADER_LEN, TCP_HEADER_LEN};
 use tinygram_proto::{CcFactory, Config, DelackCount, LossIs, OptionSet, SlowStart, WindowUpdate};
 use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 
+mod topo;
+pub use topo::{
+    BottleneckConfig, FlowGroup, Spread, Topology, BOTTLENECK_KEYS, FLOW_KEYS, PORTS_PER_HOST,
+};
+
 /// A complete, validated experiment: a two-host network, its hosts and what they do.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -39,6 +44,9 @@ pub struct Scenario {
     pub client: HostConfig,
     pub server: HostConfig,
     pub workload: Workload,
+    /// Many connections over a shared bottleneck (`[bottleneck]`, `[[flows]]`);
+    /// `None`: the two hosts and one link above.
+    pub topology: Option<Topology>,
 }
 
 /// One host: its TCP settings and, optionally, a fixed initial sequence number.
@@ -357,8 +365,14 @@ pub const KEYS: &[KeyDoc] = key_docs! {
     ],
 };
 
+/// Every key a scenario file's top level may set: [`KEYS`] and the bottleneck's.
+fn all_keys() -> impl Iterator<Item = &'static KeyDoc> {
+    KEYS.iter().chain(BOTTLENECK_KEYS)
+}
+
 /// Tables a scenario may contain.
 const TABLES: &[&str] = &[
+    "bottleneck",
     "link",
     "link.forward",
     "link.reverse",
@@ -399,6 +413,7 @@ struct Entry {
 }
 
 /// Start offsets of lines, to turn spans into 1-based line numbers.
+#[derive(Clone)]
 struct Lines(Vec<usize>);
 
 impl Lines {
@@ -417,6 +432,8 @@ struct Doc {
     origin: String,
     lines: Lines,
     entries: Vec<Entry>,
+    /// The `[[flows]]` tables, in file order.
+    flows: Vec<topo::FlowTable>,
 }
 
 fn err(file: &str, line: Option<usize>, key: &str, message: impl Into<String>) -> ScenarioError {
@@ -450,7 +467,7 @@ fn children(table: &str) -> Vec<&'static str> {
         format!("{table}.")
     };
     let mut out: Vec<&'static str> = Vec::new();
-    let names = KEYS.iter().map(|k| k.key).chain(TABLES.iter().copied());
+    let names = all_keys().map(|k| k.key).chain(TABLES.iter().copied());
     for full in names {
         if let Some(rest) = full.strip_prefix(prefix.as_str()) {
             if !rest.is_empty() && !rest.contains('.') && !out.contains(&rest) {
@@ -498,6 +515,7 @@ impl Doc {
             origin: origin.to_string(),
             lines,
             entries: Vec::new(),
+            flows: Vec::new(),
         };
         d.flatten_table("", doc.as_table(), origin, true)?;
         Ok(d)
@@ -521,7 +539,7 @@ impl Doc {
     fn check_table(&self, key: &str, line: Option<usize>, file: &str) -> Result<(), ScenarioError> {
         if TABLES.contains(&key) {
             Ok(())
-        } else if KEYS.iter().any(|k| k.key == key) {
+        } else if all_keys().any(|k| k.key == key) {
             Err(err(file, line, key, "expected a value, found a table"))
         } else {
             Err(err(file, line, key, unknown_key_message(key)))
@@ -576,6 +594,22 @@ impl Doc {
             }
             // `[[variant]]` tables are read by `crate::variant`.
             Item::ArrayOfTables(_) if key == crate::variant::VARIANT_TABLE => Ok(()),
+            // `[[flows]]` tables are read by `topo`, each over the file's own keys.
+            Item::ArrayOfTables(a) if key == "flows" => {
+                for t in a.iter() {
+                    let saved = std::mem::take(&mut self.entries);
+                    let flowed = self.flatten_table("", t, file, spanned);
+                    let entries = std::mem::replace(&mut self.entries, saved);
+                    flowed?;
+                    let line = if spanned {
+                        t.span().map(|s| self.lines.line(s.start))
+                    } else {
+                        None
+                    };
+                    self.flows.push(topo::FlowTable { line, entries });
+                }
+                Ok(())
+            }
             Item::ArrayOfTables(_) => Err(err(
                 file,
                 line,
@@ -671,7 +705,7 @@ impl Doc {
                     format!("expected a table, {}", found(&e.value)),
                 ));
             }
-            if !KEYS.iter().any(|k| k.key == e.key) {
+            if !all_keys().any(|k| k.key == e.key) {
                 return Err(err(
                     &e.file,
                     e.key_line,
@@ -1217,9 +1251,11 @@ impl Doc {
             client: self.host("client")?,
             server: self.host("server")?,
             workload: self.workload(&wtype)?,
+            topology: None,
         };
         self.check_feasible(&sc)?;
-        Ok(sc)
+        let topology = self.topology(&sc)?;
+        Ok(Scenario { topology, ..sc })
     }
 }
 
@@ -1274,6 +1310,7 @@ impl Default for Scenario {
             origin: String::new(),
             lines: Lines::new(""),
             entries: Vec::new(),
+            flows: Vec::new(),
         }
         .build("scenario")
         .unwrap_or_else(|e| unreachable!("defaults are valid: {e}"))

@@ -5,6 +5,7 @@ use crate::metrics::LatencyHistogram;
 use crate::pattern::Pattern;
 use crate::scenario::{Direction, Workload};
 use std::collections::VecDeque;
+use std::sync::Arc;
 use tinygram_proto::{Connection, Duration, Instant};
 
 /// Which end of the connection an application runs on.
@@ -56,6 +57,7 @@ impl Outbox {
         conn: &mut Connection,
         now: Instant,
         pattern: &Pattern,
+        base: u64,
         starts: &mut VecDeque<Instant>,
     ) -> WriteStep {
         let Some(&w) = self.queue.front() else {
@@ -76,7 +78,7 @@ impl Outbox {
             }
         }
         while self.left > 0 {
-            let chunk = pattern.slice(self.off, self.left);
+            let chunk = pattern.slice(base + self.off, self.left);
             let more = chunk.len() < self.left;
             let n = match conn.write(chunk, more) {
                 Ok(n) => n,
@@ -141,8 +143,12 @@ pub struct App {
     workload: Workload,
     kind: Kind,
     out: Outbox,
-    out_pattern: Pattern,
-    in_pattern: Pattern,
+    out_pattern: Arc<Pattern>,
+    in_pattern: Arc<Pattern>,
+    /// Where this connection's streams start in the patterns (many flows share
+    /// two patterns; distinct offsets make a byte delivered to the wrong flow show).
+    out_base: u64,
+    in_base: u64,
     /// Bytes read so far.
     pub bytes_read: u64,
     /// Every byte read matched the peer's pattern at its offset.
@@ -168,6 +174,21 @@ impl App {
             Role::Client => (0, 1),
             Role::Server => (1, 0),
         };
+        let out = Arc::new(Pattern::new(seed, mine));
+        let inp = Arc::new(Pattern::new(seed, theirs));
+        App::with_patterns(role, workload, out, inp, 0, 0)
+    }
+
+    /// An application writing `out` from offset `out_base` and expecting
+    /// `inp` from `in_base` (the many-flow world shares two patterns).
+    pub fn with_patterns(
+        role: Role,
+        workload: &Workload,
+        out: Arc<Pattern>,
+        inp: Arc<Pattern>,
+        out_base: u64,
+        in_base: u64,
+    ) -> App {
         let sum = |v: &[usize]| v.iter().map(|&s| s as u64).sum::<u64>().max(1);
         let kind = match workload {
             Workload::RequestResponse {
@@ -209,8 +230,10 @@ impl App {
             kind,
             workload: workload.clone(),
             out: Outbox::new(),
-            out_pattern: Pattern::new(seed, mine),
-            in_pattern: Pattern::new(seed, theirs),
+            out_pattern: out,
+            in_pattern: inp,
+            out_base,
+            in_base,
             bytes_read: 0,
             integrity_ok: true,
             starts: VecDeque::new(),
@@ -312,7 +335,7 @@ impl App {
         if avail == 0 {
             return;
         }
-        let (pat, mut off, mut ok) = (&self.in_pattern, self.bytes_read, true);
+        let (pat, mut off, mut ok) = (&self.in_pattern, self.in_base + self.bytes_read, true);
         let n = conn.read_with(avail, |chunk| {
             ok &= pat.matches(off, chunk);
             off += chunk.len() as u64;
@@ -325,9 +348,13 @@ impl App {
     /// Performs the next due application write, if any.
     pub fn write_next(&mut self, conn: &mut Connection, now: Instant) -> WriteStep {
         self.refill();
-        let step = self
-            .out
-            .pump(conn, now, &self.out_pattern, &mut self.starts);
+        let step = self.out.pump(
+            conn,
+            now,
+            &self.out_pattern,
+            self.out_base,
+            &mut self.starts,
+        );
         if step == WriteStep::Wrote {
             self.refill();
         }

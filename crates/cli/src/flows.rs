@@ -1,0 +1,435 @@
+//! `tinygram run` of a many-flow scenario (`[bottleneck]`, `[[flows]]`), and
+//! `tinygram bench sim --flows N`.
+
+use crate::output::sig3;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::fmt::Write;
+use std::process::ExitCode;
+use tinygram_sim::flows::FlowSim;
+use tinygram_sim::metrics::{FlowResult, FlowsResult, Tail};
+use tinygram_sim::scenario::Scenario;
+use tinygram_sim::world::thousands;
+
+/// Runs a many-flow scenario, showing a progress bar on stderr for runs that take a while.
+pub fn run_with_progress(sim: &mut FlowSim, quiet: bool) -> FlowsResult {
+    if quiet {
+        return sim.run(&mut |_, _| {});
+    }
+    let bar = ProgressBar::hidden();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} simulated {msg} [{wide_bar}] {elapsed}")
+            .expect("valid template"),
+    );
+    let mut shown = false;
+    let started = std::time::Instant::now();
+    let result = sim.run(&mut |now, end| {
+        if !shown && started.elapsed().as_millis() > 500 {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            shown = true;
+        }
+        bar.set_length(end.as_micros().max(1));
+        bar.set_position(now.as_micros());
+        bar.set_message(format!("{:.3} s", now.as_secs_f64()));
+    });
+    bar.finish_and_clear();
+    result
+}
+
+fn tail(t: &Tail) -> String {
+    if t.samples == 0 {
+        return "-".to_string();
+    }
+    format!(
+        "p50 {} / p99 {} / p99.9 {} / max {} ms",
+        sig3(t.p50),
+        sig3(t.p99),
+        sig3(t.p999),
+        sig3(t.max)
+    )
+}
+
+fn rate(bytes_per_s: f64) -> String {
+    let bits = bytes_per_s * 8.0;
+    if bits >= 1e9 {
+        format!("{:.2} Gbit/s", bits / 1e9)
+    } else if bits >= 1e6 {
+        format!("{:.2} Mbit/s", bits / 1e6)
+    } else {
+        format!("{:.1} kbit/s", bits / 1e3)
+    }
+}
+
+fn flow_line(f: &FlowResult) -> String {
+    let p = &f.completion_ms;
+    let completion = if p.is_empty() {
+        "-".to_string()
+    } else {
+        format!("p50 {} p99 {} ms", sig3(p.p50), sig3(p.p99))
+    };
+    format!(
+        "  #{:<6} {:<10} {:>22} -> {:<16} {:>6} tx  {:<26} {:>14}  holds {:<4} rexmit {:<4}{}",
+        f.id,
+        f.group,
+        f.client,
+        f.server,
+        f.transactions,
+        completion,
+        rate(f.goodput_bytes_per_s),
+        f.policy_holds,
+        f.retransmits,
+        match (&f.integrity_error, &f.error) {
+            (Some(e), _) => format!("  INTEGRITY: {e}"),
+            (None, Some(e)) => format!("  {e}"),
+            _ => String::new(),
+        }
+    )
+}
+
+/// The human-readable summary of a many-flow run.
+pub fn table(r: &FlowsResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}: {} flows, {} done, {:.3} s simulated ({:?}), seed {}",
+        r.name,
+        thousands(r.flow_count),
+        thousands(r.flows_done),
+        r.sim_time_s,
+        r.ended,
+        r.seed
+    );
+    let _ = writeln!(
+        s,
+        "transactions {} ({:.1}/s), goodput {}, Jain fairness {:.4}",
+        thousands(r.transactions),
+        r.transactions_per_s,
+        rate(r.goodput_bytes_per_s),
+        r.jain_fairness
+    );
+    let _ = writeln!(s, "completion   {}", tail(&r.completion_ms));
+    let _ = writeln!(s, "\ngroups:");
+    for g in &r.groups {
+        let _ = writeln!(
+            s,
+            "  {:<12} {:>7} flows {:>9} tx  {}  goodput {}  Jain {:.4}  holds {}  rexmit {}{}",
+            g.name,
+            thousands(g.flows),
+            thousands(g.transactions),
+            tail(&g.completion_ms),
+            rate(g.goodput_bytes_per_s),
+            g.jain_fairness,
+            thousands(g.policy_holds),
+            thousands(g.retransmits),
+            if g.integrity_failures > 0 {
+                format!("  {} FAILED integrity", g.integrity_failures)
+            } else {
+                String::new()
+            }
+        );
+    }
+    let _ = writeln!(s, "\nbottleneck queues:");
+    for q in &r.queues {
+        let d = &q.sojourn_ms;
+        let _ = writeln!(
+            s,
+            "  {:<17} {:<9} sent {:>9}  dropped {:>7} full + {:>7} AQM  marked {:>7}  max {} B  delay p50 {} p99 {} ms",
+            q.direction,
+            q.qdisc,
+            thousands(q.dequeued),
+            thousands(q.dropped_overflow),
+            thousands(q.dropped_aqm),
+            thousands(q.marked),
+            thousands(q.max_bytes as u64),
+            sig3(d.p50),
+            sig3(d.p99)
+        );
+    }
+    let access: u64 = r
+        .access_links
+        .iter()
+        .map(|l| l.dropped_queue + l.dropped_loss + l.dropped_ber)
+        .sum();
+    let _ = writeln!(
+        s,
+        "  access links: {} frames lost; {} RSTs sent for segments to no connection",
+        thousands(access),
+        thousands(r.rsts_sent)
+    );
+    let _ = writeln!(
+        s,
+        "\nworst flows (integrity failures, slowest p99, least goodput):"
+    );
+    for f in &r.worst_flows {
+        let _ = writeln!(s, "{}", flow_line(f));
+    }
+    let _ = writeln!(
+        s,
+        "\nintegrity    {}",
+        match &r.integrity_error {
+            None => "ok (every byte of every flow delivered once, in order)".to_string(),
+            Some(e) => format!("FAILED: {e}"),
+        }
+    );
+    s
+}
+
+/// `--explain` over many flows: where the send policy held data, summed over
+/// all flows and per group, and the flows that held most.
+pub fn explain(r: &FlowsResult) -> String {
+    let mut s = String::from("\nexplain: send-policy holds and delayed ACKs over all flows\n");
+    let flows: u64 = r.flow_count.max(1);
+    let _ = writeln!(
+        s,
+        "  {} holds in all ({:.2} per flow)",
+        thousands(r.policy_holds),
+        r.policy_holds as f64 / flows as f64
+    );
+    for g in &r.groups {
+        let _ = writeln!(
+            s,
+            "  {:<12} {} holds ({:.2} per flow), completion {}",
+            g.name,
+            thousands(g.policy_holds),
+            g.policy_holds as f64 / g.flows.max(1) as f64,
+            tail(&g.completion_ms)
+        );
+    }
+    let mut worst: Vec<&FlowResult> = r.worst_flows.iter().collect();
+    if let Some(all) = &r.flows {
+        worst = all.iter().collect();
+    }
+    worst.sort_by(|a, b| {
+        (b.policy_holds + b.delack_timer_fired)
+            .cmp(&(a.policy_holds + a.delack_timer_fired))
+            .then(a.id.cmp(&b.id))
+    });
+    let _ = writeln!(
+        s,
+        "  flows holding most (policy holds + delayed-ACK timer expiries):"
+    );
+    for f in worst.iter().take(5) {
+        let _ = writeln!(
+            s,
+            "    #{} {} {}: {} holds, {} delayed-ACK timeouts, p99 {} ms",
+            f.id,
+            f.group,
+            f.client,
+            f.policy_holds,
+            f.delack_timer_fired,
+            sig3(f.completion_ms.p99)
+        );
+    }
+    s.push_str("  (run one flow's group as a two-host scenario with --explain for the hold-by-hold trace)\n");
+    s
+}
+
+/// `tinygram run` of a many-flow scenario.
+pub fn run(sc: &Scenario, json: bool, quiet: bool, explain_holds: bool) -> ExitCode {
+    let mut sim = FlowSim::new(sc);
+    let r = run_with_progress(&mut sim, quiet || json);
+    if json {
+        match serde_json::to_string_pretty(&r) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("error: cannot encode the result as JSON: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        print!("{}", table(&r));
+    }
+    if explain_holds {
+        print!("{}", explain(&r));
+    }
+    if r.integrity_ok {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "error: data integrity check failed: {}",
+            r.integrity_error
+                .as_deref()
+                .unwrap_or("a byte did not match")
+        );
+        ExitCode::FAILURE
+    }
+}
+
+/// The built-in many-flow benchmark: `flows` request/response connections
+/// (100-byte request, 100-byte response, `requests` each, 10 ms think time)
+/// over a 10 Gbps bottleneck, spread over enough client hosts for the ports.
+pub fn bench_text(flows: u64, requests: u64) -> String {
+    let hosts = flows.div_ceil(60_000).max(1);
+    let names: Vec<String> = (1..=hosts).map(|i| format!("\"c{i}\"")).collect();
+    format!(
+        r#"
+name = "bench-flows"
+seed = 1
+duration = "3600s"
+
+[bottleneck]
+rate = "10Gbps"
+delay = "1ms"
+queue = "64MB"
+
+[[flows]]
+count = {flows}
+client_hosts = [{}]
+spread = "uniform"
+interval = "1us"
+workload = {{ request = [100], response = [100], requests = {requests}, think = "10ms" }}
+"#,
+        names.join(", ")
+    )
+}
+
+/// Resident memory (VmRSS) or its peak (VmHWM) of this process in KiB.
+fn status_kib(field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Engine state per idle established connection, buffers excluded: the
+/// `Connection` struct's size, and the resident memory `n` handshaken pairs
+/// actually take (heap allocations included), per connection.
+pub fn idle_connection_bytes(n: usize) -> (usize, Option<f64>) {
+    use tinygram_proto::{Config, Connection, Instant, SeqNumber};
+    let size = std::mem::size_of::<Connection>();
+    let before = status_kib("VmRSS:");
+    let t = Instant::ZERO;
+    let mut conns = Vec::with_capacity(2 * n);
+    let mut buf = Vec::new();
+    for i in 0..n {
+        let port = 1024 + (i % 60_000) as u16;
+        let mut c = Connection::connect(
+            Config::default(),
+            port,
+            7,
+            move |_: Instant, _: u16, _: u16| SeqNumber(1),
+            t,
+        );
+        let mut s = Connection::listen(Config::default(), 7, move |_: Instant, _: u16, _: u16| {
+            SeqNumber(1000)
+        });
+        // SYN, SYN-ACK, ACK.
+        for _ in 0..2 {
+            while let Some(seg) = c.poll_transmit(t, &mut buf) {
+                s.handle_segment(t, &seg, &buf);
+            }
+            while let Some(seg) = s.poll_transmit(t, &mut buf) {
+                c.handle_segment(t, &seg, &buf);
+            }
+        }
+        conns.push(c);
+        conns.push(s);
+    }
+    let established = conns
+        .iter()
+        .all(|c| c.state() == tinygram_proto::State::Established);
+    let after = status_kib("VmRSS:");
+    let measured = match (before, after, established) {
+        (Some(b), Some(a), true) => Some((a.saturating_sub(b) * 1024) as f64 / (2 * n) as f64),
+        _ => None,
+    };
+    drop(conns);
+    (size, measured)
+}
+
+/// `tinygram bench sim --flows N`.
+pub fn bench(flows: u64, requests: u64) -> ExitCode {
+    let run = |n: u64, req: u64| -> Result<(FlowsResult, f64), String> {
+        let sc = Scenario::from_str(&bench_text(n, req), "<bench sim --flows>", &[])
+            .map_err(|e| e.to_string())?;
+        let mut sim = FlowSim::new(&sc);
+        let started = std::time::Instant::now();
+        let r = sim.run(&mut |_, _| {});
+        Ok((r, started.elapsed().as_secs_f64()))
+    };
+    eprintln!(
+        "bench sim --flows {flows}: request/response 100 B / 100 B, {requests} per flow, 10 ms think, over a 10 Gbps, 1 ms bottleneck"
+    );
+    let (r, wall) = match run(flows, requests) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let peak = status_kib("VmHWM:");
+    // The same workload on one flow, as many segments: the cost to compare with.
+    let (one, one_wall) = match run(1, (flows * requests).min(2_000_000)) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let ns = |r: &FlowsResult, wall: f64| wall * 1e9 / r.segments.max(1) as f64;
+    println!("flows                 {}", thousands(r.flow_count));
+    println!("simulated time        {:.3} s", r.sim_time_s);
+    println!("wall-clock time       {wall:.3} s");
+    println!("segments              {}", thousands(r.segments));
+    println!("transactions          {}", thousands(r.transactions));
+    println!("events                {}", thousands(r.events));
+    println!(
+        "speed                 {:.0} segments/s, {:.0} ns per segment",
+        r.segments as f64 / wall,
+        ns(&r, wall)
+    );
+    match peak {
+        Some(k) => println!("peak memory           {:.1} MiB", k as f64 / 1024.0),
+        None => println!("peak memory           unknown (no /proc/self/status)"),
+    }
+    println!(
+        "one flow, same work   {} segments in {one_wall:.3} s: {:.0} ns per segment",
+        thousands(one.segments),
+        ns(&one, one_wall)
+    );
+    println!(
+        "cost ratio            {:.2}x per segment ({} flows / 1 flow)",
+        ns(&r, wall) / ns(&one, one_wall),
+        thousands(r.flow_count)
+    );
+    let (size, measured) = idle_connection_bytes(10_000);
+    println!(
+        "idle connection       {size} bytes (size_of Connection); {} measured per established idle connection (10,000 pairs, RSS)",
+        measured.map_or("unknown".to_string(), |b| format!("{b:.0} bytes"))
+    );
+    let ok = r.integrity_ok && r.finished && one.integrity_ok;
+    println!("integrity             {}", if ok { "ok" } else { "FAILED" });
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bench_scenario_spreads_ports_over_hosts() {
+        let sc = Scenario::from_str(&bench_text(100_000, 1), "<t>", &[]).unwrap();
+        let t = sc.topology.unwrap();
+        assert_eq!(t.connections(), 100_000);
+        assert_eq!(t.groups[0].client_hosts, ["c1", "c2"]);
+    }
+
+    #[test]
+    fn small_bench_run_is_whole() {
+        let sc = Scenario::from_str(&bench_text(50, 3), "<t>", &[]).unwrap();
+        let r = tinygram_sim::flows::run(&sc);
+        assert!(r.integrity_ok && r.finished);
+        assert_eq!(r.transactions, 150);
+        let text = table(&r);
+        assert!(text.contains("50 flows, 50 done"), "{text}");
+        assert!(explain(&r).contains("holds"));
+    }
+
+    #[test]
+    fn idle_connections_are_measured() {
+        let (size, _) = idle_connection_bytes(100);
+        assert!(size > 100);
+    }
+}

@@ -1,0 +1,1046 @@
+//! The many-flow world: any number of client and server hosts, each behind
+//! an access link (the scenario's `[link]` settings: `forward` is the
+//! client-to-server direction), all joined by one bottleneck link (a
+//! dumbbell) whose two directions each have a rate, a propagation delay and a
+//! queue discipline ([`crate::qdisc`]).
+//!
+//! Each host demultiplexes arriving segments by 4-tuple to its connections; a
+//! server host accepts every connection of a flow group on one listening port
+//! and answers segments for no connection with an RST (RFC 9293 3.10.7.1).
+//! One seeded RNG (connection open times, link randomness) and one event
+//! queue ordered by (time, insertion) make a run a function of its scenario.
+//! Engine timers are lazy heap entries, so idle connections cost nothing per
+//! event beyond the heap's logarithm.
+
+use crate::event::EventQueue;
+use crate::link::{Fate, Link};
+use crate::metrics::{
+    Delivery, Flow, FlowResult, FlowsResult, GroupResult, Histogram, LatencyHistogram, LinkDrops,
+    QueueResult, RunEnd, Tail,
+};
+use crate::pattern::{Pattern, PERIOD};
+use crate::qdisc::{ecn, Qdisc, QueuedPacket};
+use crate::scenario::{FlowGroup, Scenario, Spread, Topology};
+use crate::workload::{App, Role, WriteStep};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+use tinygram_proto::wire::IPV4_HEADER_LEN;
+use tinygram_proto::{
+    rst_reply, ConnError, Connection, Instant, IsnGenerator, SeqNumber, State, TcpRepr,
+};
+
+/// Above this many flows, `--json` gives histograms and the worst flows instead of every flow.
+pub const LIST_FLOWS_UP_TO: usize = 1000;
+/// How many of the worst flows results list.
+pub const WORST_FLOWS: usize = 10;
+/// The first client port of each client host.
+const FIRST_PORT: u32 = 1024;
+
+/// A fast, fixed hash for the demultiplexing tables (FxHash's multiply-rotate);
+/// lookups only, so iteration order never affects a run.
+#[derive(Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u16(&mut self, n: u16) {
+        self.write_u64(u64::from(n));
+    }
+}
+
+/// (remote host, local port, remote port): the 4-tuple, this host's address implied.
+type Key = (u32, u16, u16);
+
+/// What a 4-tuple leads to on a host.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    /// An open connection (index into the endpoints).
+    Conn(u32),
+    /// A client of flow `.0` is connecting: its SYN creates the server's connection.
+    Expect(u32),
+}
+
+type Demux = HashMap<Key, Slot, BuildHasherDefault<FxHasher>>;
+
+/// splitmix64: one step of a tiny deterministic generator.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Per-connection ISNs from the run's seed (a fixed `isn` setting first):
+/// eight bytes of state instead of a ChaCha stream per connection.
+struct FlowIsn {
+    first: Option<u32>,
+    state: u64,
+}
+
+impl IsnGenerator for FlowIsn {
+    fn next_isn(&mut self, _now: Instant, _local: u16, _remote: u16) -> SeqNumber {
+        SeqNumber(
+            self.first
+                .take()
+                .unwrap_or_else(|| splitmix(&mut self.state) as u32),
+        )
+    }
+}
+
+/// A host: its access link each way and its demultiplexer.
+struct NetHost {
+    name: String,
+    /// On the server side of the bottleneck.
+    server_side: bool,
+    /// Host to bottleneck.
+    up: Link,
+    /// Bottleneck to host.
+    down: Link,
+    demux: Demux,
+    /// Listening ports.
+    listening: Vec<u16>,
+    next_port: u32,
+    rsts_sent: u64,
+    unmatched: u64,
+}
+
+/// One end of a connection: the engine and its application.
+struct Endpoint {
+    conn: Connection,
+    app: App,
+    host: u32,
+    peer: u32,
+    flow: u32,
+    established: bool,
+    timer_at: Option<Instant>,
+    app_at: Option<Instant>,
+}
+
+/// A connection between a client and a server host.
+struct FlowState {
+    group: u32,
+    client: u32,
+    server: Option<u32>,
+    client_host: u32,
+    server_host: u32,
+    client_port: u16,
+    server_port: u16,
+    start: Instant,
+    done_at: Option<Instant>,
+}
+
+/// A packet on its way.
+struct Packet {
+    repr: TcpRepr,
+    payload: Vec<u8>,
+    src: u32,
+    dst: u32,
+    /// The IPv4 ECN field; queues may set CE.
+    ecn: u8,
+}
+
+/// One direction of the shared link.
+struct Bottleneck {
+    qdisc: Qdisc,
+    rate_bps: f64,
+    delay: Duration,
+    busy: bool,
+    wire_bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// Flow `flow`'s client opens its connection.
+    Open {
+        flow: u32,
+    },
+    /// The packet leaves its sender's access link and reaches the bottleneck queue.
+    ToBottleneck {
+        pkt: u32,
+    },
+    /// Bottleneck direction `dir` finished serializing a frame.
+    BottleneckFree {
+        dir: u8,
+    },
+    /// The packet crossed the bottleneck and enters the receiver's access link.
+    ToDownlink {
+        pkt: u32,
+    },
+    /// The packet reaches its destination host.
+    Arrive {
+        pkt: u32,
+    },
+    Timer {
+        ep: u32,
+        deferred: bool,
+    },
+    App {
+        ep: u32,
+    },
+}
+
+/// A many-flow simulation run in progress.
+pub struct FlowSim {
+    now: Instant,
+    end: Instant,
+    queue: EventQueue<Ev>,
+    rng: ChaCha8Rng,
+    hosts: Vec<NetHost>,
+    eps: Vec<Endpoint>,
+    flows: Vec<FlowState>,
+    groups: Vec<FlowGroup>,
+    bottleneck: [Bottleneck; 2],
+    slab: Vec<Option<Packet>>,
+    free_slots: Vec<u32>,
+    spare_payloads: Vec<Vec<u8>>,
+    dropped: Vec<QueuedPacket>,
+    patterns: [Arc<Pattern>; 2],
+    framing: Link,
+    flows_done: usize,
+    events: u64,
+    name: String,
+    seed: u64,
+    isn_seed: u64,
+    /// Fault injection: flip a byte of this flow's next client data segment.
+    corrupt: Option<u32>,
+}
+
+/// Where a flow's streams start in the shared patterns: far apart, so a byte
+/// delivered to the wrong connection does not match.
+fn pattern_base(flow: u32) -> u64 {
+    (u64::from(flow) * 104_729) % PERIOD as u64
+}
+
+impl FlowSim {
+    /// Builds the hosts, links and connection schedule of `sc`, which must have a topology.
+    pub fn new(sc: &Scenario) -> FlowSim {
+        let topo: Topology = sc.topology.clone().unwrap_or_else(|| {
+            crate::scenario::Scenario::from_str("[bottleneck]\n", "<default>", &[])
+                .ok()
+                .and_then(|s| s.topology)
+                .expect("a bottleneck scenario has a topology")
+        });
+        let mut rng = ChaCha8Rng::seed_from_u64(sc.seed);
+        let mut hosts: Vec<NetHost> = Vec::new();
+        let mut host_index: HashMap<String, u32> = HashMap::new();
+        let mut host = |name: &str, server_side: bool, hosts: &mut Vec<NetHost>| -> u32 {
+            *host_index.entry(name.to_string()).or_insert_with(|| {
+                let (up, down) = if server_side {
+                    (sc.reverse.clone(), sc.forward.clone())
+                } else {
+                    (sc.forward.clone(), sc.reverse.clone())
+                };
+                hosts.push(NetHost {
+                    name: name.to_string(),
+                    server_side,
+                    up: Link::new(up),
+                    down: Link::new(down),
+                    demux: Demux::default(),
+                    listening: Vec::new(),
+                    next_port: FIRST_PORT,
+                    rsts_sent: 0,
+                    unmatched: 0,
+                });
+                (hosts.len() - 1) as u32
+            })
+        };
+        let mut flows = Vec::new();
+        let mut opens = Vec::new();
+        for (gi, g) in topo.groups.iter().enumerate() {
+            let server = host(&g.server_host, true, &mut hosts);
+            if !hosts[server as usize].listening.contains(&g.port) {
+                hosts[server as usize].listening.push(g.port);
+            }
+            let clients: Vec<u32> = g
+                .client_hosts
+                .iter()
+                .map(|h| host(h, false, &mut hosts))
+                .collect();
+            let mut at = Instant::ZERO + g.start;
+            for i in 0..g.count {
+                if i > 0 {
+                    at += match g.spread {
+                        Spread::None => Duration::ZERO,
+                        Spread::Uniform(d) => d,
+                        Spread::Exponential(mean) => {
+                            let u: f64 = rng.gen();
+                            Duration::from_secs_f64(-(1.0 - u).ln() * mean.as_secs_f64())
+                        }
+                    };
+                }
+                let ch = clients[i as usize % clients.len()];
+                let port = hosts[ch as usize].next_port as u16;
+                hosts[ch as usize].next_port += 1;
+                let id = flows.len() as u32;
+                hosts[server as usize]
+                    .demux
+                    .insert((ch, g.port, port), Slot::Expect(id));
+                flows.push(FlowState {
+                    group: gi as u32,
+                    client: u32::MAX,
+                    server: None,
+                    client_host: ch,
+                    server_host: server,
+                    client_port: port,
+                    server_port: g.port,
+                    start: at,
+                    done_at: None,
+                });
+                opens.push((at, id));
+            }
+        }
+        let mut queue = EventQueue::with_capacity(opens.len() * 2 + 16);
+        for (at, flow) in opens {
+            queue.push(at, Ev::Open { flow });
+        }
+        let b = &topo.bottleneck;
+        let mk = || Bottleneck {
+            qdisc: Qdisc::new(b.qdisc.clone()),
+            rate_bps: b.rate_bps,
+            delay: b.delay,
+            busy: false,
+            wire_bytes: 0,
+        };
+        let isn_seed = rng.gen();
+        FlowSim {
+            now: Instant::ZERO,
+            end: Instant::ZERO + sc.duration,
+            queue,
+            rng,
+            hosts,
+            eps: Vec::with_capacity(flows.len() * 2),
+            flows,
+            groups: topo.groups,
+            bottleneck: [mk(), mk()],
+            slab: Vec::new(),
+            free_slots: Vec::new(),
+            spare_payloads: Vec::new(),
+            dropped: Vec::new(),
+            patterns: [
+                Arc::new(Pattern::new(sc.seed, 0)),
+                Arc::new(Pattern::new(sc.seed, 1)),
+            ],
+            framing: Link::new(sc.forward.clone()),
+            flows_done: 0,
+            events: 0,
+            name: sc.name.clone(),
+            seed: sc.seed,
+            isn_seed,
+            corrupt: None,
+        }
+    }
+
+    /// Fault injection for tests: the next data segment flow `flow`'s client
+    /// sends has its first byte flipped on the wire (nothing checks a checksum
+    /// in the simulator), so the run must fail its integrity check naming the flow.
+    pub fn corrupt_next_segment(&mut self, flow: u32) {
+        self.corrupt = Some(flow);
+    }
+
+    /// Number of connections (flows) in the run.
+    pub fn flow_count(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// The engine of each open connection endpoint, for inspection.
+    pub fn connections(&self) -> impl Iterator<Item = &Connection> {
+        self.eps.iter().map(|e| &e.conn)
+    }
+
+    fn endpoint(&mut self, flow: u32, role: Role, conn: Connection, host: u32, peer: u32) -> u32 {
+        let g = &self.groups[self.flows[flow as usize].group as usize];
+        let (mine, theirs) = match role {
+            Role::Client => (0, 1),
+            Role::Server => (1, 0),
+        };
+        let base = pattern_base(flow);
+        let app = App::with_patterns(
+            role,
+            &g.workload,
+            self.patterns[mine].clone(),
+            self.patterns[theirs].clone(),
+            base,
+            base,
+        );
+        self.eps.push(Endpoint {
+            conn,
+            app,
+            host,
+            peer,
+            flow,
+            established: false,
+            timer_at: None,
+            app_at: None,
+        });
+        (self.eps.len() - 1) as u32
+    }
+
+    fn isn(&self, ep_index: usize, fixed: Option<u32>) -> FlowIsn {
+        let mut state = self.isn_seed ^ (ep_index as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
+        splitmix(&mut state);
+        FlowIsn {
+            first: fixed,
+            state,
+        }
+    }
+
+    fn open(&mut self, flow: u32) {
+        let f = &self.flows[flow as usize];
+        let (ch, sh, cport, sport) = (f.client_host, f.server_host, f.client_port, f.server_port);
+        let g = &self.groups[f.group as usize];
+        let mut cfg = g.client.tcp.clone();
+        cfg.host_budget = g.client.memory;
+        let isn = self.isn(self.eps.len(), g.client.isn);
+        let conn = Connection::connect(cfg, cport, sport, isn, self.now);
+        let ep = self.endpoint(flow, Role::Client, conn, ch, sh);
+        self.flows[flow as usize].client = ep;
+        self.hosts[ch as usize]
+            .demux
+            .insert((sh, cport, sport), Slot::Conn(ep));
+        self.service(ep);
+    }
+
+    /// Runs to the end; `progress` is called now and then with the simulated time.
+    pub fn run(&mut self, progress: &mut dyn FnMut(Instant, Instant)) -> FlowsResult {
+        let mut end = RunEnd::Idle;
+        while let Some((at, ev)) = self.queue.pop() {
+            if at > self.end {
+                self.now = self.end;
+                end = RunEnd::DurationCap;
+                break;
+            }
+            self.now = at;
+            self.events += 1;
+            if self.events & 0xffff == 0 {
+                progress(self.now, self.end);
+            }
+            match ev {
+                Ev::Open { flow } => self.open(flow),
+                Ev::ToBottleneck { pkt } => self.reach_bottleneck(pkt),
+                Ev::BottleneckFree { dir } => {
+                    self.bottleneck[dir as usize].busy = false;
+                    self.start_tx(dir as usize);
+                }
+                Ev::ToDownlink { pkt } => self.enter_downlink(pkt),
+                Ev::Arrive { pkt } => self.arrive(pkt),
+                Ev::Timer { ep, deferred } => {
+                    let e = &mut self.eps[ep as usize];
+                    if e.timer_at != Some(at) {
+                        continue; // superseded
+                    }
+                    // Arrivals at the same instant go first (as in the two-host world).
+                    if !deferred && self.queue.peek_time() == Some(at) {
+                        self.queue.push(at, Ev::Timer { ep, deferred: true });
+                        continue;
+                    }
+                    e.timer_at = None;
+                    if e.conn.poll_timeout().is_some_and(|t| t <= at) {
+                        e.conn.handle_timeout(at);
+                    }
+                    self.service(ep);
+                }
+                Ev::App { ep } => {
+                    let e = &mut self.eps[ep as usize];
+                    if e.app_at != Some(at) {
+                        continue;
+                    }
+                    e.app_at = None;
+                    self.service(ep);
+                }
+            }
+            if self.flows_done == self.flows.len() {
+                end = RunEnd::Finished;
+                break;
+            }
+        }
+        progress(self.now, self.end);
+        self.result(end)
+    }
+
+    /// Lets endpoint `ep`'s application act, sends what its engine emits,
+    /// and schedules its next wake-ups (as the two-host world's `service`).
+    fn service(&mut self, ep: u32) {
+        let now = self.now;
+        let i = ep as usize;
+        let e = &mut self.eps[i];
+        if !e.established && e.conn.state().synchronized() {
+            e.established = true;
+            e.app.on_established(now);
+        }
+        if e.established {
+            e.app.read_all(&mut e.conn, now);
+        }
+        self.drain(ep);
+        let mut wake = None;
+        while self.eps[i].established {
+            let e = &mut self.eps[i];
+            match e.app.write_next(&mut e.conn, now) {
+                WriteStep::Wrote => self.drain(ep),
+                WriteStep::Wait(t) => {
+                    wake = Some(t);
+                    break;
+                }
+                WriteStep::Blocked | WriteStep::Idle => break,
+            }
+        }
+        let e = &mut self.eps[i];
+        if e.app.done {
+            let f = &mut self.flows[e.flow as usize];
+            if f.done_at.is_none() {
+                f.done_at = Some(now);
+                self.flows_done += 1;
+            }
+        }
+        if wake != e.app_at {
+            e.app_at = wake;
+            if let Some(t) = wake {
+                self.queue.push(t.max(now), Ev::App { ep });
+            }
+        }
+        if let Some(t) = e.conn.poll_timeout() {
+            let t = t.max(now);
+            if e.timer_at.is_none_or(|queued| t < queued) {
+                e.timer_at = Some(t);
+                self.queue.push(
+                    t,
+                    Ev::Timer {
+                        ep,
+                        deferred: false,
+                    },
+                );
+            }
+        }
+    }
+
+    fn drain(&mut self, ep: u32) {
+        let now = self.now;
+        let (src, dst) = {
+            let e = &self.eps[ep as usize];
+            (e.host, e.peer)
+        };
+        loop {
+            let mut payload = self.spare_payloads.pop().unwrap_or_default();
+            let Some(repr) = self.eps[ep as usize].conn.poll_transmit(now, &mut payload) else {
+                self.spare_payloads.push(payload);
+                break;
+            };
+            if let Some(flow) = self.corrupt {
+                let f = &self.flows[flow as usize];
+                if f.client == ep && !payload.is_empty() {
+                    payload[0] ^= 0xff;
+                    self.corrupt = None;
+                }
+            }
+            self.send(src, dst, repr, payload);
+        }
+    }
+
+    fn store(&mut self, p: Packet) -> u32 {
+        if let Some(i) = self.free_slots.pop() {
+            self.slab[i as usize] = Some(p);
+            i
+        } else {
+            self.slab.push(Some(p));
+            (self.slab.len() - 1) as u32
+        }
+    }
+
+    fn recycle(&mut self, pkt: u32) {
+        if let Some(p) = self.slab[pkt as usize].take() {
+            self.spare_payloads.push(p.payload);
+        }
+        self.free_slots.push(pkt);
+    }
+
+    fn ip_len(p: &Packet) -> usize {
+        IPV4_HEADER_LEN + p.repr.header_len() + p.payload.len()
+    }
+
+    /// Offers a segment from host `src` to its access link.
+    fn send(&mut self, src: u32, dst: u32, repr: TcpRepr, payload: Vec<u8>) {
+        let p = Packet {
+            repr,
+            payload,
+            src,
+            dst,
+            ecn: ecn::NOT_ECT,
+        };
+        let ip_len = Self::ip_len(&p);
+        match self.hosts[src as usize]
+            .up
+            .transmit(self.now, ip_len, &mut self.rng)
+        {
+            Fate::Dropped(_) => self.spare_payloads.push(p.payload),
+            Fate::Delivered { at, duplicate_at } => {
+                if let Some(dup) = duplicate_at {
+                    let copy = self.copy(&p);
+                    let id = self.store(copy);
+                    self.queue.push(dup, Ev::ToBottleneck { pkt: id });
+                }
+                let id = self.store(p);
+                self.queue.push(at, Ev::ToBottleneck { pkt: id });
+            }
+        }
+    }
+
+    fn copy(&mut self, p: &Packet) -> Packet {
+        let mut payload = self.spare_payloads.pop().unwrap_or_default();
+        payload.clear();
+        payload.extend_from_slice(&p.payload);
+        Packet {
+            repr: p.repr,
+            payload,
+            src: p.src,
+            dst: p.dst,
+            ecn: p.ecn,
+        }
+    }
+
+    fn reach_bottleneck(&mut self, pkt: u32) {
+        let p = self.slab[pkt as usize].as_ref().expect("live packet");
+        let dir = usize::from(self.hosts[p.src as usize].server_side);
+        let flow = (u64::from(p.src) << 40)
+            ^ (u64::from(p.dst) << 16)
+            ^ (u64::from(p.repr.src_port) << 32)
+            ^ u64::from(p.repr.dst_port);
+        let q = QueuedPacket {
+            id: pkt,
+            wire: self.framing.wire_len(Self::ip_len(p)),
+            flow,
+            ecn: p.ecn,
+            enqueued: self.now,
+        };
+        let mut dropped = std::mem::take(&mut self.dropped);
+        self.bottleneck[dir]
+            .qdisc
+            .enqueue(self.now, q, &mut dropped);
+        for d in dropped.drain(..) {
+            self.recycle(d.id);
+        }
+        self.dropped = dropped;
+        if !self.bottleneck[dir].busy {
+            self.start_tx(dir);
+        }
+    }
+
+    /// Starts serializing the next packet of bottleneck direction `dir`, if any.
+    fn start_tx(&mut self, dir: usize) {
+        let mut dropped = std::mem::take(&mut self.dropped);
+        let next = self.bottleneck[dir].qdisc.dequeue(self.now, &mut dropped);
+        for d in dropped.drain(..) {
+            self.recycle(d.id);
+        }
+        self.dropped = dropped;
+        let Some(q) = next else {
+            return;
+        };
+        if let Some(p) = self.slab[q.id as usize].as_mut() {
+            p.ecn = q.ecn;
+        }
+        let b = &mut self.bottleneck[dir];
+        b.busy = true;
+        b.wire_bytes += q.wire as u64;
+        let ser = if b.rate_bps > 0.0 && b.rate_bps.is_finite() {
+            Duration::from_nanos((q.wire as f64 * 8.0 * 1e9 / b.rate_bps).round() as u64)
+        } else {
+            Duration::ZERO
+        };
+        let done = self.now + ser;
+        let delay = b.delay;
+        self.queue.push(done, Ev::BottleneckFree { dir: dir as u8 });
+        self.queue.push(done + delay, Ev::ToDownlink { pkt: q.id });
+    }
+
+    fn enter_downlink(&mut self, pkt: u32) {
+        let p = self.slab[pkt as usize].as_ref().expect("live packet");
+        let (dst, ip_len) = (p.dst as usize, Self::ip_len(p));
+        match self.hosts[dst]
+            .down
+            .transmit(self.now, ip_len, &mut self.rng)
+        {
+            Fate::Dropped(_) => self.recycle(pkt),
+            Fate::Delivered { at, duplicate_at } => {
+                if let Some(dup) = duplicate_at {
+                    let orig = self.slab[pkt as usize].take().expect("live packet");
+                    let copy = self.copy(&orig);
+                    self.slab[pkt as usize] = Some(orig);
+                    let id = self.store(copy);
+                    self.queue.push(dup, Ev::Arrive { pkt: id });
+                }
+                self.queue.push(at, Ev::Arrive { pkt });
+            }
+        }
+    }
+
+    /// Demultiplexes an arriving segment by 4-tuple: to its connection, to a
+    /// listener (a SYN of an expected client), or an RST reply.
+    fn arrive(&mut self, pkt: u32) {
+        let p = self.slab[pkt as usize].take().expect("live packet");
+        self.free_slots.push(pkt);
+        let h = p.dst as usize;
+        let key = (p.src, p.repr.dst_port, p.repr.src_port);
+        let ep = match self.hosts[h].demux.get(&key).copied() {
+            Some(Slot::Conn(ep)) => Some(ep),
+            Some(Slot::Expect(flow))
+                if p.repr.flags.syn()
+                    && !p.repr.flags.ack()
+                    && self.hosts[h].listening.contains(&p.repr.dst_port) =>
+            {
+                Some(self.accept(flow))
+            }
+            _ => None,
+        };
+        match ep {
+            Some(ep) => {
+                let now = self.now;
+                self.eps[ep as usize]
+                    .conn
+                    .handle_segment(now, &p.repr, &p.payload);
+                self.spare_payloads.push(p.payload);
+                self.service(ep);
+            }
+            None => {
+                // No connection: RFC 9293 3.10.7.1, answer with a reset.
+                self.hosts[h].unmatched += 1;
+                if let Some(rst) = rst_reply(&p.repr, p.payload.len()) {
+                    self.hosts[h].rsts_sent += 1;
+                    let mut payload = p.payload;
+                    payload.clear();
+                    self.send(p.dst, p.src, rst, payload);
+                } else {
+                    self.spare_payloads.push(p.payload);
+                }
+            }
+        }
+    }
+
+    /// The server of flow `flow` accepts its connection.
+    fn accept(&mut self, flow: u32) -> u32 {
+        let f = &self.flows[flow as usize];
+        let (ch, sh, cport, sport) = (f.client_host, f.server_host, f.client_port, f.server_port);
+        let g = &self.groups[f.group as usize];
+        let mut cfg = g.server.tcp.clone();
+        cfg.host_budget = g.server.memory;
+        let isn = self.isn(self.eps.len(), g.server.isn);
+        let conn = Connection::listen(cfg, sport, isn);
+        let ep = self.endpoint(flow, Role::Server, conn, sh, ch);
+        self.flows[flow as usize].server = Some(ep);
+        self.hosts[sh as usize]
+            .demux
+            .insert((ch, sport, cport), Slot::Conn(ep));
+        ep
+    }
+
+    /// A flow's integrity verdict (the rule of [`crate::metrics::INTEGRITY_RULE`]).
+    fn flow_integrity(
+        &self,
+        f: &FlowState,
+        end: RunEnd,
+        delivery: &Delivery,
+    ) -> Result<(), String> {
+        let alive = |ep: Option<u32>| {
+            ep.is_some_and(|ep| {
+                let c = &self.eps[ep as usize].conn;
+                c.error().is_none() && !matches!(c.state(), State::Closed)
+            })
+        };
+        let client = (f.client != u32::MAX).then_some(f.client);
+        let live = end != RunEnd::Idle && alive(client) && alive(f.server);
+        let dirs = [
+            ("client to server", f.server, delivery.client_to_server),
+            ("server to client", client, delivery.server_to_client),
+        ];
+        for (dir, reader, fl) in dirs {
+            if reader.is_some_and(|r| !self.eps[r as usize].app.integrity_ok) {
+                return Err(format!(
+                    "bytes delivered {dir} differ from what was written (wrong, reordered or repeated data)"
+                ));
+            }
+            if fl.bytes_delivered > fl.bytes_written {
+                return Err(format!(
+                    "{} bytes delivered {dir}, but only {} written",
+                    fl.bytes_delivered, fl.bytes_written
+                ));
+            }
+            if !live && fl.undelivered() > 0 {
+                let fate = [client, f.server]
+                    .iter()
+                    .flatten()
+                    .filter_map(|&ep| self.eps[ep as usize].conn.error())
+                    .map(|e: ConnError| e.to_string())
+                    .next()
+                    .unwrap_or_else(|| "the run went idle".to_string());
+                return Err(format!(
+                    "{} of {} written bytes delivered {dir} ({fate})",
+                    fl.bytes_delivered, fl.bytes_written
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn flow_result(&self, id: usize, end: RunEnd) -> (FlowResult, LatencyHistogram) {
+        let f = &self.flows[id];
+        let g = &self.groups[f.group as usize];
+        let ep = |e: Option<u32>| e.map(|e| &self.eps[e as usize]);
+        let client = ep((f.client != u32::MAX).then_some(f.client));
+        let server = ep(f.server);
+        let written = |e: Option<&Endpoint>| e.map_or(0, |e| e.app.bytes_written());
+        let read = |e: Option<&Endpoint>| e.map_or(0, |e| e.app.bytes_read);
+        let delivery = Delivery {
+            client_to_server: Flow {
+                bytes_written: written(client),
+                bytes_delivered: read(server),
+            },
+            server_to_client: Flow {
+                bytes_written: written(server),
+                bytes_delivered: read(client),
+            },
+        };
+        let mut lat = LatencyHistogram::default();
+        for e in [client, server].into_iter().flatten() {
+            lat.merge(&e.app.latencies);
+        }
+        let until = f.done_at.unwrap_or(self.now);
+        let active = until.saturating_duration_since(f.start).as_secs_f64();
+        let bytes = read(client) + read(server);
+        let sum = |x: fn(&tinygram_proto::Counters) -> u64| {
+            [client, server]
+                .into_iter()
+                .flatten()
+                .map(|e| x(e.conn.counters()))
+                .sum::<u64>()
+        };
+        let integrity = self.flow_integrity(f, end, &delivery);
+        let host = |h: u32| self.hosts[h as usize].name.clone();
+        let r = FlowResult {
+            id: id as u32,
+            group: g.name.clone(),
+            client: format!("{}:{}", host(f.client_host), f.client_port),
+            server: format!("{}:{}", host(f.server_host), f.server_port),
+            start_s: f.start.as_secs_f64(),
+            done_s: f.done_at.map(|t| t.as_secs_f64()),
+            transactions: lat.count(),
+            completion_ms: lat.percentiles(),
+            goodput_bytes_per_s: if active > 0.0 {
+                bytes as f64 / active
+            } else {
+                0.0
+            },
+            delivery,
+            segments: sum(|c| c.segments_sent),
+            data_segments: sum(|c| c.data_segments_sent),
+            retransmits: sum(|c| c.retransmits),
+            timeouts: sum(|c| c.timeouts),
+            policy_holds: sum(|c| c.policy_holds),
+            delack_timer_fired: sum(|c| c.delack_timer_fired),
+            client_state: client.map_or("CLOSED".to_string(), |e| e.conn.state().to_string()),
+            error: [client, server]
+                .into_iter()
+                .flatten()
+                .find_map(|e| e.conn.error().map(|x| x.to_string())),
+            integrity_ok: integrity.is_ok(),
+            integrity_error: integrity.err(),
+        };
+        (r, lat)
+    }
+
+    fn result(&self, end: RunEnd) -> FlowsResult {
+        let elapsed = self.now.as_secs_f64();
+        let per_s = |x: f64| if elapsed > 0.0 { x / elapsed } else { 0.0 };
+        let mut all = LatencyHistogram::default();
+        let mut flows = Vec::with_capacity(self.flows.len());
+        let mut group_lat = vec![LatencyHistogram::default(); self.groups.len()];
+        for i in 0..self.flows.len() {
+            let (r, lat) = self.flow_result(i, end);
+            all.merge(&lat);
+            group_lat[self.flows[i].group as usize].merge(&lat);
+            flows.push(r);
+        }
+        let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bytes_per_s).collect();
+        let groups = self
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(gi, g)| {
+                let mine: Vec<&FlowResult> = flows
+                    .iter()
+                    .filter(|f| f.group == g.name && self.flows[f.id as usize].group as usize == gi)
+                    .collect();
+                let gp: Vec<f64> = mine.iter().map(|f| f.goodput_bytes_per_s).collect();
+                GroupResult {
+                    name: g.name.clone(),
+                    flows: mine.len() as u64,
+                    transactions: mine.iter().map(|f| f.transactions).sum(),
+                    completion_ms: Tail::of(&group_lat[gi]),
+                    goodput_bytes_per_s: gp.iter().sum(),
+                    jain_fairness: jain(&gp),
+                    policy_holds: mine.iter().map(|f| f.policy_holds).sum(),
+                    retransmits: mine.iter().map(|f| f.retransmits).sum(),
+                    integrity_failures: mine.iter().filter(|f| !f.integrity_ok).count() as u64,
+                }
+            })
+            .collect();
+        let queues = self
+            .bottleneck
+            .iter()
+            .zip(["client-to-server", "server-to-client"])
+            .map(|(b, dir)| QueueResult::new(dir, &b.qdisc, b.wire_bytes))
+            .collect();
+        let access_links = self
+            .hosts
+            .iter()
+            .flat_map(|h| {
+                [("up", &h.up), ("down", &h.down)].map(|(d, l)| LinkDrops {
+                    host: h.name.clone(),
+                    direction: d,
+                    wire_bytes: l.stats().wire_bytes,
+                    dropped_queue: l.stats().dropped_queue,
+                    dropped_loss: l.stats().dropped_loss,
+                    dropped_ber: l.stats().dropped_ber,
+                })
+            })
+            .collect();
+        let failed: Vec<&FlowResult> = flows.iter().filter(|f| !f.integrity_ok).collect();
+        let integrity_error = failed.first().map(|f| {
+            format!(
+                "flow {} ({}, {} -> {}): {}{}",
+                f.id,
+                f.group,
+                f.client,
+                f.server,
+                f.integrity_error.as_deref().unwrap_or("integrity failed"),
+                if failed.len() > 1 {
+                    format!(" (and {} more flows)", failed.len() - 1)
+                } else {
+                    String::new()
+                }
+            )
+        });
+        let mut worst: Vec<&FlowResult> = flows.iter().collect();
+        // Failed flows first, then the slowest p99, then the least goodput.
+        worst.sort_by(|a, b| {
+            a.integrity_ok
+                .cmp(&b.integrity_ok)
+                .then(b.completion_ms.p99.total_cmp(&a.completion_ms.p99))
+                .then(a.goodput_bytes_per_s.total_cmp(&b.goodput_bytes_per_s))
+                .then(a.id.cmp(&b.id))
+        });
+        let worst_flows = worst.into_iter().take(WORST_FLOWS).cloned().collect();
+        let transactions = all.count();
+        let goodput: u64 = flows
+            .iter()
+            .map(|f| {
+                f.delivery.client_to_server.bytes_delivered
+                    + f.delivery.server_to_client.bytes_delivered
+            })
+            .sum();
+        let listed = flows.len() <= LIST_FLOWS_UP_TO;
+        let p99s: Vec<f64> = flows
+            .iter()
+            .filter(|f| f.transactions > 0)
+            .map(|f| f.completion_ms.p99)
+            .collect();
+        FlowsResult {
+            name: self.name.clone(),
+            seed: self.seed,
+            sim_time_s: elapsed,
+            finished: end == RunEnd::Finished,
+            ended: end,
+            flow_count: self.flows.len() as u64,
+            flows_done: self.flows_done as u64,
+            transactions,
+            transactions_per_s: per_s(transactions as f64),
+            goodput_bytes_per_s: per_s(goodput as f64),
+            completion_ms: Tail::of(&all),
+            jain_fairness: jain(&goodputs),
+            integrity_ok: failed.is_empty(),
+            integrity_error,
+            integrity_failures: failed.len() as u64,
+            groups,
+            queues,
+            access_links,
+            rsts_sent: self.hosts.iter().map(|h| h.rsts_sent).sum(),
+            segments: flows.iter().map(|f| f.segments).sum(),
+            data_segments: flows.iter().map(|f| f.data_segments).sum(),
+            policy_holds: flows.iter().map(|f| f.policy_holds).sum(),
+            worst_flows,
+            goodput_histogram: (!listed).then(|| Histogram::of(&goodputs, 20)),
+            p99_completion_histogram: (!listed && !p99s.is_empty())
+                .then(|| Histogram::of(&p99s, 20)),
+            flows: listed.then_some(flows),
+            events: self.events,
+        }
+    }
+}
+
+/// Jain's fairness index of `x`: (sum x)^2 / (n sum x^2), 1 when all are
+/// equal, 1/n when one has everything (Jain, Chiu, Hawe, DEC-TR-301, 1984).
+pub fn jain(x: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let sum: f64 = x.iter().sum();
+    let sq: f64 = x.iter().map(|v| v * v).sum();
+    if n == 0.0 || sq == 0.0 {
+        1.0
+    } else {
+        sum * sum / (n * sq)
+    }
+}
+
+/// Runs a many-flow scenario to the end without progress output.
+pub fn run(sc: &Scenario) -> FlowsResult {
+    FlowSim::new(sc).run(&mut |_, _| {})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index_bounds() {
+        assert!((jain(&[5.0, 5.0, 5.0, 5.0]) - 1.0).abs() < 1e-12);
+        assert!((jain(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+        let mid = jain(&[1.0, 2.0, 3.0]);
+        assert!((mid - 36.0 / 42.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn flows_start_at_distinct_pattern_offsets() {
+        let bases: std::collections::HashSet<u64> = (0..10_000).map(pattern_base).collect();
+        assert_eq!(bases.len(), 10_000);
+    }
+
+    #[test]
+    fn isns_differ_per_connection_and_follow_the_seed() {
+        let mut a = FlowIsn {
+            first: None,
+            state: 1,
+        };
+        let mut b = FlowIsn {
+            first: Some(7),
+            state: 1,
+        };
+        let t = Instant::ZERO;
+        assert_eq!(b.next_isn(t, 1, 2), SeqNumber(7));
+        assert_eq!(a.next_isn(t, 1, 2), b.next_isn(t, 1, 2));
+        assert_ne!(a.next_isn(t, 1, 2), a.next_isn(t, 1, 2));
+    }
+}
