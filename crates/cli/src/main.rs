@@ -1,8 +1,6 @@
 //! `tinygram`: run scenarios, list policies, benchmark the simulator.
 
-use tinygram_cli::{
-    bench, bench_tun, capture, explain, flows, output, reproduce, tun, variants,
-};
+use tinygram_cli::{bench, bench_tun, capture, explain, flows, output, reproduce, tun, variants};
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::io::Write;

@@ -355,7 +355,7 @@ impl<'a> Runner<'a> {
                                 .push((ev.line, format!("shell command `{c}` is not run")));
                         }
                     }
-                                        EventKind::Code(code) => {
+                    EventKind::Code(code) => {
                         let Some(c) = self.conn.as_ref() else {
                             return Err(self.fail(
                                 idx,
