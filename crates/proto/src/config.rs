@@ -2,7 +2,7 @@
 //! documented where it is chosen.
 
 use crate::cc::CcFactory;
-use crate::policy::ack::{DelackCount, WindowUpdate};
+use crate::policy::ack::{DelackCount, WindowAdvertise, WindowUpdate};
 use crate::policy::{AckPolicyKind, SendPolicyKind};
 use crate::time::Duration;
 
@@ -187,6 +187,9 @@ pub struct Config {
     /// Announce a window opened by a read at once (RFC 1122 4.2.3.3) or let it
     /// wait for the ACK policy (Tops-20, Westfield 003).
     pub window_update: WindowUpdate,
+    /// Which window each segment offers: RFC 1122 4.2.3.3's held right edge,
+    /// BSD's all free space, or Linux's rule (see `WindowAdvertise`).
+    pub window_advertise: WindowAdvertise,
     /// `adaptive` ACK policy: delay = k x SRTT (Doupnik 1.6: "one or two round trip times").
     pub adaptive_k: f64,
     /// `adaptive` ACK policy: least delay.
@@ -243,6 +246,7 @@ impl Default for Config {
             delack_count: DelackCount::Any,
             delack_tick: None,
             window_update: WindowUpdate::Immediate,
+            window_advertise: WindowAdvertise::Rfc1122,
             adaptive_k: 1.0,
             adaptive_min: Duration::from_millis(1),
             adaptive_max: Duration::from_millis(500),
