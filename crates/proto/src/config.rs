@@ -158,6 +158,9 @@ pub struct Config {
     pub rto_max: Duration,
     /// RTO before any RTT sample (RFC 6298 2.1: 1 s).
     pub rto_initial: Duration,
+    /// Retransmission timer granularity: the RTO counts whole ticks (4.4BSD's
+    /// 500 ms slow timeout, tcp_slowtimo). `None`: exact.
+    pub rto_tick: Option<Duration>,
     /// Data retransmissions of one segment before the connection is aborted
     /// (Linux tcp_retries2 = 15).
     pub max_retries: u32,
@@ -234,6 +237,7 @@ impl Default for Config {
             rto_min: Duration::from_millis(200),
             rto_max: Duration::from_secs(60),
             rto_initial: Duration::from_secs(1),
+            rto_tick: None,
             max_retries: 15,
             syn_retries: 6,
             msl: Duration::from_secs(30),
@@ -338,6 +342,14 @@ impl Config {
         }
         if self.rto_min.is_zero() {
             return err("rto_min", "must be positive");
+        }
+        if let Some(t) = self.rto_tick {
+            if t.is_zero() || t > Duration::from_secs(1) {
+                return err(
+                    "rto_tick",
+                    "must be between 1us and 1s (leave it out for an exact timer)",
+                );
+            }
         }
         if self.initial_window == 0 {
             return err("initial_window", "must be at least 1 segment");

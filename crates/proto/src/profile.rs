@@ -150,6 +150,7 @@ pub const KEYS: &[&str] = &[
     "rto_min",
     "rto_max",
     "rto_initial",
+    "rto_tick",
     "initial_window",
     "max_retries",
     "syn_retries",
@@ -192,6 +193,13 @@ pub fn set(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         "rto_min" => c.rto_min = duration(v)?,
         "rto_max" => c.rto_max = duration(v)?,
         "rto_initial" => c.rto_initial = duration(v)?,
+        "rto_tick" => {
+            c.rto_tick = if v == "none" {
+                None
+            } else {
+                Some(duration(v)?)
+            }
+        }
         "initial_window" => c.initial_window = num(v)?,
         "max_retries" => c.max_retries = num(v)?,
         "syn_retries" => c.syn_retries = num(v)?,
@@ -476,6 +484,11 @@ pub const FREEBSD3: Profile = Profile {
         ),
         s("rto_initial", "3s", "tcp_timer.h TCPTV_SRTTDFLT"),
         s("rto_max", "64s", "tcp_timer.h TCPTV_REXMTMAX"),
+        s(
+            "rto_tick",
+            "500ms",
+            "FreeBSD 3.x tcp_timer.c tcp_slowtimo (PR_SLOWHZ 2)",
+        ),
     ],
 };
 
@@ -512,6 +525,7 @@ pub const UW7: Profile = Profile {
         ),
         s("rto_min", "1s", "assumption: BSD's TCPTV_MIN"),
         s("rto_initial", "3s", "assumption: BSD's TCPTV_SRTTDFLT"),
+        s("rto_tick", "500ms", "assumption: BSD's 500 ms slow timeout"),
     ],
 };
 
@@ -775,7 +789,7 @@ pub const WINDOWS_XP: Profile = Profile {
 pub const BSD43_TAHOE: Profile = Profile {
     name: "bsd43-tahoe",
     aliases: &["tahoe"],
-    describes: "4.3BSD-Tahoe (RFC 1106's era); its 500 ms RTO ticks are not modelled",
+    describes: "4.3BSD-Tahoe (RFC 1106's era): initial window 1, one segment after any loss, 500 ms timer ticks",
     base: &BSD_1990S,
     settings: &[
         s("mss", "512", "4.3BSD tcp_mss: TCP_MSS 512 off the local net"),
@@ -786,6 +800,7 @@ pub const BSD43_TAHOE: Profile = Profile {
         s("rto_min", "1s", "4.3BSD tcp_timer.h TCPTV_MIN: 2 ticks of 500 ms"),
         s("rto_initial", "3s", "4.3BSD tcp_timer.h TCPTV_SRTTDFLT"),
         s("rto_max", "64s", "4.3BSD tcp_timer.h TCPTV_REXMTMAX"),
+        s("rto_tick", "500ms", "4.3BSD tcp_timer.c tcp_slowtimo, every 500 ms (PR_SLOWHZ 2)"),
         s("congestion", "tahoe", "4.3BSD-Tahoe tcp_input.c: any loss sets snd_cwnd to one segment; no fast recovery (Jacobson 1988)"),
     ],
 };
@@ -850,6 +865,7 @@ mod tests {
         let tahoe = find("bsd43-tahoe").unwrap().config();
         assert_eq!(tahoe.initial_window, 1);
         assert_eq!(tahoe.congestion.name(), "tahoe");
+        assert_eq!(tahoe.rto_tick, Some(Duration::from_millis(500)));
         // An assumption says so.
         assert!(find("uw7")
             .unwrap()

@@ -258,6 +258,7 @@ fn host_default(short: &str) -> Option<String> {
         "rto_min" => dur(c.rto_min),
         "rto_max" => dur(c.rto_max),
         "rto_initial" => dur(c.rto_initial),
+        "rto_tick" => c.rto_tick.map_or_else(|| quoted("none"), dur),
         "initial_window" => c.initial_window.to_string(),
         "max_retries" => c.max_retries.to_string(),
         "syn_retries" => c.syn_retries.to_string(),
@@ -354,6 +355,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("rto_min", "\"200ms\"", "lower bound on the retransmission timeout (Linux; RFC 6298 2.4 says 1s)"),
         ("rto_max", "\"60s\"", "upper bound on the retransmission timeout (RFC 6298 2.5)"),
         ("rto_initial", "\"1s\"", "retransmission timeout before any RTT sample (RFC 6298 2.1)"),
+        ("rto_tick", "\"none\"", "retransmission timer granularity, e.g. \"500ms\" (4.4BSD slow timeout): the RTO counts whole ticks; \"none\": exact"),
         ("initial_window", "10", "initial congestion window in segments (RFC 6928)"),
         ("max_retries", "15", "retransmissions of one segment before aborting (Linux tcp_retries2)"),
         ("syn_retries", "6", "SYN retransmissions before giving up (Linux tcp_syn_retries)"),
@@ -1053,6 +1055,14 @@ impl Doc {
         }
         if let Some(v) = self.duration(&k("rto_initial"))? {
             c.rto_initial = v;
+        }
+        match self.string(&k("rto_tick")) {
+            Ok(Some((_, s))) if s == "none" => c.rto_tick = None,
+            _ => {
+                if let Some(v) = self.duration(&k("rto_tick"))? {
+                    c.rto_tick = Some(v);
+                }
+            }
         }
         if let Some(v) = self.u32(&k("initial_window"), 1)? {
             c.initial_window = v;
