@@ -89,6 +89,12 @@ enum Cmd {
     Scenario,
     /// List the send and ACK policies with their sources.
     Policies,
+    /// List the stack profiles (`profile = "..."`, `drill --stack`, `tun --set profile=...`)
+    /// with their settings and sources; `tinygram profiles NAME` shows one.
+    Profiles {
+        /// One profile to show (default: all).
+        name: Option<String>,
+    },
     /// Run the engine on a Linux TUN device against real TCP peers (root or CAP_NET_ADMIN).
     Tun {
         #[command(subcommand)]
@@ -362,6 +368,16 @@ fn main() -> ExitCode {
             print!("{}", output::policies());
             ExitCode::SUCCESS
         }
+        Cmd::Profiles { name } => match output::profiles(name.as_deref()) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Cmd::Tun { cmd } => tun::run(cmd),
         Cmd::Bench {
             what:

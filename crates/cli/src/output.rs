@@ -154,6 +154,46 @@ pub fn policies() -> String {
     s
 }
 
+/// `tinygram profiles [NAME]`: every profile with its settings and sources, or one.
+pub fn profiles(name: Option<&str>) -> Result<String, String> {
+    use tinygram_proto::profile::{find, PROFILES};
+    let chosen: Vec<_> = match name {
+        Some(n) => vec![find(n)?],
+        None => PROFILES.iter().collect(),
+    };
+    let mut s = String::new();
+    if name.is_none() {
+        s += "Stack profiles: `profile = \"NAME\"` in [client]/[server] (or --set client.profile=NAME),\n\
+              `tinygram drill --stack NAME`, `tinygram tun --set profile=NAME`. A profile is applied\n\
+              before the host's own keys, which override it. Unset keys keep the engine's defaults\n\
+              (`tinygram scenario`); \"assumption:\" marks a value no source documents.\n\n";
+    }
+    for (i, p) in chosen.iter().enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        let _ = write!(s, "{p}");
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod profiles_tests {
+    #[test]
+    fn lists_every_profile_and_shows_one_with_sources() {
+        let all = super::profiles(None).unwrap();
+        for p in tinygram_proto::profile::PROFILES {
+            assert!(all.contains(&format!("\n{}", p.name)), "{} missing", p.name);
+        }
+        let one = super::profiles(Some("linux")).unwrap();
+        assert!(one.starts_with("linux: "), "{one}");
+        assert!(one.contains("ack_policy = quickack"), "{one}");
+        assert!(one.contains("tcp_input.c"), "{one}");
+        let e = super::profiles(Some("freebds3")).unwrap_err();
+        assert!(e.contains("unknown profile"), "{e}");
+    }
+}
+
 #[cfg(test)]
 mod sig3_tests {
     use super::sig3;

@@ -63,10 +63,11 @@ pub struct DrillArgs {
     /// Compare each outbound segment alone instead of merging consecutive ones.
     #[arg(long = "strict_segments", alias = "strict-segments")]
     pub strict_segments: bool,
-    /// Whose defaults new sockets get: `tinygram` (the engine's: strict Nagle,
-    /// 200 ms delayed ACK) or `linux` (quick ACKs, Linux's Nagle, RTO 200 ms
-    /// to 120 s, ...; see the drill README). The script's setsockopts override them.
-    #[arg(long, default_value = "tinygram", value_name = "tinygram|linux")]
+    /// Whose defaults new sockets get: a profile from `tinygram profiles`:
+    /// `rfc` (alias `tinygram`: the engine's strict Nagle, 200 ms delayed ACK),
+    /// `linux` (quick ACKs, Linux's Nagle, RTO 200 ms to 120 s, ...), `freebsd`,
+    /// or a historical stack. The script's setsockopts override them.
+    #[arg(long, default_value = "rfc", value_name = "PROFILE")]
     pub stack: Stack,
     /// Print every segment in and out of each script.
     #[arg(long, short)]

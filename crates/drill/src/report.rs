@@ -71,7 +71,7 @@ pub struct Failure {
 }
 
 /// Appended to an ACK that came later or sooner than a script written for
-/// Linux expects, when the script left the ACK policy to `--stack tinygram`.
+/// Linux expects, when the script left the ACK policy to `--stack rfc`.
 pub const QUICK_ACK_HINT: &str = "the script may assume Linux's quick ACKs; try --stack linux";
 
 impl Failure {

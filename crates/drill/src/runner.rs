@@ -52,7 +52,7 @@ impl Default for Settings {
             tolerance_usecs: 4_000,
             tolerance_percent: 12.5,
             strict_segments: false,
-            stack: Stack::Tinygram,
+            stack: Stack::rfc(),
             defines: Vec::new(),
             tcp_ts_tick_usecs: 0,
         }
@@ -778,9 +778,9 @@ impl<'a> Runner<'a> {
 
     /// [`QUICK_ACK_HINT`] when the failure looks like an ACK the script
     /// expected at once that the engine delayed, or the other way round, and
-    /// the ACK policy is `--stack tinygram`'s default (the script chose none).
+    /// the ACK policy is `--stack rfc`'s default (the script chose none).
     fn quick_ack_hint(&self, p: &PacketSpec, symptom: AckSymptom<'_>) -> Option<String> {
-        if self.settings.stack != Stack::Tinygram || self.conn_ack_policy_set {
+        if self.settings.stack != Stack::rfc() || self.conn_ack_policy_set {
             return None;
         }
         let pure_ack = |e: &Emitted| e.repr.flags.0 == flag::ACK && e.payload_len == 0;

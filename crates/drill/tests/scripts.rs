@@ -131,7 +131,7 @@ fn pending_scripts_still_fail() {
 /// Settings for `--stack linux`.
 fn linux() -> Settings {
     Settings {
-        stack: Stack::Linux,
+        stack: Stack::linux(),
         ..Settings::default()
     }
 }
@@ -300,7 +300,7 @@ fn cli_prints_summary_and_fails_on_failure() {
     let linux_script = d.join("linux/quick-ack-at-start.pkt");
     let mut args = args;
     args.scripts = vec![linux_script.clone()];
-    args.stack = Stack::Linux;
+    args.stack = Stack::linux();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     assert_eq!(
         tinygram_drill::cli::run_scripts(&args, &mut out, &mut err),
@@ -371,4 +371,48 @@ fn suite_runs_a_directory_with_run_all_flags_and_prints_a_table() {
     assert!(String::from_utf8(e).unwrap().contains("only ipv4"));
     assert!(DrillArgs::parse_words(&["--suite", ".", "--local_ip=300.1.1.1"]).is_err());
     assert!(DrillArgs::parse_words(&["--suite", ".", "-D", "1X=2"]).is_err());
+}
+
+/// `tests/drill/stacks/*.pkt` pass under the profile their `// stack: NAME`
+/// header names, and fail under `--stack rfc` (the engine's defaults, which
+/// is how the engine behaved before the profile's rule existed) at the line
+/// `// rfc-fails-at: line N` names.
+#[test]
+fn stack_scripts_pass_under_their_profile_and_fail_under_rfc() {
+    let all = scripts(&drill_dir().join("stacks"));
+    assert!(!all.is_empty(), "expected scripts in tests/drill/stacks");
+    let mut problems = Vec::new();
+    for p in &all {
+        let stack: Stack = header(p, "stack")
+            .unwrap_or_else(|| panic!("{}: needs `// stack: NAME`", p.display()))
+            .parse()
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let want: usize = header(p, "rfc-fails-at")
+            .and_then(|w| w.trim_start_matches("line").trim().parse().ok())
+            .unwrap_or_else(|| panic!("{}: needs `// rfc-fails-at: line N`", p.display()));
+        let rep = run_file(
+            p,
+            &Settings {
+                stack,
+                ..Settings::default()
+            },
+        );
+        if !rep.passed() {
+            problems.push(format!("fails under --stack {stack}:\n{rep}"));
+        }
+        let rfc = run_file(p, &Settings::default());
+        match &rfc.failure {
+            Some(f) if f.line == want => {}
+            Some(f) => problems.push(format!(
+                "{}: under --stack rfc failed at line {} instead of {want}:\n{rfc}",
+                p.display(),
+                f.line
+            )),
+            None => problems.push(format!(
+                "{}: passes under --stack rfc; it must fail at line {want}",
+                p.display()
+            )),
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -124,6 +124,7 @@ impl CcFactory {
         match name {
             "newreno" | "reno" => Ok(CcFactory::new_reno()),
             "cubic" => Ok(CcFactory::cubic()),
+            "tahoe" => Ok(crate::tahoe::Tahoe::factory()),
             other => Err(format!(
                 "unknown congestion control {other:?}{} (expected {})",
                 crate::suggest::did_you_mean(other, CONGESTION_NAMES.iter().map(|c| c.name)),
@@ -180,7 +181,7 @@ pub struct ModuleInfo {
 }
 
 /// The congestion controllers `Config::congestion` can be set to by name.
-pub const CONGESTION_NAMES: [ModuleInfo; 2] = [
+pub const CONGESTION_NAMES: [ModuleInfo; 3] = [
     ModuleInfo {
         name: "newreno",
         rfc: "RFC 5681, RFC 6582",
@@ -190,6 +191,11 @@ pub const CONGESTION_NAMES: [ModuleInfo; 2] = [
         name: "cubic",
         rfc: "RFC 9438",
         about: "cubic growth from the last W_max, beta 0.7, Reno-friendly floor",
+    },
+    ModuleInfo {
+        name: "tahoe",
+        rfc: "Jacobson 1988; 4.3BSD-Tahoe tcp_input.c",
+        about: "any loss: window to one segment, no fast recovery (RFC 1106's era)",
     },
 ];
 

@@ -2,7 +2,7 @@
 //! documented where it is chosen.
 
 use crate::cc::CcFactory;
-use crate::policy::ack::{DelackCount, WindowUpdate};
+use crate::policy::ack::{DelackCount, WindowAdvertise, WindowUpdate};
 use crate::policy::{AckPolicyKind, SendPolicyKind};
 use crate::time::Duration;
 
@@ -176,6 +176,9 @@ pub struct Config {
     pub rto_max: Duration,
     /// RTO before any RTT sample (RFC 6298 2.1: 1 s).
     pub rto_initial: Duration,
+    /// Retransmission timer granularity: the RTO counts whole ticks (4.4BSD's
+    /// 500 ms slow timeout, tcp_slowtimo). `None`: exact.
+    pub rto_tick: Option<Duration>,
     /// Data retransmissions of one segment before the connection is aborted
     /// (Linux tcp_retries2 = 15).
     pub max_retries: u32,
@@ -205,6 +208,9 @@ pub struct Config {
     /// Announce a window opened by a read at once (RFC 1122 4.2.3.3) or let it
     /// wait for the ACK policy (Tops-20, Westfield 003).
     pub window_update: WindowUpdate,
+    /// Which window each segment offers: RFC 1122 4.2.3.3's held right edge,
+    /// BSD's all free space, or Linux's rule (see `WindowAdvertise`).
+    pub window_advertise: WindowAdvertise,
     /// `adaptive` ACK policy: delay = k x SRTT (Doupnik 1.6: "one or two round trip times").
     pub adaptive_k: f64,
     /// `adaptive` ACK policy: least delay.
@@ -249,6 +255,7 @@ impl Default for Config {
             rto_min: Duration::from_millis(200),
             rto_max: Duration::from_secs(60),
             rto_initial: Duration::from_secs(1),
+            rto_tick: None,
             max_retries: 15,
             syn_retries: 6,
             msl: Duration::from_secs(30),
@@ -261,6 +268,7 @@ impl Default for Config {
             delack_count: DelackCount::Any,
             delack_tick: None,
             window_update: WindowUpdate::Immediate,
+            window_advertise: WindowAdvertise::Rfc1122,
             adaptive_k: 1.0,
             adaptive_min: Duration::from_millis(1),
             adaptive_max: Duration::from_millis(500),
@@ -352,6 +360,14 @@ impl Config {
         }
         if self.rto_min.is_zero() {
             return err("rto_min", "must be positive");
+        }
+        if let Some(t) = self.rto_tick {
+            if t.is_zero() || t > Duration::from_secs(1) {
+                return err(
+                    "rto_tick",
+                    "must be between 1us and 1s (leave it out for an exact timer)",
+                );
+            }
         }
         if self.initial_window == 0 {
             return err("initial_window", "must be at least 1 segment");

@@ -20,7 +20,7 @@ use crate::isn::IsnGenerator;
 use crate::nak::{NakReceiver, NakSender};
 use crate::policy::{
     AckCtx, AckDecision, AckPolicy, AckReason, DelayReason, SendCtx, SendDecision, SendPolicy,
-    SendPolicyKind, WindowUpdate,
+    SendPolicyKind, WindowAdvertise, WindowUpdate,
 };
 use crate::recv_buf::RecvBuffer;
 use crate::rtt::RttEstimator;
@@ -114,6 +114,8 @@ pub struct Connection {
     irs: SeqNumber,
     /// Right edge of the window we last advertised (RCV.NXT + RCV.WND).
     rcv_adv: SeqNumber,
+    /// The window size the last segment offered (Linux's tcp_sock rcv_wnd).
+    rcv_wnd_last: usize,
 
     send_buf: SendBuffer,
     recv_buf: RecvBuffer,
@@ -190,6 +192,9 @@ pub struct Connection {
     bytes_since_ack: usize,
     /// A read opened the window and the ACK policy has yet to say when to announce it.
     window_opened: bool,
+    /// A read emptied the receive queue since the last transmit: the ACK
+    /// policy may send an owed ACK now (Linux tcp_cleanup_rbuf).
+    read_emptied: bool,
     /// What the armed delayed-ACK timer was set for (for the why-trace).
     delack_len: Duration,
     /// Send SYN (SYN-SENT) or SYN-ACK (SYN-RECEIVED) on the next poll.
@@ -249,7 +254,8 @@ impl Connection {
         isn: SeqNumber,
         isn_gen: Box<dyn IsnGenerator>,
     ) -> Connection {
-        let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
+        let rtt =
+            RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max).with_tick(cfg.rto_tick);
         let mss = cfg.mss as usize;
         let (rcv_buf_size, rcv_buf_limit) = cfg.granted_rcv_buf();
         let counters = Counters {
@@ -273,6 +279,7 @@ impl Connection {
             max_snd_wnd: 0,
             irs: SeqNumber(0),
             rcv_adv: SeqNumber(0),
+            rcv_wnd_last: 0,
             send_buf: SendBuffer::new(cfg.snd_buf),
             recv_buf: RecvBuffer::new(rcv_buf_size, cfg.max_ooo_ranges),
             fin_queued: false,
@@ -314,6 +321,7 @@ impl Connection {
             full_segs_since_ack: 0,
             bytes_since_ack: 0,
             window_opened: false,
+            read_emptied: false,
             delack_len: Duration::ZERO,
             need_syn: false,
             pending_rst: None,
@@ -570,8 +578,10 @@ impl Connection {
     }
 
     /// RFC 1122 4.2.3.3: announce a window the read opened, once it moves the
-    /// right edge by min(half the buffer, 2 x MSS) (BSD's threshold); with
-    /// `window_update = "delayed"` the ACK policy decides when (Tops-20; Westfield, "Improving TCP throughput").
+    /// right edge by min(half the advertisable window, 2 x MSS) (BSD's
+    /// threshold); with `window_update = "delayed"` the ACK policy decides when
+    /// (Tops-20; Westfield, "Improving TCP throughput"); with `"doubling"` only
+    /// a window at least twice the one offered goes at once (Linux tcp_cleanup_rbuf).
     fn after_read(&mut self) {
         if !matches!(
             self.state,
@@ -579,20 +589,37 @@ impl Connection {
         ) {
             return;
         }
-        if self.cfg.window_update == WindowUpdate::Delayed {
-            // Any move RFC 1122 4.2.3.3 allows goes to the ACK policy, at the
-            // next poll_transmit (which knows the time).
-            if self.ack_now.is_none() && self.right_edge_gain() > 0 {
-                self.window_opened = true;
-            }
-            return;
+        if self.recv_buf.readable() == 0 && self.ack_owed_since.is_some() {
+            self.read_emptied = true;
         }
         let cur = self.rcv_adv.distance_from(self.rcv_nxt());
-        let free = self.recv_buf.free().min(self.max_rcv_wnd());
-        let step = (self.recv_buf.capacity() / 2).min(2 * self.snd_mss).max(1);
-        if free >= cur + step && self.ack_now.is_none() {
-            self.ack_now = Some(AckReason::WindowUpdate);
-            self.counters.window_updates_sent += 1;
+        match self.cfg.window_update {
+            WindowUpdate::Delayed => {
+                // Any move the advertisement rule allows goes to the ACK
+                // policy, at the next poll_transmit (which knows the time).
+                if self.ack_now.is_none() && self.right_edge_gain() > 0 {
+                    self.window_opened = true;
+                }
+            }
+            WindowUpdate::Immediate => {
+                let free = self.recv_buf.free().min(self.max_rcv_wnd());
+                let step = (self.advertisable() / 2).min(2 * self.snd_mss).max(1);
+                if free >= cur + step && self.ack_now.is_none() {
+                    self.ack_now = Some(AckReason::WindowUpdate);
+                    self.counters.window_updates_sent += 1;
+                }
+            }
+            WindowUpdate::Doubling => {
+                // tcp_cleanup_rbuf: "if (2*rcv_window_now <= tp->window_clamp)",
+                // then ACK if the new window is at least twice the current one.
+                if 2 * cur <= self.advertisable() && self.ack_now.is_none() {
+                    let new = self.window_offer();
+                    if new > 0 && new >= 2 * cur && new > cur {
+                        self.ack_now = Some(AckReason::WindowUpdate);
+                        self.counters.window_updates_sent += 1;
+                    }
+                }
+            }
         }
     }
 
@@ -960,6 +987,7 @@ impl Connection {
         self.snd_wl1 = seg.seq;
         self.snd_wl2 = seg.ack;
         self.rcv_adv = self.rcv_nxt() + self.syn_window();
+        self.rcv_wnd_last = self.syn_window();
         // Restart congestion state with the real MSS (RFC 6928 counts segments).
         self.cc = build_cc(&self.cfg, self.snd_mss);
     }
@@ -1514,16 +1542,67 @@ impl Connection {
     }
 
     /// How far an ACK sent now would move the right window edge past the last
-    /// one advertised (the same RFC 1122 4.2.3.3 rule as `window_to_advertise`).
+    /// one advertised (the `window_advertise` rule of `window_to_advertise`).
     fn right_edge_gain(&self) -> usize {
         let cur = self.rcv_adv.distance_from(self.rcv_nxt());
+        self.window_offer().saturating_sub(cur)
+    }
+
+    /// The most window this connection can ever offer: the buffer, within
+    /// what the window field can say (65,535 << scale, or RFC 1106's 30 bits).
+    fn advertisable(&self) -> usize {
+        self.recv_buf.capacity().min(self.max_rcv_wnd()).max(1)
+    }
+
+    /// The window a segment sent now offers under `window_advertise`, never
+    /// less than what is already offered (RFC 9293 3.8.6.2.2: do not shrink).
+    fn window_offer(&self) -> usize {
+        let cur = self.rcv_adv.distance_from(self.rcv_nxt());
         let free = self.recv_buf.free().min(self.max_rcv_wnd());
-        let step = (self.recv_buf.capacity() / 2).min(self.snd_mss);
-        if free > cur && free - cur >= step {
-            free - cur
-        } else {
-            0
-        }
+        let buf = self.recv_buf.capacity();
+        let mss = self.snd_mss.max(1);
+        let wnd = match self.cfg.window_advertise {
+            WindowAdvertise::Rfc1122 => {
+                // RFC 1122 4.2.3.3: move the edge by min(1/2 window, MSS); the
+                // half is of the window that can be advertised, not the buffer.
+                let step = (self.advertisable() / 2).min(mss);
+                if free > cur && free - cur >= step {
+                    free
+                } else {
+                    cur
+                }
+            }
+            WindowAdvertise::Bsd => {
+                // tcp_output.c: recwin < sb_hiwat / 4 && recwin < t_maxseg -> 0.
+                if free < buf / 4 && free < mss {
+                    0
+                } else {
+                    free
+                }
+            }
+            WindowAdvertise::Linux => {
+                // __tcp_select_window: full_space = min(window_clamp, allowed_space).
+                let full = self.advertisable();
+                let mss = mss.min(full);
+                if free < full / 2 && (free < buf / 16 || free < mss) {
+                    0
+                } else if self.rcv_wscale == 0 && !self.bigwin {
+                    // "Get the largest window that is a nice multiple of mss";
+                    // keep the current offer while within one MSS of the free space.
+                    let last = self.rcv_wnd_last;
+                    if last + mss <= free || last > free {
+                        free / mss * mss
+                    } else if mss == full && free > last + full / 2 {
+                        free
+                    } else {
+                        last
+                    }
+                } else {
+                    free
+                }
+            }
+        };
+        wnd.max(cur)
     }
 
     /// Acts on an ACK policy's verdict: an ACK now, or the delayed-ACK timer
@@ -1535,9 +1614,9 @@ impl Connection {
                     AckReason::EveryNth { .. } => self.counters.acks_every_nth += 1,
                     AckReason::Interactivity { .. } => self.counters.acks_interactivity += 1,
                     AckReason::RightEdge { .. } => self.counters.acks_right_edge += 1,
-                    AckReason::QuickAck { .. } | AckReason::MoreThanMss { .. } => {
-                        self.counters.acks_quick += 1
-                    }
+                    AckReason::QuickAck { .. }
+                    | AckReason::MoreThanMss { .. }
+                    | AckReason::ReadPushed { .. } => self.counters.acks_quick += 1,
                     AckReason::WindowUpdate => self.counters.window_updates_sent += 1,
                     _ => {}
                 }
@@ -1683,6 +1762,16 @@ impl Connection {
 
     fn next_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
         payload.clear();
+        if std::mem::take(&mut self.read_emptied)
+            && self.ack_now.is_none()
+            && self.ack_owed_since.is_some()
+            && self.state.synchronized()
+        {
+            let ctx = self.ack_ctx(now, 0);
+            if let Some(reason) = self.ack_policy.on_read_emptied(&ctx) {
+                self.apply_ack_decision(now, AckDecision::Now(reason));
+            }
+        }
         if std::mem::take(&mut self.window_opened)
             && self.ack_now.is_none()
             && self.state.synchronized()
@@ -1807,6 +1896,7 @@ impl Connection {
         }
         if flags.ack() {
             self.rcv_adv = self.rcv_nxt() + self.syn_window();
+            self.rcv_wnd_last = self.syn_window();
             self.ts.note_ack_sent(r.ack);
             self.clear_ack_pending();
         }
@@ -1886,20 +1976,14 @@ impl Connection {
         self.disarm(Timer::DelayedAck);
     }
 
-    /// RFC 1122 4.2.3.3 receiver SWS avoidance: move the right edge only by at
-    /// least min(half the buffer, one MSS); never shrink it (RFC 9293 3.8.6.2.2).
+    /// Receiver SWS avoidance by `window_advertise` (RFC 1122 4.2.3.3, BSD or
+    /// Linux); never shrink the window (RFC 9293 3.8.6.2.2).
     /// Returns the header's window field and, with big windows, option C's
     /// upper bits (RFC 1106 3.1).
     fn window_to_advertise(&mut self) -> (u16, Option<u16>) {
         let rcv_nxt = self.rcv_nxt();
-        let cur = self.rcv_adv.distance_from(rcv_nxt);
-        let free = self.recv_buf.free().min(self.max_rcv_wnd());
-        let step = (self.recv_buf.capacity() / 2).min(self.snd_mss);
-        let wnd = if free > cur && free - cur >= step {
-            free
-        } else {
-            cur
-        };
+        let wnd = self.window_offer();
+        self.rcv_wnd_last = wnd;
         if self.bigwin {
             let wnd = wnd.min(bigwin::MAX_WINDOW);
             let edge = rcv_nxt + wnd;

@@ -11,6 +11,8 @@ pub struct RttEstimator {
     backoff: u32,
     min: Duration,
     max: Duration,
+    /// Coarse timer tick (BSD's 500 ms slow timeout): the RTO is a whole number of ticks.
+    tick: Option<Duration>,
 }
 
 /// RFC 6298 2: clock granularity G; our virtual clock is exact, so 1 ms
@@ -26,7 +28,16 @@ impl RttEstimator {
             backoff: 0,
             min,
             max,
+            tick: None,
         }
+    }
+
+    /// Counts the RTO in whole ticks of `tick`, rounded up (4.4BSD tcp_timer.h:
+    /// t_rxtcur in PR_SLOWHZ ticks of 500 ms). The phase of the free-running
+    /// tick is not modelled: a BSD timer may fire up to one tick early.
+    pub fn with_tick(mut self, tick: Option<Duration>) -> Self {
+        self.tick = tick.filter(|t| !t.is_zero());
+        self
     }
 
     /// RFC 6298 2.2-2.3: fold in one measurement (never from a retransmitted segment: Karn).
@@ -57,7 +68,15 @@ impl RttEstimator {
         for _ in 0..self.backoff.min(32) {
             r = (r * 2).min(self.max);
         }
-        r
+        match self.tick {
+            Some(t) => {
+                let (r_ns, t_ns) = (r.as_nanos(), t.as_nanos());
+                let ticks = r_ns.div_ceil(t_ns).max(1);
+                let n = u64::try_from(ticks.saturating_mul(t_ns)).unwrap_or(u64::MAX);
+                Duration::from_nanos(n)
+            }
+            None => r,
+        }
     }
 
     /// RFC 6298 5.5: double the timeout after an expiry.
@@ -81,6 +100,18 @@ impl RttEstimator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_coarse_tick_rounds_the_rto_up_to_whole_ticks() {
+        let ms = Duration::from_millis;
+        let mut r = RttEstimator::new(ms(3000), ms(1000), ms(64_000)).with_tick(Some(ms(500)));
+        r.sample(ms(100));
+        // SRTT 100 + max(4 x 50, 1000) = 1100 ms: three ticks.
+        assert_eq!(r.rto(), ms(1500));
+        let mut exact = RttEstimator::new(ms(3000), ms(1000), ms(64_000));
+        exact.sample(ms(100));
+        assert_eq!(exact.rto(), ms(1100));
+    }
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)

@@ -20,7 +20,9 @@ use std::time::Duration;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
 use tinygram_proto::suggest::did_you_mean;
 use tinygram_proto::wire::{IPV4_HEADER_LEN, TCP_HEADER_LEN};
-use tinygram_proto::{CcFactory, Config, DelackCount, LossIs, OptionSet, SlowStart, WindowUpdate};
+use tinygram_proto::{
+    CcFactory, Config, DelackCount, LossIs, OptionSet, SlowStart, WindowAdvertise, WindowUpdate,
+};
 use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 
 mod topo;
@@ -50,15 +52,29 @@ pub struct Scenario {
 }
 
 /// One host: its TCP settings and, optionally, a fixed initial sequence number.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct HostConfig {
     pub tcp: Config,
+    /// The stack profile `tcp` started from (`tinygram profiles`); "rfc" by default.
+    pub profile: &'static str,
     /// Initial sequence number; `None` lets the simulator choose (from the seed).
     pub isn: Option<u32>,
     /// The host's memory for receive buffers, shared by its connections (RFC 1106 5).
     pub memory: Option<usize>,
     /// Receive coalescing interval (NIC interrupt moderation + GRO); zero: off.
     pub rx_coalesce: Duration,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            tcp: Config::default(),
+            profile: tinygram_proto::profile::RFC.name,
+            isn: None,
+            memory: None,
+            rx_coalesce: Duration::ZERO,
+        }
+    }
 }
 
 /// Which way bulk data flows.
@@ -89,7 +105,7 @@ impl fmt::Display for Direction {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Workload {
     /// The client writes `request` (one write per entry, `request_gap` apart),
-    /// the server answers with `response` after `think` (its time to compute
+    /// the server answers with `response` (`response_gap` apart) after `think` (its time to compute
     /// the answer, from reading the whole request); `outstanding` requests in
     /// flight; `requests` in all
     /// (`None`: until `duration`). The source documents' Nagle/delayed-ACK experiments.
@@ -97,6 +113,9 @@ pub enum Workload {
         request: Vec<usize>,
         request_gap: Duration,
         response: Vec<usize>,
+        /// Pause between the server's writes of one response (Doupnik 3.0: the
+        /// network drains data faster than the application supplies it).
+        response_gap: Duration,
         outstanding: u32,
         think: Duration,
         requests: Option<u64>,
@@ -206,6 +225,7 @@ fn host_default(short: &str) -> Option<String> {
     let dur = |d: Duration| quoted(fmt_duration(d));
     let size = |n: usize| size_text(n as u64);
     Some(match short {
+        "profile" => quoted(tinygram_proto::profile::RFC.name),
         "mss" => c.mss.to_string(),
         "send_policy" => quoted(c.send_policy),
         "ack_policy" => quoted(c.ack_policy),
@@ -214,6 +234,7 @@ fn host_default(short: &str) -> Option<String> {
         "delack_count" => quoted(c.delack_count),
         "delack_tick" => c.delack_tick.map_or_else(|| quoted("none"), dur),
         "window_update" => quoted(c.window_update),
+        "window_advertise" => quoted(c.window_advertise),
         "adaptive_k" => format!("{:?}", c.adaptive_k),
         "adaptive_min" => dur(c.adaptive_min),
         "adaptive_max" => dur(c.adaptive_max),
@@ -243,6 +264,7 @@ fn host_default(short: &str) -> Option<String> {
         "rto_min" => dur(c.rto_min),
         "rto_max" => dur(c.rto_max),
         "rto_initial" => dur(c.rto_initial),
+        "rto_tick" => c.rto_tick.map_or_else(|| quoted("none"), dur),
         "initial_window" => c.initial_window.to_string(),
         "max_retries" => c.max_retries.to_string(),
         "syn_retries" => c.syn_retries.to_string(),
@@ -318,6 +340,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("duplicate", "0", "probability a frame arrives twice"),
     ],
     host: [
+        ("profile", "\"rfc\"", "stack profile applied before this host's other keys: a name from `tinygram profiles` (rfc, linux, freebsd3, ...)"),
         ("mss", "1460", "MSS advertised: largest payload accepted (RFC 9293 3.7.1; 1500 - 40)"),
         ("send_policy", "(Config::default())", "when to send: a name from `tinygram policies` (nodelay, nagle, ...)"),
         ("ack_policy", "(Config::default())", "when to acknowledge: a name from `tinygram policies` (immediate, delayed, ...)"),
@@ -325,7 +348,8 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("delack_segments", "2", "ACK at once every Nth data segment (RFC 1122 4.2.3.2, RFC 5681 4.2)"),
         ("delack_count", "\"any\"", "segments that count toward delack_segments: \"any\" data segment (BSD; Cheshire) or only \"full\"-sized ones (RFC 1122 4.2.3.2)"),
         ("delack_tick", "\"none\"", "free-running delayed-ACK tick, e.g. \"200ms\" (BSD fast timer) or \"250ms\" (lwIP): a deferred ACK leaves at the next tick instead of after delack; at most 500ms"),
-        ("window_update", "\"immediate\"", "announce a window the application's read opened \"immediate\"ly (RFC 1122 4.2.3.3; BSD, Linux) or \"delayed\" until the ACK policy sends an ACK (Tops-20; Westfield, 1985)"),
+        ("window_update", "\"immediate\"", "announce a window the application's read opened \"immediate\"ly (RFC 1122 4.2.3.3; BSD), \"delayed\" until the ACK policy sends an ACK (Tops-20; Westfield, 1985), or only if it at least doubles, \"doubling\" (Linux tcp_cleanup_rbuf)"),
+        ("window_advertise", "\"rfc1122\"", "window each segment offers: \"rfc1122\" holds the right edge until it moves min(half the window, one MSS) (RFC 1122 4.2.3.3), \"bsd\" offers all free space (tcp_output.c), \"linux\" as __tcp_select_window"),
         ("adaptive_k", "1.0", "ack_policy adaptive: the delay is adaptive_k x SRTT (Doupnik 1.6: one or two RTTs)"),
         ("adaptive_min", "\"1ms\"", "ack_policy adaptive: least delay"),
         ("adaptive_max", "\"500ms\"", "ack_policy adaptive: greatest delay, at most 500ms (RFC 1122 4.2.3.2)"),
@@ -338,6 +362,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("rto_min", "\"200ms\"", "lower bound on the retransmission timeout (Linux; RFC 6298 2.4 says 1s)"),
         ("rto_max", "\"60s\"", "upper bound on the retransmission timeout (RFC 6298 2.5)"),
         ("rto_initial", "\"1s\"", "retransmission timeout before any RTT sample (RFC 6298 2.1)"),
+        ("rto_tick", "\"none\"", "retransmission timer granularity, e.g. \"500ms\" (4.4BSD slow timeout): the RTO counts whole ticks; \"none\": exact"),
         ("initial_window", "10", "initial congestion window in segments (RFC 6928)"),
         ("max_retries", "15", "retransmissions of one segment before aborting (Linux tcp_retries2)"),
         ("syn_retries", "6", "SYN retransmissions before giving up (Linux tcp_syn_retries)"),
@@ -353,6 +378,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("request", "[100]", "request-response: the client's write sizes for one request (\"10x50\" = 50 writes of 10 bytes)"),
         ("request_gap", "\"0ms\"", "request-response: pause between the writes of one request"),
         ("response", "[100]", "request-response: the server's write sizes for one response"),
+        ("response_gap", "\"0ms\"", "request-response: pause between the server's writes of one response (an application slower than the network, Doupnik 3.0)"),
         ("outstanding", "1", "request-response: requests in flight (2 = double buffering)"),
         ("think", "\"0ms\"", "request-response: server think time: delay from reading a whole request to writing its response"),
         ("requests", "none (until duration)", "request-response: number of requests to make"),
@@ -384,6 +410,7 @@ const RR_KEYS: &[&str] = &[
     "request",
     "request_gap",
     "response",
+    "response_gap",
     "outstanding",
     "think",
     "requests",
@@ -966,7 +993,12 @@ impl Doc {
 
     fn host(&self, side: &str) -> Result<HostConfig, ScenarioError> {
         let k = |name: &str| format!("{side}.{name}");
-        let mut c = Config::default();
+        // The profile first; every key below overrides it.
+        let profile = match self.string(&k("profile"))? {
+            Some((e, s)) => tinygram_proto::profile::find(&s).map_err(|m| self.fail(e, m))?,
+            None => &tinygram_proto::profile::RFC,
+        };
+        let mut c = profile.config();
         // The engine's least MSS (its config check) is the range's floor: one range, the real one.
         if let Some(v) = self.uint(&k("mss"), 64, u64::from(u16::MAX))? {
             c.mss = v as u16;
@@ -996,6 +1028,9 @@ impl Doc {
         }
         if let Some((e, s)) = self.string(&k("window_update"))? {
             c.window_update = s.parse::<WindowUpdate>().map_err(|m| self.fail(e, m))?;
+        }
+        if let Some((e, s)) = self.string(&k("window_advertise"))? {
+            c.window_advertise = s.parse::<WindowAdvertise>().map_err(|m| self.fail(e, m))?;
         }
         if let Some(e) = self.get(&k("adaptive_k")) {
             c.adaptive_k = match &e.value {
@@ -1057,6 +1092,14 @@ impl Doc {
         if let Some(v) = self.duration(&k("rto_initial"))? {
             c.rto_initial = v;
         }
+        match self.string(&k("rto_tick")) {
+            Ok(Some((_, s))) if s == "none" => c.rto_tick = None,
+            _ => {
+                if let Some(v) = self.duration(&k("rto_tick"))? {
+                    c.rto_tick = Some(v);
+                }
+            }
+        }
         if let Some(v) = self.u32(&k("initial_window"), 1)? {
             c.initial_window = v;
         }
@@ -1087,6 +1130,7 @@ impl Doc {
         })?;
         Ok(HostConfig {
             tcp: c,
+            profile: profile.name,
             isn,
             memory,
             rx_coalesce,
@@ -1145,6 +1189,7 @@ impl Doc {
                 request: self.size_list(&w("request"))?.unwrap_or_else(|| vec![100]),
                 request_gap: self.duration(&w("request_gap"))?.unwrap_or(Duration::ZERO),
                 response: self.size_list(&w("response"))?.unwrap_or_else(|| vec![100]),
+                response_gap: self.duration(&w("response_gap"))?.unwrap_or(Duration::ZERO),
                 outstanding: self.u32(&w("outstanding"), 1)?.unwrap_or(1),
                 think: self.duration(&w("think"))?.unwrap_or(Duration::ZERO),
                 requests: self.uint(&w("requests"), 1, u64::MAX)?,
@@ -1379,6 +1424,7 @@ mod tests {
                 request: vec![100],
                 request_gap: Duration::ZERO,
                 response: vec![100],
+                response_gap: Duration::ZERO,
                 outstanding: 1,
                 think: Duration::ZERO,
                 requests: None,
@@ -2158,6 +2204,44 @@ isn = 4294967295
             e.message.contains("did you mean \"client-to-server\"?"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_profile_applies_before_the_files_own_keys() {
+        let s = parse("[client]\nprofile = \"linux\"\nsend_policy = \"nodelay\"").unwrap();
+        let linux = tinygram_proto::profile::find("linux").unwrap().config();
+        assert_eq!(s.client.profile, "linux");
+        // The profile's values, except where the file says otherwise.
+        assert_eq!(s.client.tcp.ack_policy, linux.ack_policy);
+        assert_eq!(s.client.tcp.rto_max, linux.rto_max);
+        assert_eq!(s.client.tcp.send_policy, SendPolicyKind::NoDelay);
+        assert_eq!(s.server.profile, "rfc");
+        assert_eq!(s.server.tcp.ack_policy, Config::default().ack_policy);
+        // --set works the same way; the old drill name is an alias.
+        let s = parse_set("", &["server.profile=linux", "client.profile=tinygram"]).unwrap();
+        assert_eq!(s.server.tcp.ack_policy, linux.ack_policy);
+        assert_eq!(s.client.profile, "rfc");
+        let e = parse_set("", &["server.profile=linx"]).unwrap_err();
+        assert_eq!(e.key, "server.profile");
+        assert!(e.message.contains("did you mean \"linux\"?"), "{e}");
+    }
+
+    #[test]
+    fn every_profile_key_is_a_host_key() {
+        // `congestion` is set by profiles only, until scenarios name controllers.
+        for key in tinygram_proto::profile::KEYS
+            .iter()
+            .filter(|k| **k != "congestion")
+        {
+            assert!(
+                KEYS.iter().any(|k| k.key == format!("client.{key}")),
+                "profile key {key} is not a scenario host key"
+            );
+        }
+        for p in tinygram_proto::profile::PROFILES {
+            parse_set("", &[&format!("client.profile={}", p.name)])
+                .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        }
     }
 
     #[test]

@@ -382,12 +382,21 @@ impl App {
             ) => {
                 while self.bytes_read >= (self.served + 1) * req_total {
                     self.served += 1;
-                    if let Workload::RequestResponse { response, .. } = &self.workload {
+                    if let Workload::RequestResponse {
+                        response,
+                        response_gap,
+                        ..
+                    } = &self.workload
+                    {
                         for (i, &size) in response.iter().enumerate() {
                             self.out.queue.push_back(Write {
                                 size,
                                 not_before: if i == 0 { now + think } else { now },
-                                gap: Duration::ZERO,
+                                gap: if i == 0 {
+                                    Duration::ZERO
+                                } else {
+                                    *response_gap
+                                },
                                 starts_transaction: false,
                             });
                         }

@@ -78,6 +78,9 @@ pub enum AckReason {
     MoreThanMss { bytes: u32 },
     /// Linux-like quick-ACK mode; `left` quick ACKs remained before this one.
     QuickAck { left: u32 },
+    /// Linux-like: a read emptied a queue that held small pushed segments
+    /// (tcp.c tcp_cleanup_rbuf, ICSK_ACK_PUSHED / ICSK_ACK_PUSHED2).
+    ReadPushed { twice: bool },
     /// RFC 5681 4.2: out-of-order segment or gap fill (also duplicates, RFC 9293).
     OutOfOrder,
     /// The delayed-ACK timer fired; `delay` is what it was set for.
@@ -102,6 +105,7 @@ impl AckReason {
             AckReason::RightEdge { .. } => "right-edge",
             AckReason::MoreThanMss { .. } => "more-than-mss",
             AckReason::QuickAck { .. } => "quickack",
+            AckReason::ReadPushed { .. } => "read-pushed",
             AckReason::OutOfOrder => "out-of-order",
             AckReason::Timer { .. } => "timer",
             AckReason::WindowUpdate => "window-update",
@@ -128,6 +132,12 @@ impl fmt::Display for AckReason {
             AckReason::RightEdge { moved } => write!(f, "right edge moved {moved} B"),
             AckReason::MoreThanMss { bytes } => write!(f, "{bytes} B unacknowledged > 1 MSS"),
             AckReason::QuickAck { left } => write!(f, "quick-ACK mode ({left} left)"),
+            AckReason::ReadPushed { twice } => write!(
+                f,
+                "read emptied the queue after {} small segment{}",
+                if twice { "two" } else { "a" },
+                if twice { "s" } else { "" }
+            ),
             AckReason::OutOfOrder => f.write_str("out of order"),
             AckReason::Timer { delay } => write!(f, "timer {}", fmt_ms(delay)),
             AckReason::WindowUpdate => f.write_str("window update"),
@@ -213,6 +223,11 @@ pub trait AckPolicy: fmt::Debug + Send {
     fn on_timer(&mut self, _ctx: &AckCtx) {}
     /// Out-of-order or duplicate data arrived (the engine ACKs it at once).
     fn on_out_of_order(&mut self, _ctx: &AckCtx) {}
+    /// The application's read emptied the receive queue while an ACK is owed:
+    /// `Some` sends it now (Linux tcp_cleanup_rbuf); the default waits.
+    fn on_read_emptied(&mut self, _ctx: &AckCtx) -> Option<AckReason> {
+        None
+    }
 }
 
 /// Which segments count toward "ACK every Nth segment".
@@ -251,11 +266,19 @@ impl fmt::Display for DelackCount {
 /// Whether a window the application's read opened is announced at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum WindowUpdate {
-    /// At once (RFC 1122 4.2.3.3; BSD and Linux).
+    /// At once, once the right edge moves by min(half the buffer, 2 x MSS)
+    /// (RFC 1122 4.2.3.3; BSD tcp_output.c: adv >= 2 * t_maxseg or 2 * adv >= sb_hiwat).
     #[default]
     Immediate,
     /// It waits for the ACK policy like any other ACK ("sociable" Tops-20, 003).
     Delayed,
+    /// At once only when the window at least doubles (Linux tcp.c
+    /// tcp_cleanup_rbuf: "Lots means at least twice"); else it waits.
+    Doubling,
+}
+
+impl WindowUpdate {
+    const NAMES: [&'static str; 3] = ["immediate", "delayed", "doubling"];
 }
 
 impl FromStr for WindowUpdate {
@@ -264,9 +287,10 @@ impl FromStr for WindowUpdate {
         match s {
             "immediate" => Ok(WindowUpdate::Immediate),
             "delayed" => Ok(WindowUpdate::Delayed),
+            "doubling" => Ok(WindowUpdate::Doubling),
             _ => Err(format!(
-                "unknown window_update {s:?}{} (expected \"immediate\" or \"delayed\")",
-                crate::suggest::did_you_mean(s, ["immediate", "delayed"])
+                "unknown window_update {s:?}{} (expected \"immediate\", \"delayed\" or \"doubling\")",
+                crate::suggest::did_you_mean(s, Self::NAMES)
             )),
         }
     }
@@ -277,6 +301,53 @@ impl fmt::Display for WindowUpdate {
         f.write_str(match self {
             WindowUpdate::Immediate => "immediate",
             WindowUpdate::Delayed => "delayed",
+            WindowUpdate::Doubling => "doubling",
+        })
+    }
+}
+
+/// Which window every segment we send offers (receiver SWS avoidance).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum WindowAdvertise {
+    /// Hold the right edge until it can move by min(half the advertisable
+    /// window, one MSS), on every segment (RFC 1122 4.2.3.3's algorithm).
+    #[default]
+    Rfc1122,
+    /// All free space on every segment, zero (that is, the edge held) only
+    /// while it is under both a quarter of the buffer and one MSS (BSD
+    /// tcp_output.c: "recwin < sb_hiwat / 4 && recwin < t_maxseg").
+    Bsd,
+    /// Free space, zero while under half the buffer and under 1/16 of it or
+    /// one MSS; without window scaling a multiple of the MSS, kept while
+    /// within one MSS of the free space (Linux tcp_output.c __tcp_select_window).
+    Linux,
+}
+
+impl WindowAdvertise {
+    const NAMES: [&'static str; 3] = ["rfc1122", "bsd", "linux"];
+}
+
+impl FromStr for WindowAdvertise {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "rfc1122" => Ok(WindowAdvertise::Rfc1122),
+            "bsd" => Ok(WindowAdvertise::Bsd),
+            "linux" => Ok(WindowAdvertise::Linux),
+            _ => Err(format!(
+                "unknown window_advertise {s:?}{} (expected \"rfc1122\", \"bsd\" or \"linux\")",
+                crate::suggest::did_you_mean(s, Self::NAMES)
+            )),
+        }
+    }
+}
+
+impl fmt::Display for WindowAdvertise {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WindowAdvertise::Rfc1122 => "rfc1122",
+            WindowAdvertise::Bsd => "bsd",
+            WindowAdvertise::Linux => "linux",
         })
     }
 }
@@ -499,8 +570,9 @@ pub const MAX_QUICKACKS: u32 = 16;
 
 /// Linux-like quick ACK (modelled on Linux tcp_input.c tcp_event_data_recv,
 /// __tcp_ack_snd_check, tcp_incr_quickack; tcp_output.c tcp_send_delayed_ack,
-/// tcp_event_data_sent; tcp_timer.c tcp_delack_timer_handler). Not exact: no
-/// PUSHED flags, receive-buffer tuning or ECN; GRO is the simulator host's
+/// tcp_event_data_sent; tcp_timer.c tcp_delack_timer_handler; tcp.c
+/// tcp_cleanup_rbuf's ACK after a read of small pushed segments). Not exact: no
+/// receive-buffer tuning or ECN; GRO is the simulator host's
 /// `rx_coalesce`, which merges segments before this policy sees them. Quick-ACK mode (every
 /// segment ACKed) for the first segments and after an idle gap longer than
 /// the RTO; otherwise ACK once more than one MSS is unacknowledged, or after
@@ -516,9 +588,42 @@ pub struct QuickAck {
     lrcvtime: Option<Instant>,
     /// Interactive flow detected (inet_csk_in_pingpong_mode).
     pingpong: bool,
+    /// Small segments since the last ACK: 1 = ICSK_ACK_PUSHED, 2 = also PUSHED2.
+    pushed: u8,
+    /// Estimated peer MSS (icsk_ack.rcv_mss); zero before the first data.
+    rcv_mss: usize,
+    /// Size of the last segment of at least TCP_MSS_DEFAULT (icsk_ack.last_seg_size).
+    last_seg_size: usize,
 }
 
+/// Linux's TCP_MSS_DEFAULT: the least segment tcp_measure_rcv_mss takes as full-sized.
+const LINUX_MSS_DEFAULT: usize = 536;
+
 impl QuickAck {
+    /// tcp_measure_rcv_mss: a segment under the MSS estimate marks the pending
+    /// ACK PUSHED (a second one PUSHED2), unless it is of at least 536 bytes and
+    /// the same size as the last one, which makes it the new estimate.
+    fn measure_rcv_mss(&mut self, ctx: &AckCtx) {
+        let (len, lss) = (ctx.seg_len, self.last_seg_size);
+        if self.rcv_mss == 0 {
+            // tcp_initialize_rcv_mss: min(advmss, TCP_MSS_DEFAULT), at least TCP_MIN_MSS.
+            self.rcv_mss = ctx.mss.clamp(88, LINUX_MSS_DEFAULT);
+        }
+        self.last_seg_size = 0;
+        if len >= self.rcv_mss {
+            self.rcv_mss = len.min(ctx.mss.max(1));
+            return;
+        }
+        if len >= LINUX_MSS_DEFAULT {
+            self.last_seg_size = len;
+            if len == lss {
+                self.rcv_mss = len;
+                return;
+            }
+        }
+        self.pushed = (self.pushed + 1).min(2);
+    }
+
     /// tcp_incr_quickack: rcv_wnd / (2 x MSS) quick ACKs, at least 2, at most 16.
     fn incr_quick(&mut self, ctx: &AckCtx) {
         let q = (ctx.rcv_wnd / (2 * ctx.mss.max(1))).clamp(2, MAX_QUICKACKS as usize) as u32;
@@ -564,6 +669,7 @@ impl AckPolicy for QuickAck {
             }
         }
         self.lrcvtime = Some(now);
+        self.measure_rcv_mss(ctx);
         if ctx.bytes_since_ack > ctx.mss {
             let bytes = u32::try_from(ctx.bytes_since_ack).unwrap_or(u32::MAX);
             return AckDecision::Now(AckReason::MoreThanMss { bytes });
@@ -582,6 +688,9 @@ impl AckPolicy for QuickAck {
         self.delay(ctx, DelayReason::WindowUpdate)
     }
     fn on_sent(&mut self, now: Instant, data: bool, acked_new: bool) {
+        // Every segment carries the ACK: inet_csk_clear_xmit_timer clears
+        // icsk_ack.pending, the PUSHED flags with it.
+        self.pushed = 0;
         // tcp_event_data_sent: a reply within the ATO of the last arrival.
         if data && self.lrcvtime.is_some_and(|t| now - t < self.ato) {
             self.pingpong = true;
@@ -608,6 +717,16 @@ impl AckPolicy for QuickAck {
         self.incr_quick(ctx);
         self.pingpong = false;
         self.ato = QUICKACK_ATO_MIN;
+    }
+    fn on_read_emptied(&mut self, _ctx: &AckCtx) -> Option<AckReason> {
+        // tcp_cleanup_rbuf: "If this read emptied read buffer, we send ACK, if
+        // connection is not bidirectional, user drained receive buffer and
+        // there was a small segment in queue" (PUSHED2 even when bidirectional).
+        match self.pushed {
+            2 => Some(AckReason::ReadPushed { twice: true }),
+            1 if !self.pingpong => Some(AckReason::ReadPushed { twice: false }),
+            _ => None,
+        }
     }
 }
 

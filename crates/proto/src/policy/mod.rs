@@ -7,6 +7,6 @@ pub mod send;
 
 pub use ack::{
     AckCtx, AckDecision, AckPolicy, AckPolicyKind, AckReason, DelackCount, DelayReason,
-    WindowUpdate,
+    WindowAdvertise, WindowUpdate,
 };
 pub use send::{HoldReason, SendCtx, SendDecision, SendPolicy, SendPolicyKind};

@@ -1,0 +1,914 @@
+//! Stack profiles: named sets of host settings, each value with its source.
+//!
+//! A profile is data: one table of (key, value, source) rows, the keys and
+//! value syntax of a scenario host (`tinygram scenario`). It is applied to
+//! [`Config::default()`] before a scenario's own host keys, a drill script's
+//! setsockopts or `tun --set`, so anything set explicitly overrides it. A
+//! value no document or source fixes says so: its source starts with
+//! `assumption:`.
+
+use crate::config::{Config, LossIs, SlowStart};
+use crate::policy::ack::{DelackCount, WindowAdvertise, WindowUpdate};
+use crate::policy::{AckPolicyKind, SendPolicyKind};
+use crate::time::Duration;
+use core::fmt;
+
+/// One setting of a profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// A scenario host key (`send_policy`, `delack`, ...).
+    pub key: &'static str,
+    /// Its value in scenario syntax, without quotes (`"200ms"`, `"nagle"`, `"wscale,timestamps"`).
+    pub value: &'static str,
+    /// Where the value comes from: document and section, man page, or kernel
+    /// source file and function; `assumption: ...` when nothing documents it.
+    pub source: &'static str,
+}
+
+impl Setting {
+    /// Whether no source documents the value.
+    pub fn is_assumption(&self) -> bool {
+        self.source.starts_with("assumption")
+    }
+}
+
+/// A named stack: whose behaviour a host takes.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// The name used in `profile = "..."`, `--stack` and `tun --set profile=...`.
+    pub name: &'static str,
+    /// Other names accepted for it (`tinygram` for `rfc`).
+    pub aliases: &'static [&'static str],
+    /// The system it stands for, in one line.
+    pub describes: &'static str,
+    /// Settings shared with related profiles, applied first.
+    pub base: &'static [Setting],
+    /// This profile's own settings, applied over `Config::default()` and `base`.
+    pub settings: &'static [Setting],
+}
+
+impl Profile {
+    /// The configuration this profile gives: `Config::default()` with its settings.
+    pub fn config(&self) -> Config {
+        let mut c = Config::default();
+        self.apply(&mut c);
+        c
+    }
+
+    /// Applies the settings to `c`. The table is checked by the unit tests
+    /// (every value parses and the result validates), so this cannot fail.
+    pub fn apply(&self, c: &mut Config) {
+        for s in self.rows() {
+            if let Err(e) = set(c, s.key, s.value) {
+                debug_assert!(false, "profile {}: {}: {e}", self.name, s.key);
+            }
+        }
+    }
+
+    /// The rows in effect: `base` rows this profile does not set itself, then its own.
+    pub fn rows(&self) -> impl Iterator<Item = &'static Setting> + '_ {
+        let own = self.settings;
+        self.base
+            .iter()
+            .filter(move |b| !own.iter().any(|s| s.key == b.key))
+            .chain(own.iter())
+    }
+
+    /// The row setting `key`, if this profile sets it.
+    pub fn get(&self, key: &str) -> Option<&'static Setting> {
+        self.rows().filter(|s| s.key == key).last()
+    }
+
+    /// The names this profile answers to.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+        core::iter::once(self.name).chain(self.aliases.iter().copied())
+    }
+}
+
+impl fmt::Display for Profile {
+    /// The profile in detail: a header line, then one `key = value  (source)` line per setting.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.name)?;
+        if !self.aliases.is_empty() {
+            write!(f, " (also: {})", self.aliases.join(", "))?;
+        }
+        writeln!(f, ": {}", self.describes)?;
+        let width = self
+            .rows()
+            .map(|s| s.key.len() + s.value.len())
+            .max()
+            .unwrap_or(0);
+        for s in self.rows() {
+            let pad = width - s.key.len() - s.value.len();
+            writeln!(
+                f,
+                "  {} = {}{:pad$}  {}",
+                s.key,
+                s.value,
+                "",
+                s.source,
+                pad = pad
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Finds a profile by name or alias; an unknown name gets a did-you-mean and the list.
+pub fn find(name: &str) -> Result<&'static Profile, String> {
+    if let Some(p) = PROFILES.iter().find(|p| p.names().any(|n| n == name)) {
+        return Ok(p);
+    }
+    let all = PROFILES.iter().flat_map(|p| p.names());
+    Err(format!(
+        "unknown profile {name:?}{} (expected one of: {}; `tinygram profiles` lists them)",
+        crate::suggest::did_you_mean(name, all),
+        PROFILES
+            .iter()
+            .map(|p| p.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
+/// Host keys a profile may set (a subset of the scenario host keys).
+pub const KEYS: &[&str] = &[
+    "mss",
+    "send_policy",
+    "ack_policy",
+    "delack",
+    "delack_segments",
+    "delack_count",
+    "delack_tick",
+    "window_update",
+    "window_advertise",
+    "rcv_buf",
+    "snd_buf",
+    "options",
+    "loss_is",
+    "slow_start",
+    "rto_min",
+    "rto_max",
+    "rto_initial",
+    "rto_tick",
+    "initial_window",
+    "max_retries",
+    "syn_retries",
+    "msl",
+    "dupack_threshold",
+    "congestion",
+];
+
+/// Sets one host key from its scenario-syntax text (the profile table's value column).
+pub fn set(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
+    let v = value.trim();
+    match key {
+        "mss" => c.mss = num(v)?,
+        "send_policy" => c.send_policy = v.parse::<SendPolicyKind>()?,
+        "ack_policy" => c.ack_policy = v.parse::<AckPolicyKind>()?,
+        "delack" => c.delack = duration(v)?,
+        "delack_segments" => c.delack_segments = num(v)?,
+        "delack_count" => c.delack_count = v.parse::<DelackCount>()?,
+        "delack_tick" => {
+            c.delack_tick = if v == "none" {
+                None
+            } else {
+                Some(duration(v)?)
+            }
+        }
+        "window_update" => c.window_update = v.parse::<WindowUpdate>()?,
+        "window_advertise" => c.window_advertise = v.parse::<WindowAdvertise>()?,
+        "rcv_buf" => c.rcv_buf = num(v)?,
+        "snd_buf" => c.snd_buf = num(v)?,
+        "options" => {
+            let mut o = crate::config::OptionSet::default();
+            let names = if v == "none" { "" } else { v };
+            for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                o.enable(name)?;
+            }
+            c.options = o;
+        }
+        "loss_is" => c.loss_is = v.parse::<LossIs>()?,
+        "slow_start" => c.slow_start = v.parse::<SlowStart>()?,
+        "rto_min" => c.rto_min = duration(v)?,
+        "rto_max" => c.rto_max = duration(v)?,
+        "rto_initial" => c.rto_initial = duration(v)?,
+        "rto_tick" => {
+            c.rto_tick = if v == "none" {
+                None
+            } else {
+                Some(duration(v)?)
+            }
+        }
+        "initial_window" => c.initial_window = num(v)?,
+        "max_retries" => c.max_retries = num(v)?,
+        "syn_retries" => c.syn_retries = num(v)?,
+        "msl" => c.msl = duration(v)?,
+        "dupack_threshold" => c.dupack_threshold = num(v)?,
+        "congestion" => c.congestion = crate::cc::CcFactory::by_name(v)?,
+        other => {
+            return Err(format!(
+                "a profile cannot set {other:?}{} (keys: {})",
+                crate::suggest::did_you_mean(other, KEYS.iter().copied()),
+                KEYS.join(", ")
+            ))
+        }
+    }
+    Ok(())
+}
+
+fn num<T: core::str::FromStr>(v: &str) -> Result<T, String> {
+    v.parse()
+        .map_err(|_| format!("expected a whole number, found {v:?}"))
+}
+
+/// `"200ms"`, `"1s"`, `"500us"`.
+fn duration(v: &str) -> Result<Duration, String> {
+    let split = v
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| format!("expected a duration with a unit (us, ms, s), found {v:?}"))?;
+    let (n, unit) = v.split_at(split);
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("expected a duration like \"200ms\", found {v:?}"))?;
+    match unit {
+        "us" => Ok(Duration::from_micros(n)),
+        "ms" => Ok(Duration::from_millis(n)),
+        "s" => Ok(Duration::from_secs(n)),
+        _ => Err(format!("unknown duration unit in {v:?} (us, ms, s)")),
+    }
+}
+
+/// Shorthand for the table.
+const fn s(key: &'static str, value: &'static str, source: &'static str) -> Setting {
+    Setting { key, value, source }
+}
+
+/// Every profile. `rfc` comes first: it is the default.
+pub const PROFILES: &[Profile] = &[
+    RFC,
+    LINUX,
+    FREEBSD,
+    FREEBSD3,
+    UW7,
+    SOLARIS7,
+    LINUX22,
+    MACOSX_TIGER,
+    MACOSX,
+    WINDOWS_XP,
+    BSD43_TAHOE,
+];
+
+/// The engine's own defaults: the RFCs' rules (the default profile).
+pub const RFC: Profile = Profile {
+    name: "rfc",
+    aliases: &["tinygram"],
+    describes: "the engine's defaults: the RFCs' rules where they give one (the default)",
+    base: &[],
+    settings: &[
+        s(
+            "mss",
+            "1460",
+            "RFC 9293 3.7.1, RFC 6691: Ethernet MTU 1500 - 40",
+        ),
+        s("send_policy", "nagle", "RFC 896; RFC 1122 4.2.3.4"),
+        s("ack_policy", "delayed", "RFC 1122 4.2.3.2; RFC 5681 4.2"),
+        s(
+            "delack",
+            "200ms",
+            "RFC 1122 4.2.3.2 (at most 500 ms); BSD's 200 ms",
+        ),
+        s(
+            "delack_segments",
+            "2",
+            "RFC 1122 4.2.3.2; RFC 5681 4.2: ACK every second segment",
+        ),
+        s("window_update", "immediate", "RFC 1122 4.2.3.3"),
+        s(
+            "window_advertise",
+            "rfc1122",
+            "RFC 1122 4.2.3.3: the right edge moves by min(1/2 window, MSS)",
+        ),
+        s("rcv_buf", "65536", "assumption: the classic 64 KiB buffer"),
+        s(
+            "rto_min",
+            "200ms",
+            "assumption: Linux's TCP_RTO_MIN (RFC 6298 2.4 says 1 s)",
+        ),
+        s("rto_max", "60s", "RFC 6298 2.5"),
+        s("rto_initial", "1s", "RFC 6298 2.1"),
+        s("initial_window", "10", "RFC 6928"),
+        s("dupack_threshold", "3", "RFC 5681 3.2"),
+    ],
+};
+
+/// Linux 6.x, as far as the engine models it.
+pub const LINUX: Profile = Profile {
+    name: "linux",
+    aliases: &[],
+    describes: "Linux 6.x defaults (net.ipv4 sysctls, include/net/tcp.h)",
+    base: &[],
+    settings: &[
+        s("mss", "1460", "tcp_output.c tcp_advertise_mss: route MTU 1500 - 40"),
+        s("send_policy", "minshall", "tcp_output.c tcp_nagle_check, tcp_minshall_check"),
+        s("ack_policy", "quickack", "tcp_input.c __tcp_ack_snd_check, tcp_incr_quickack; tcp_output.c tcp_send_delayed_ack"),
+        s("options", "wscale,timestamps,sack", "net.ipv4.tcp_window_scaling, tcp_timestamps, tcp_sack = 1 (ip-sysctl.rst)"),
+        s("rcv_buf", "65536", "assumption: tcp_rmem[1] 131072 with tcp_adv_win_scale 1 offers about 64 KiB; autotuning is not modelled"),
+        s("initial_window", "10", "include/net/tcp.h TCP_INIT_CWND"),
+        s("rto_min", "200ms", "include/net/tcp.h TCP_RTO_MIN (HZ/5)"),
+        s("rto_max", "120s", "include/net/tcp.h TCP_RTO_MAX"),
+        s("rto_initial", "1s", "include/net/tcp.h TCP_TIMEOUT_INIT"),
+        s("max_retries", "15", "net.ipv4.tcp_retries2"),
+        s("syn_retries", "6", "net.ipv4.tcp_syn_retries (TCP_SYN_RETRIES)"),
+        s("msl", "30s", "include/net/tcp.h TCP_TIMEWAIT_LEN 60 s = 2 MSL"),
+        s("dupack_threshold", "3", "net.ipv4.tcp_reordering (TCP_FASTRETRANS_THRESH)"),
+        s("window_advertise", "linux", "tcp_output.c __tcp_select_window: free space, a multiple of the MSS without window scaling"),
+        s("window_update", "doubling", "tcp.c tcp_cleanup_rbuf: ACK after a read only if the window at least doubles"),
+        s("congestion", "cubic", "net.ipv4.tcp_congestion_control = cubic, the default since 2.6.19 (RFC 9438)"),
+        s("slow_start", "hystart", "tcp_cubic.c hystart = 1, hystart_detect = ACK train and delay increase"),
+    ],
+};
+
+/// FreeBSD 14.x defaults (tcp(4)).
+pub const FREEBSD: Profile = Profile {
+    name: "freebsd",
+    aliases: &[],
+    describes:
+        "FreeBSD 14.x defaults (tcp(4) sysctls; RFC 5961 checks on, as the engine's default)",
+    base: &[],
+    settings: &[
+        s("mss", "1460", "tcp_subr.c tcp_mss: interface MTU 1500 - 40"),
+        s(
+            "send_policy",
+            "nagle",
+            "tcp_output.c tcp_default_output: a runt goes only when idle and it empties the buffer",
+        ),
+        s(
+            "ack_policy",
+            "delayed",
+            "tcp_input.c DELAY_ACK (net.inet.tcp.delayed_ack = 1)",
+        ),
+        s(
+            "delack",
+            "40ms",
+            "tcp_timer.h TCPTV_DELACK (hz/25); net.inet.tcp.delacktime",
+        ),
+        s(
+            "delack_segments",
+            "2",
+            "tcp_input.c: a second segment while TF_DELACK is set sends the ACK",
+        ),
+        s(
+            "delack_count",
+            "any",
+            "tcp_input.c DELAY_ACK: any in-order segment up to t_maxseg",
+        ),
+        s(
+            "window_advertise",
+            "bsd",
+            "tcp_output.c: recwin < sb_hiwat / 4 && recwin < t_maxseg -> 0, else all free space",
+        ),
+        s(
+            "window_update",
+            "immediate",
+            "tcp_output.c: send if adv >= 2 * t_maxseg or 2 * adv >= sb_hiwat",
+        ),
+        s("rcv_buf", "65536", "tcp(4) net.inet.tcp.recvspace"),
+        s("snd_buf", "32768", "tcp(4) net.inet.tcp.sendspace"),
+        s(
+            "options",
+            "wscale,timestamps,sack",
+            "tcp(4) net.inet.tcp.rfc1323 = 1, net.inet.tcp.sack.enable = 1",
+        ),
+        s(
+            "initial_window",
+            "10",
+            "tcp(4) net.inet.tcp.initcwnd_segments",
+        ),
+        s("rto_min", "30ms", "tcp(4) net.inet.tcp.rexmit_min"),
+        s("rto_initial", "1s", "tcp(4) net.inet.tcp.rexmit_initial"),
+        s("rto_max", "64s", "tcp_timer.h TCPTV_REXMTMAX"),
+        s("msl", "30s", "tcp(4) net.inet.tcp.msl"),
+        s("dupack_threshold", "3", "tcp_input.c tcprexmtthresh"),
+    ],
+};
+
+/// 4.4BSD-derived settings shared by the BSD profiles of the 1990s.
+const BSD_1990S: [Setting; 8] = [
+    s(
+        "send_policy",
+        "nagle",
+        "4.4BSD tcp_output.c: a runt goes only when idle (strict Nagle; Doupnik 1.3)",
+    ),
+    s("ack_policy", "delayed", "4.4BSD tcp_input.c TF_DELACK"),
+    s(
+        "delack",
+        "200ms",
+        "4.4BSD tcp_fasttimo, every 200 ms (PR_FASTHZ 5)",
+    ),
+    s(
+        "delack_tick",
+        "200ms",
+        "4.4BSD tcp_fasttimo: delayed ACKs leave on a free-running 200 ms tick",
+    ),
+    s(
+        "delack_count",
+        "any",
+        "4.4BSD: the read after any second segment sends the ACK (Cheshire)",
+    ),
+    s(
+        "window_advertise",
+        "bsd",
+        "4.4BSD tcp_output.c: all free space unless under sb_hiwat/4 and t_maxseg",
+    ),
+    s(
+        "window_update",
+        "immediate",
+        "4.4BSD tcp_output.c: adv >= 2 * t_maxseg or 2 * adv >= sb_hiwat",
+    ),
+    s("dupack_threshold", "3", "4.4BSD tcp_input.c tcprexmtthresh"),
+];
+
+/// Doupnik's FreeBSD 3.2 host.
+pub const FREEBSD3: Profile = Profile {
+    name: "freebsd3",
+    aliases: &["freebsd32"],
+    describes:
+        "FreeBSD 3.2 (Doupnik, A new TCP transmission policy, 3.0); RTO timer ticks not modelled",
+    base: &BSD_1990S,
+    settings: &[
+        s(
+            "delack",
+            "200ms",
+            "Doupnik 3.0: 200ms delayed ACK; tcp_fasttimo tick",
+        ),
+        s("send_policy", "nagle", "Doupnik 3.0: strict Nagle mode"),
+        s(
+            "mss",
+            "1460",
+            "Doupnik 3.0: 100 Mb/s Ethernet, MTU 1500 - 40",
+        ),
+        s(
+            "rcv_buf",
+            "16384",
+            "FreeBSD 3.x tcp_usrreq.c tcp_recvspace = 1024*16 (Doupnik varies rwnd per test)",
+        ),
+        s(
+            "snd_buf",
+            "16384",
+            "FreeBSD 3.x tcp_usrreq.c tcp_sendspace = 1024*16",
+        ),
+        s(
+            "options",
+            "wscale,timestamps",
+            "FreeBSD 3.x tcp_subr.c tcp_do_rfc1323 = 1 (no SACK before 5.x)",
+        ),
+        s(
+            "initial_window",
+            "1",
+            "FreeBSD 3.x tcp_input.c tcp_mss: snd_cwnd = one segment (RFC 2001)",
+        ),
+        s(
+            "rto_min",
+            "1s",
+            "tcp_timer.h TCPTV_MIN: 2 slow ticks of 500 ms",
+        ),
+        s("rto_initial", "3s", "tcp_timer.h TCPTV_SRTTDFLT"),
+        s("rto_max", "64s", "tcp_timer.h TCPTV_REXMTMAX"),
+        s(
+            "rto_tick",
+            "500ms",
+            "FreeBSD 3.x tcp_timer.c tcp_slowtimo (PR_SLOWHZ 2)",
+        ),
+    ],
+};
+
+/// Doupnik's UnixWare 7.0.1 host.
+pub const UW7: Profile = Profile {
+    name: "uw7",
+    aliases: &["unixware7"],
+    describes: "UnixWare 7.0.1 (Doupnik, A new TCP transmission policy, 3.0: source not available)",
+    base: &BSD_1990S,
+    settings: &[
+        s("delack", "200ms", "Doupnik 3.0: 200ms delayed ACK"),
+        s("send_policy", "nagle", "Doupnik 3.0: strict Nagle mode"),
+        s(
+            "delack_tick",
+            "200ms",
+            "assumption: a BSD-style 200 ms fast timer (source not available)",
+        ),
+        s(
+            "window_advertise",
+            "bsd",
+            "assumption: a BSD-derived receiver (source not available)",
+        ),
+        s(
+            "mss",
+            "1460",
+            "Doupnik 3.0: 100 Mb/s Ethernet, MTU 1500 - 40",
+        ),
+        s("rcv_buf", "32768", "Doupnik 3.0: 32KB receive window"),
+        s("options", "none", "assumption: no RFC 1323 options"),
+        s(
+            "initial_window",
+            "1",
+            "assumption: one segment, as the BSD stacks of 1999 (RFC 2001)",
+        ),
+        s("rto_min", "1s", "assumption: BSD's TCPTV_MIN"),
+        s("rto_initial", "3s", "assumption: BSD's TCPTV_SRTTDFLT"),
+        s("rto_tick", "500ms", "assumption: BSD's 500 ms slow timeout"),
+    ],
+};
+
+/// Solaris 7: Doupnik's host and Davids' traces.
+pub const SOLARIS7: Profile = Profile {
+    name: "solaris7",
+    aliases: &[],
+    describes: "Solaris 7 (Doupnik, A new TCP transmission policy, 3.0; Davids, TCP -- Either Fast or Efficient)",
+    base: &[],
+    settings: &[
+        s("send_policy", "nagle-liberal", "Doupnik 3.0: liberal Nagle mode; Davids: Nagle below min(MSS, tcp_naglim_def)"),
+        s("ack_policy", "delayed", "Davids: tcp_deferred_ack_interval"),
+        s("delack", "50ms", "Davids: tcp_deferred_ack_interval 50 ms before Solaris 8; Doupnik 3.0: 50ms delayed ACK"),
+        s("delack_segments", "2", "assumption: tcp_deferred_acks_max 2"),
+        s("delack_count", "any", "assumption: any in-order segment counts, as BSD"),
+        s("window_advertise", "bsd", "assumption: all free space on every segment (Mentat stack, source not public)"),
+        s("window_update", "immediate", "assumption: as BSD"),
+        s("mss", "1460", "Doupnik 3.0: 100 Mb/s Ethernet, MTU 1500 - 40"),
+        s("rcv_buf", "8192", "Doupnik 3.0: 8KB receive window (ndd tcp_recv_hiwat 8192)"),
+        s("snd_buf", "8192", "ndd tcp_xmit_hiwat 8192 (Solaris 7 default)"),
+        s("options", "none", "assumption: no RFC 1323 options by default (ndd tcp_tstamp_if_wscale)"),
+        s("initial_window", "1", "assumption: ndd tcp_slow_start_initial 1"),
+        s("rto_min", "200ms", "ndd tcp_rexmit_interval_min 200 ms (Solaris 7)"),
+        s("rto_initial", "3s", "ndd tcp_rexmit_interval_initial 3000 ms"),
+        s("rto_max", "60s", "ndd tcp_rexmit_interval_max 60000 ms"),
+    ],
+};
+
+/// Doupnik's Linux 2.2.5 host.
+pub const LINUX22: Profile = Profile {
+    name: "linux22",
+    aliases: &["linux2.2"],
+    describes: "Linux 2.2.5 (Doupnik, A new TCP transmission policy, 3.0)",
+    base: &[],
+    settings: &[
+        s(
+            "send_policy",
+            "nagle-liberal",
+            "Doupnik 3.0: liberal Nagle mode",
+        ),
+        s(
+            "ack_policy",
+            "delayed",
+            "Doupnik 3.0: dynamically adjusted delayed ACK",
+        ),
+        s(
+            "delack",
+            "10ms",
+            "Doupnik 3.0: 10ms dynamically adjusted delayed ACK (held fixed here: assumption)",
+        ),
+        s(
+            "delack_segments",
+            "2",
+            "2.2 tcp_input.c tcp_ack_snd_check: more than one full frame unacked",
+        ),
+        s(
+            "window_advertise",
+            "linux",
+            "2.2 tcp_output.c __tcp_select_window: a multiple of the MSS",
+        ),
+        s(
+            "window_update",
+            "doubling",
+            "assumption: 2.2 tcp.c cleanup_rbuf, the later rule",
+        ),
+        s(
+            "mss",
+            "1460",
+            "Doupnik 3.0: 100 Mb/s Ethernet, MTU 1500 - 40",
+        ),
+        s("rcv_buf", "16384", "Doupnik 3.0: 16KB receive window"),
+        s(
+            "options",
+            "wscale,timestamps,sack",
+            "2.2 sysctl tcp_window_scaling, tcp_timestamps, tcp_sack = 1",
+        ),
+        s(
+            "initial_window",
+            "1",
+            "assumption: 2.2 starts from one segment (RFC 2001)",
+        ),
+        s(
+            "rto_min",
+            "200ms",
+            "2.2 include/net/tcp.h TCP_RTO_MIN (HZ/5)",
+        ),
+        s(
+            "rto_initial",
+            "3s",
+            "2.2 include/net/tcp.h TCP_TIMEOUT_INIT (3*HZ)",
+        ),
+        s("rto_max", "120s", "2.2 include/net/tcp.h TCP_RTO_MAX"),
+    ],
+};
+
+/// Mac OS X 10.4 "Tiger": Cheshire's failing host.
+pub const MACOSX_TIGER: Profile = Profile {
+    name: "macosx-tiger",
+    aliases: &["macosx-10.4"],
+    describes: "Mac OS X 10.4 Tiger, strict Nagle (Cheshire, Nagle x delayed ACK)",
+    base: &[],
+    settings: &[
+        s(
+            "send_policy",
+            "nagle",
+            "Cheshire: Nagle's algorithm before Leopard's Minshall change",
+        ),
+        s("ack_policy", "delayed", "Cheshire: delayed ACK"),
+        s("delack", "200ms", "Cheshire: the 200ms pause"),
+        s(
+            "delack_segments",
+            "2",
+            "Cheshire: TCP will ACK every second packet immediately",
+        ),
+        s(
+            "delack_count",
+            "any",
+            "Cheshire: a second packet gets an immediate ACK",
+        ),
+        s(
+            "window_advertise",
+            "bsd",
+            "xnu tcp_output.c (from 4.4BSD): all free space",
+        ),
+        s(
+            "window_update",
+            "immediate",
+            "xnu tcp_output.c (from 4.4BSD): adv >= 2 * t_maxseg",
+        ),
+        s(
+            "mss",
+            "1460",
+            "Cheshire: Ethernet; 1448 bytes of data with the time-stamp option",
+        ),
+        s(
+            "options",
+            "wscale,timestamps",
+            "Cheshire: adds a TCP time-stamp option (wscale: xnu net.inet.tcp.rfc1323)",
+        ),
+        s("rcv_buf", "65536", "assumption: xnu net.inet.tcp.recvspace"),
+        s(
+            "initial_window",
+            "2",
+            "assumption: xnu net.inet.tcp.slowstart_flightsize",
+        ),
+        s("rto_min", "1s", "assumption: xnu TCPTV_MIN, as 4.4BSD"),
+        s("rto_initial", "3s", "assumption: xnu TCPTV_SRTTDFLT"),
+    ],
+};
+
+/// Mac OS X 10.5 "Leopard" and later: Minshall's Nagle.
+pub const MACOSX: Profile = Profile {
+    name: "macosx",
+    aliases: &["macosx-leopard"],
+    describes: "Mac OS X 10.5 Leopard and later, Minshall's Nagle (Cheshire, Nagle x delayed ACK)",
+    base: &[],
+    settings: &[
+        s(
+            "send_policy",
+            "minshall",
+            "Cheshire: Leopard and later implement Minshall's modification",
+        ),
+        s("ack_policy", "delayed", "Cheshire: delayed ACK"),
+        s("delack", "200ms", "Cheshire: the 200ms pause"),
+        s(
+            "delack_segments",
+            "2",
+            "Cheshire: TCP will ACK every second packet immediately",
+        ),
+        s(
+            "delack_count",
+            "any",
+            "Cheshire: a second packet gets an immediate ACK",
+        ),
+        s(
+            "window_advertise",
+            "bsd",
+            "xnu tcp_output.c (from 4.4BSD): all free space",
+        ),
+        s(
+            "window_update",
+            "immediate",
+            "xnu tcp_output.c (from 4.4BSD): adv >= 2 * t_maxseg",
+        ),
+        s(
+            "mss",
+            "1460",
+            "Cheshire: Ethernet; 1448 bytes of data with the time-stamp option",
+        ),
+        s(
+            "options",
+            "wscale,timestamps",
+            "Cheshire: adds a TCP time-stamp option (wscale: xnu net.inet.tcp.rfc1323)",
+        ),
+        s("rcv_buf", "65536", "assumption: xnu net.inet.tcp.recvspace"),
+        s(
+            "initial_window",
+            "2",
+            "assumption: xnu net.inet.tcp.slowstart_flightsize",
+        ),
+        s("rto_min", "1s", "assumption: xnu TCPTV_MIN, as 4.4BSD"),
+        s("rto_initial", "3s", "assumption: xnu TCPTV_SRTTDFLT"),
+    ],
+};
+
+/// Windows XP: Cheshire's passing host.
+pub const WINDOWS_XP: Profile = Profile {
+    name: "windows-xp",
+    aliases: &["winxp"],
+    describes: "Windows XP (Cheshire, Nagle x delayed ACK: 1460-byte segments, no time stamps)",
+    base: &[],
+    settings: &[
+        s("send_policy", "nagle", "Cheshire: Nagle's algorithm"),
+        s(
+            "ack_policy",
+            "delayed",
+            "Cheshire: delayed ACK; TcpAckFrequency 2",
+        ),
+        s(
+            "delack",
+            "200ms",
+            "Microsoft TCP/IP implementation details: delayed ACK timer 200 ms",
+        ),
+        s(
+            "delack_segments",
+            "2",
+            "Cheshire: ACK every second packet; TcpAckFrequency 2",
+        ),
+        s(
+            "delack_count",
+            "any",
+            "Cheshire: a second packet gets an immediate ACK",
+        ),
+        s(
+            "window_advertise",
+            "bsd",
+            "assumption: all free space on every segment",
+        ),
+        s("window_update", "immediate", "assumption: as BSD"),
+        s(
+            "mss",
+            "1460",
+            "Cheshire: on Windows the TCP segment size is 1460 bytes",
+        ),
+        s(
+            "options",
+            "sack",
+            "Cheshire: no time-stamp option; SackOpts 1, Tcp1323Opts 0",
+        ),
+        s(
+            "rcv_buf",
+            "17520",
+            "Microsoft TcpWindowSize: 17,520 bytes on Ethernet (12 x 1460)",
+        ),
+        s("initial_window", "2", "assumption: two segments (RFC 2581)"),
+        s("rto_initial", "3s", "Microsoft TcpInitialRTT 3 s"),
+    ],
+};
+
+/// 4.3BSD-Tahoe, the stack of RFC 1106's era.
+pub const BSD43_TAHOE: Profile = Profile {
+    name: "bsd43-tahoe",
+    aliases: &["tahoe"],
+    describes: "4.3BSD-Tahoe (RFC 1106's era): initial window 1, one segment after any loss, 500 ms timer ticks",
+    base: &BSD_1990S,
+    settings: &[
+        s("mss", "512", "4.3BSD tcp_mss: TCP_MSS 512 off the local net"),
+        s("rcv_buf", "4096", "4.3BSD tcp_usrreq.c tcp_recvspace = 1024*4"),
+        s("snd_buf", "4096", "4.3BSD tcp_usrreq.c tcp_sendspace = 1024*4"),
+        s("options", "none", "4.3BSD: MSS only (RFC 1323 came in 1992)"),
+        s("initial_window", "1", "4.3BSD-Tahoe tcp_input.c: snd_cwnd = one segment (Jacobson 1988 slow start)"),
+        s("rto_min", "1s", "4.3BSD tcp_timer.h TCPTV_MIN: 2 ticks of 500 ms"),
+        s("rto_initial", "3s", "4.3BSD tcp_timer.h TCPTV_SRTTDFLT"),
+        s("rto_max", "64s", "4.3BSD tcp_timer.h TCPTV_REXMTMAX"),
+        s("rto_tick", "500ms", "4.3BSD tcp_timer.c tcp_slowtimo, every 500 ms (PR_SLOWHZ 2)"),
+        s("congestion", "tahoe", "4.3BSD-Tahoe tcp_input.c: any loss sets snd_cwnd to one segment; no fast recovery (Jacobson 1988)"),
+    ],
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_profile_applies_and_validates() {
+        for p in PROFILES {
+            let mut c = Config::default();
+            for st in p.rows() {
+                assert!(KEYS.contains(&st.key), "{}: {}", p.name, st.key);
+                set(&mut c, st.key, st.value)
+                    .unwrap_or_else(|e| panic!("{}: {}: {e}", p.name, st.key));
+                assert!(
+                    !st.source.trim().is_empty(),
+                    "{}: {} has no source",
+                    p.name,
+                    st.key
+                );
+            }
+            c.validate().unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        }
+    }
+
+    #[test]
+    fn no_profile_sets_a_key_twice() {
+        for p in PROFILES {
+            for (i, a) in p.settings.iter().enumerate() {
+                assert!(
+                    !p.settings[i + 1..].iter().any(|b| b.key == a.key),
+                    "{}: {} set twice",
+                    p.name,
+                    a.key
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn historical_profiles_take_the_documents_values() {
+        let c = find("solaris7").unwrap().config();
+        assert_eq!(c.delack, Duration::from_millis(50));
+        assert_eq!(c.rcv_buf, 8192);
+        let c = find("freebsd3").unwrap().config();
+        assert_eq!(c.window_advertise, WindowAdvertise::Bsd);
+        assert_eq!(c.delack_tick, Some(Duration::from_millis(200)));
+        assert_eq!(c.send_policy, SendPolicyKind::Nagle);
+        let c = find("uw7").unwrap().config();
+        assert_eq!(c.rcv_buf, 32768);
+        assert_eq!(c.options, crate::config::OptionSet::default());
+        let tiger = find("macosx-tiger").unwrap().config();
+        let leopard = find("macosx").unwrap().config();
+        assert_eq!(tiger.send_policy, SendPolicyKind::Nagle);
+        assert_eq!(leopard.send_policy, SendPolicyKind::Minshall);
+        assert!(tiger.options.timestamps);
+        let xp = find("windows-xp").unwrap().config();
+        assert!(!xp.options.timestamps);
+        assert_eq!(xp.mss, 1460);
+        let tahoe = find("bsd43-tahoe").unwrap().config();
+        assert_eq!(tahoe.initial_window, 1);
+        assert_eq!(tahoe.congestion.name(), "tahoe");
+        assert_eq!(tahoe.rto_tick, Some(Duration::from_millis(500)));
+        // An assumption says so.
+        assert!(find("uw7")
+            .unwrap()
+            .get("window_advertise")
+            .unwrap()
+            .is_assumption());
+        assert!(!find("solaris7")
+            .unwrap()
+            .get("delack")
+            .unwrap()
+            .is_assumption());
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let mut all: Vec<&str> = PROFILES.iter().flat_map(|p| p.names()).collect();
+        let n = all.len();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), n);
+        assert_eq!(PROFILES[0].name, "rfc");
+    }
+
+    #[test]
+    fn rfc_is_the_default_config() {
+        assert_eq!(
+            format!("{:?}", RFC.config()),
+            format!("{:?}", Config::default())
+        );
+        assert_eq!(find("tinygram").map(|p| p.name), Ok("rfc"));
+    }
+
+    #[test]
+    fn linux_differs_where_linux_does() {
+        let l = find("linux").unwrap().config();
+        assert_eq!(l.ack_policy, AckPolicyKind::QuickAck);
+        assert_eq!(l.send_policy, SendPolicyKind::Minshall);
+        assert_eq!(l.rto_max, Duration::from_secs(120));
+        assert!(l.options.timestamps && l.options.window_scale && l.options.sack);
+    }
+
+    #[test]
+    fn unknown_names_and_values_are_named() {
+        let e = find("linx").unwrap_err();
+        assert!(e.contains("did you mean \"linux\"?"), "{e}");
+        let mut c = Config::default();
+        assert!(set(&mut c, "delack", "200").unwrap_err().contains("unit"));
+        assert!(set(&mut c, "delak", "200ms")
+            .unwrap_err()
+            .contains("\"delack\""));
+        assert!(set(&mut c, "mss", "big")
+            .unwrap_err()
+            .contains("whole number"));
+    }
+}

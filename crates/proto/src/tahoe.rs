@@ -1,0 +1,107 @@
+//! 4.3BSD-Tahoe's congestion response (Jacobson, "Congestion Avoidance and
+//! Control", 1988): slow start and congestion avoidance, and any loss, found
+//! by a timeout or by duplicate ACKs, takes the window to one segment. No fast
+//! recovery: duplicate ACKs do not inflate the window. The era of RFC 1106.
+
+use crate::cc::{CcFactory, CcInit, CongestionControl};
+use crate::config::SlowStart;
+
+/// Tahoe: NewReno's growth, one segment after every loss.
+#[derive(Debug, Clone)]
+pub struct Tahoe {
+    cwnd: usize,
+    ssthresh: usize,
+    ca_acked: usize,
+    ss_factor: usize,
+}
+
+impl Tahoe {
+    /// `initial_window` in bytes.
+    pub fn new(initial_window: usize, slow_start: SlowStart) -> Self {
+        Tahoe {
+            cwnd: initial_window,
+            ssthresh: usize::MAX,
+            ca_acked: 0,
+            ss_factor: match slow_start {
+                SlowStart::Double => 2,
+                // HyStart's exits came twenty years later: Tahoe slow-starts plainly.
+                SlowStart::Standard | SlowStart::Hystart | SlowStart::HystartPlusPlus => 1,
+            },
+        }
+    }
+
+    /// The factory `Config::congestion` takes (`congestion = "tahoe"` in a profile).
+    pub fn factory() -> CcFactory {
+        CcFactory::new("tahoe", |i: &CcInit| {
+            Box::new(Tahoe::new(i.initial_window, i.slow_start))
+        })
+    }
+
+    /// Any loss: ssthresh to half the flight, the window to one segment.
+    fn collapse(&mut self, flight: usize, mss: usize) {
+        self.ssthresh = (flight / 2).max(2 * mss);
+        self.cwnd = mss;
+        self.ca_acked = 0;
+    }
+}
+
+impl CongestionControl for Tahoe {
+    fn cwnd(&self) -> usize {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> usize {
+        self.ssthresh
+    }
+    fn on_ack(&mut self, acked: usize, mss: usize) {
+        if self.cwnd < self.ssthresh {
+            self.cwnd += self.ss_factor * acked.min(mss);
+        } else {
+            self.ca_acked += acked;
+            if self.ca_acked >= self.cwnd {
+                self.ca_acked -= self.cwnd;
+                self.cwnd += mss;
+            }
+        }
+    }
+    fn on_fast_retransmit(&mut self, flight: usize, mss: usize, _dupacks: u32) {
+        self.collapse(flight, mss);
+    }
+    fn on_recovery_dupack(&mut self, _mss: usize) {
+        // No fast recovery: duplicate ACKs send nothing new.
+    }
+    fn on_partial_ack(&mut self, acked: usize, mss: usize) {
+        // Slow start again from one segment.
+        self.on_ack(acked, mss);
+    }
+    fn on_recovery_exit(&mut self, _flight: usize, _mss: usize) {}
+    fn on_rto(&mut self, flight: usize, mss: usize) {
+        self.collapse(flight, mss);
+    }
+    fn on_loss_repair(&mut self, flight: usize, mss: usize) {
+        self.collapse(flight, mss);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_loss_takes_the_window_to_one_segment() {
+        let mut t = Tahoe::new(1000, SlowStart::Standard);
+        for _ in 0..15 {
+            t.on_ack(1000, 1000);
+        }
+        assert_eq!(t.cwnd(), 16_000);
+        t.on_fast_retransmit(16_000, 1000, 3);
+        assert_eq!((t.cwnd(), t.ssthresh()), (1000, 8000));
+        // No inflation on further duplicate ACKs, unlike NewReno's 3 + n segments.
+        t.on_recovery_dupack(1000);
+        assert_eq!(t.cwnd(), 1000);
+        t.on_partial_ack(1000, 1000);
+        assert_eq!(t.cwnd(), 2000);
+        let mut n = crate::cc::NewReno::new(16_000, SlowStart::Standard, true);
+        n.on_fast_retransmit(16_000, 1000, 3);
+        assert!(n.cwnd() > 8000);
+    }
+}
