@@ -180,10 +180,6 @@ enum Ev {
     BottleneckFree {
         dir: u8,
     },
-    /// The packet crossed the bottleneck and enters the receiver's access link.
-    ToDownlink {
-        pkt: u32,
-    },
     /// The packet reaches its destination host.
     Arrive {
         pkt: u32,
@@ -439,7 +435,6 @@ impl FlowSim {
                     self.bottleneck[dir as usize].busy = false;
                     self.start_tx(dir as usize);
                 }
-                Ev::ToDownlink { pkt } => self.enter_downlink(pkt),
                 Ev::Arrive { pkt } => self.arrive(pkt),
                 Ev::Timer { ep, deferred } => {
                     let e = &mut self.eps[ep as usize];
@@ -666,16 +661,18 @@ impl FlowSim {
         let done = self.now + ser;
         let delay = b.delay;
         self.queue.push(done, Ev::BottleneckFree { dir: dir as u8 });
-        self.queue.push(done + delay, Ev::ToDownlink { pkt: q.id });
+        self.enter_downlink(q.id, done + delay);
     }
 
-    fn enter_downlink(&mut self, pkt: u32) {
+    /// Offers packet `pkt` to its receiver's access link at `at`, when it
+    /// leaves the bottleneck. Called when the bottleneck starts sending it:
+    /// every packet for one host crosses the same bottleneck direction with
+    /// the same delay, so each downlink still sees its packets in time order,
+    /// and one event per packet is saved.
+    fn enter_downlink(&mut self, pkt: u32, at: Instant) {
         let p = self.slab[pkt as usize].as_ref().expect("live packet");
         let (dst, ip_len) = (p.dst as usize, Self::ip_len(p));
-        match self.hosts[dst]
-            .down
-            .transmit(self.now, ip_len, &mut self.rng)
-        {
+        match self.hosts[dst].down.transmit(at, ip_len, &mut self.rng) {
             Fate::Dropped(_) => self.recycle(pkt),
             Fate::Delivered { at, duplicate_at } => {
                 if let Some(dup) = duplicate_at {

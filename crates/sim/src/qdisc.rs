@@ -96,15 +96,15 @@ pub struct QdiscConfig {
     pub kind: QdiscKind,
     /// Wire bytes the queue may hold (the packet being serialized excluded); 0 = unlimited.
     pub limit_bytes: usize,
-    /// CoDel's acceptable standing queue delay (RFC 8289 4.4: 5 ms).
+    /// CoDel's acceptable standing queue delay (RFC 8289 4: 5 ms).
     pub target: Duration,
-    /// CoDel's sliding window, about a worst-case RTT (RFC 8289 4.3: 100 ms).
+    /// CoDel's sliding window, about a worst-case RTT (RFC 8289 4: 100 ms).
     pub interval: Duration,
     /// Mark ECN-capable packets CE instead of dropping them (RFC 3168 5, RFC 8289 5).
     pub ecn: bool,
     /// FQ-CoDel: bytes a queue may send per round (RFC 8290 4: one MTU, 1514).
     pub quantum: usize,
-    /// FQ-CoDel: number of flow queues packets are hashed into (RFC 8290 5.2.1: 1024).
+    /// FQ-CoDel: number of flow queues packets are hashed into (RFC 8290 4: 1024).
     pub flows: usize,
     /// The largest packet (wire bytes): CoDel never drops when no more than this is queued.
     pub mtu: usize,
@@ -369,7 +369,7 @@ impl Qdisc {
         }
     }
 
-    /// RFC 8289 5.5 `dodequeue`: the head packet and whether CoDel may drop it.
+    /// RFC 8289 5 `dodequeue`: the head packet and whether CoDel may drop it.
     fn do_dequeue(&mut self, b: usize, now: Instant) -> (Option<QueuedPacket>, bool) {
         let (target, interval, mtu) = (self.cfg.target, self.cfg.interval, self.cfg.mtu);
         let q = &mut self.queues[b];
@@ -393,7 +393,7 @@ impl Qdisc {
         (Some(p), ok_to_drop)
     }
 
-    /// RFC 8289 5.5 control law: the next drop `interval / sqrt(count)` after `t`.
+    /// RFC 8289 5 control law: the next drop `interval / sqrt(count)` after `t`.
     fn control_law(&self, t: Instant, count: u32) -> Instant {
         let secs = self.cfg.interval.as_secs_f64() / f64::from(count.max(1)).sqrt();
         t + Duration::from_nanos((secs * 1e9).round() as u64)
@@ -417,7 +417,7 @@ impl Qdisc {
         }
     }
 
-    /// RFC 8289 5.5 `dequeue` on sub-queue `b`.
+    /// RFC 8289 5 `dequeue` on sub-queue `b`.
     fn codel_dequeue(
         &mut self,
         b: usize,
@@ -460,7 +460,7 @@ impl Qdisc {
         } else if ok_to_drop {
             let c = &self.queues[b].codel;
             let delta = c.count.saturating_sub(c.lastcount);
-            // RFC 8289 5.5: resume near the last drop rate if dropping stopped only recently.
+            // RFC 8289 5: resume near the last drop rate if dropping stopped only recently.
             let recent = now.saturating_duration_since(c.drop_next) < self.cfg.interval * 16;
             let count = if delta > 1 && recent { delta } else { 1 };
             let drop_next = self.control_law(now, count);
@@ -569,7 +569,7 @@ mod tests {
         assert_eq!(q.stats().dropped_aqm, dropped.len() as u64);
         assert_eq!(q.stats().marked, 0);
         // An unresponsive source: CoDel answers with ever closer drops
-        // (interval / sqrt(count), RFC 8289 5.5), so the gaps shrink...
+        // (interval / sqrt(count), RFC 8289 5), so the gaps shrink...
         let ids: Vec<u32> = dropped.iter().map(|p| p.id).collect();
         let (first_gap, last_gap) = (ids[1] - ids[0], ids[ids.len() - 1] - ids[ids.len() - 2]);
         assert!(last_gap < first_gap, "gaps {first_gap} then {last_gap}");

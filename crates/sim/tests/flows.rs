@@ -136,7 +136,7 @@ client.send_policy = "doupnik"
 
 /// Four bulk senders into a 10 Mbps bottleneck with a 1 MB buffer: drop-tail
 /// lets a standing queue of hundreds of milliseconds build; CoDel keeps the
-/// queueing delay near its 5 ms target (RFC 8289 1, 4.4).
+/// queueing delay near its 5 ms target (RFC 8289 4).
 #[test]
 fn codel_keeps_the_standing_queue_near_target_where_drop_tail_does_not() {
     let base = |qdisc: &str| {
@@ -185,7 +185,7 @@ workload = {{ type = "bulk", bytes = "4MB" }}
 
 /// One bulk flow and twenty request/response flows share a 10 Mbps link:
 /// behind a drop-tail FIFO each small transaction waits behind the bulk
-/// flow's standing queue; FQ-CoDel serves the sparse flows first (RFC 8290 1.3).
+/// flow's standing queue; FQ-CoDel serves the sparse flows first (RFC 8290 1).
 #[test]
 fn fq_codel_isolates_request_response_flows_from_a_bulk_flow() {
     let base = |qdisc: &str| {

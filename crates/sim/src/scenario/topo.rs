@@ -15,11 +15,11 @@ pub const BOTTLENECK_KEYS: &[KeyDoc] = &[
     KeyDoc { key: "bottleneck.delay", default: "\"10ms\"", doc: "bottleneck one-way propagation delay" },
     KeyDoc { key: "bottleneck.queue", default: "\"256KB\"", doc: "bottleneck queue limit in wire bytes, the frame being sent excluded (0: unlimited)" },
     KeyDoc { key: "bottleneck.qdisc", default: "\"drop-tail\"", doc: "queue discipline: \"drop-tail\", \"codel\" (RFC 8289) or \"fq-codel\" (RFC 8290)" },
-    KeyDoc { key: "bottleneck.target", default: "\"5ms\"", doc: "codel, fq-codel: acceptable standing queue delay (RFC 8289 4.4)" },
-    KeyDoc { key: "bottleneck.interval", default: "\"100ms\"", doc: "codel, fq-codel: window the delay must stay above target before dropping, about a worst-case RTT (RFC 8289 4.3)" },
+    KeyDoc { key: "bottleneck.target", default: "\"5ms\"", doc: "codel, fq-codel: acceptable standing queue delay (RFC 8289 4)" },
+    KeyDoc { key: "bottleneck.interval", default: "\"100ms\"", doc: "codel, fq-codel: window the delay must stay above target before dropping, about a worst-case RTT (RFC 8289 4)" },
     KeyDoc { key: "bottleneck.ecn", default: "false", doc: "codel, fq-codel: mark ECN-capable (ECT) packets CE instead of dropping them (RFC 3168 5)" },
     KeyDoc { key: "bottleneck.quantum", default: "1514", doc: "fq-codel: bytes each flow queue may send per round (RFC 8290 4)" },
-    KeyDoc { key: "bottleneck.flows", default: "1024", doc: "fq-codel: number of flow queues (RFC 8290 5.2.1)" },
+    KeyDoc { key: "bottleneck.flows", default: "1024", doc: "fq-codel: number of flow queues (RFC 8290 4)" },
 ];
 
 /// Keys of one `[[flows]]` table besides its `client.*`, `server.*` and `workload.*` settings.
