@@ -14,6 +14,7 @@ import argparse
 import pathlib
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt
@@ -24,16 +25,20 @@ import tinygram
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SCENARIOS = ["cheshire-cliff", "davids-traces", "doupnik-web", "fox-satellite", "westfield-ftp"]
+BULK = ("fox-satellite", "westfield-ftp")
+
+
+GRID_POLICIES = ["nagle", "minshall", "doupnik", "nodelay"]
 
 
 def grid_for(name: str, quick: bool) -> dict:
     """The sweep of one workload: the sender's policy, the receiver's ACK
     policy and delayed-ACK time, and the application's message size (the
     request for request-response, the write size for a bulk transfer)."""
-    send = ["nagle", "minshall", "doupnik", "nodelay"]
+    send = list(GRID_POLICIES)
     ack = ["delayed", "immediate", "quickack"]
     delack = ["40ms", "200ms"]
-    bulk = name in ("fox-satellite", "westfield-ftp")
+    bulk = name in BULK
     sizes = [512, 1448, 16384] if bulk else [[100], [1449], [99913]]
     if quick:
         send, ack, sizes = send[::3], ack[:2], sizes[1:2]
@@ -55,16 +60,19 @@ def run_all(quick: bool, client=None) -> pd.DataFrame:
         df["message_size"] = df[size_key].map(lambda v: v[0] if isinstance(v, list) else v)
         frames.append(df)
     df = pd.concat(frames, ignore_index=True)
-    df["segments_sent"] = sum(df[f"{h}.{c}"] for h in ("client", "server")
-                              for c in ("data_segments", "pure_acks"))
-    # Completion: a transaction's median time, or the whole transfer's.
-    df["completion_ms"] = np.where(df["transactions"] > 0, df["completion_ms.p50"],
-                                   df["sim_time_s"] * 1000.0)
+    segments = sum(df[f"{h}.{c}"] for h in ("client", "server")
+                   for c in ("data_segments", "pure_acks"))
+    bulk = df["name"].isin(BULK)
+    # Request-response runs loop until the time cap, so they are compared per
+    # transaction: its median completion and the segments it cost. A bulk
+    # transfer is one long transaction.
+    df["segments_sent"] = np.where(bulk, segments, segments / df["transactions"].clip(lower=1))
+    df["completion_ms"] = np.where(bulk, df["sim_time_s"] * 1000.0, df["completion_ms.p50"])
     return df
 
 
 def heatmap(df: pd.DataFrame, path: pathlib.Path) -> None:
-    rr = df[df["transactions"] > 0]
+    rr = df[~df["name"].isin(BULK)]
     names = [n for n in SCENARIOS if n in set(rr["name"])]
     fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 6), squeeze=False)
     for ax, name in zip(axes[0], names):
@@ -97,18 +105,23 @@ def pareto_front(points: np.ndarray) -> np.ndarray:
 def pareto(df: pd.DataFrame, path: pathlib.Path) -> None:
     fig, axes = plt.subplots(1, len(SCENARIOS), figsize=(5 * len(SCENARIOS), 4.5), squeeze=False)
     for ax, name in zip(axes[0], SCENARIOS):
-        d = df[df["name"] == name]
-        for policy, g in d.groupby("client.send_policy"):
-            ax.scatter(g["segments_sent"], g["completion_ms"], s=12, label=policy, alpha=0.7)
+        d = df[df["name"] == name].dropna(subset=["completion_ms"])
+        markers = dict(zip(sorted(d["message_size"].unique()), "o^sD"))
+        for (policy, size), g in d.groupby(["client.send_policy", "message_size"]):
+            ax.scatter(g["segments_sent"], g["completion_ms"], s=14, alpha=0.7,
+                       marker=markers[size], color=f"C{sorted(GRID_POLICIES).index(policy)}",
+                       label=f"{policy}, {size} B")
         pts = d[["segments_sent", "completion_ms"]].to_numpy(dtype=float)
         f = pareto_front(pts)
         ax.plot(pts[f, 0], pts[f, 1], "k--", lw=1, label="Pareto front")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_title(name)
-        ax.set_xlabel("segments sent (data + pure ACKs)")
-        ax.set_ylabel("completion time (ms)")
-        ax.legend(fontsize=7)
+        bulk = name in BULK
+        ax.set_xlabel("segments sent (data + pure ACKs)" + ("" if bulk else " per transaction"))
+        ax.set_ylabel("transfer time (ms)" if bulk else "median completion time (ms)")
+        ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

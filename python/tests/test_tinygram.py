@@ -242,3 +242,19 @@ def test_a_sweep_through_a_dask_scheduler_and_two_workers_equals_the_local_one(t
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+def test_the_policy_sweep_example_writes_its_figures(tmp_path):
+    pytest.importorskip("matplotlib")
+    example = REPO / "examples" / "python" / "policy_sweep.py"
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, str(example), "--quick", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    df = pd.read_csv(out / "results.csv")
+    # 5 workloads x 2 send policies x 2 ACK policies x 2 delayed-ACK times x 1 size.
+    assert len(df) == 40
+    assert set(df["name"]) == {"cheshire-cliff", "davids-traces", "doupnik-web",
+                               "fox-satellite", "westfield-ftp"}
+    for png in ("heatmap.png", "pareto.png"):
+        assert (out / png).read_bytes()[:4] == b"\x89PNG"
