@@ -53,6 +53,18 @@ impl ScenarioSet {
         Self::parse(text, origin, overrides, "scenario")
     }
 
+    /// Parses scenario text whose runs are called `name` unless it sets
+    /// `name` itself (`from_file` uses the file name; a caller holding a
+    /// file's text passes it here to run it many times without re-reading).
+    pub fn from_named_str(
+        text: &str,
+        origin: &str,
+        overrides: &[String],
+        name: &str,
+    ) -> Result<ScenarioSet, ScenarioError> {
+        Self::parse(text, origin, overrides, name)
+    }
+
     fn parse(
         text: &str,
         origin: &str,

@@ -1,0 +1,183 @@
+//! `tinygram._native`: the Python package's thin layer over the `tinygram`
+//! library. Every function takes and returns JSON text; the simulation, the
+//! scenario checks and the flattening of results are the CLI's own code.
+//! The GIL is released while anything runs.
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use serde_json::Value;
+use std::path::Path;
+use tinygram_cli::api::{self, Source};
+use tinygram_sim::ScenarioError;
+
+/// Raises `tinygram.ScenarioError(message, key, file, line)`.
+fn scenario_error(py: Python<'_>, e: &ScenarioError) -> PyErr {
+    let made = py
+        .import("tinygram._errors")
+        .and_then(|m| m.getattr("ScenarioError"))
+        .and_then(|cls| cls.call1((e.to_string(), e.key.clone(), e.file.clone(), e.line)));
+    match made {
+        Ok(obj) => PyErr::from_value(obj),
+        Err(err) => err,
+    }
+}
+
+fn bad(py: Python<'_>, key: &str, message: String) -> PyErr {
+    scenario_error(
+        py,
+        &ScenarioError {
+            file: String::new(),
+            line: None,
+            key: key.to_string(),
+            message,
+        },
+    )
+}
+
+/// The scenario as the Python layer hands it over: `("path", p)`,
+/// `("text", toml)` or `("json", object)`.
+fn source(py: Python<'_>, kind: &str, payload: &str) -> PyResult<Source> {
+    let r = match kind {
+        "path" => Source::file(Path::new(payload)),
+        "text" => Ok(Source::text(payload)),
+        "json" => {
+            let v: Value = serde_json::from_str(payload)
+                .map_err(|e| PyValueError::new_err(format!("scenario JSON: {e}")))?;
+            Source::json(&v)
+        }
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown scenario kind {other:?}"
+            )))
+        }
+    };
+    r.map_err(|e| scenario_error(py, &e))
+}
+
+/// `[[key, value], ...]` (JSON) as `--set` strings `key=<TOML value>`.
+fn overrides(py: Python<'_>, json: &str) -> PyResult<Vec<String>> {
+    let pairs: Vec<(String, Value)> = serde_json::from_str(json)
+        .map_err(|e| PyValueError::new_err(format!("overrides JSON: {e}")))?;
+    pairs
+        .iter()
+        .map(|(k, v)| {
+            if k.trim().is_empty() || k.contains(char::is_whitespace) || k.contains('=') {
+                return Err(bad(py, k, format!("{k:?} is not a scenario key")));
+            }
+            api::toml_value_text(k, v)
+                .map(|t| format!("{k}={t}"))
+                .map_err(|e| scenario_error(py, &e))
+        })
+        .collect()
+}
+
+/// Runs `f` without the GIL; a Rust panic becomes a Python `RuntimeError`
+/// naming it, never an abort of the interpreter.
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    py.allow_threads(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)))
+        .map_err(|p| {
+            let why = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown".into());
+            PyRuntimeError::new_err(format!("tinygram panicked (a bug; please report): {why}"))
+        })
+}
+
+/// Validates the scenario with its overrides and seed, without running it.
+#[pyfunction]
+#[pyo3(signature = (kind, payload, overrides_json, seed=None))]
+fn check(
+    py: Python<'_>,
+    kind: &str,
+    payload: &str,
+    overrides_json: &str,
+    seed: Option<u64>,
+) -> PyResult<()> {
+    let src = source(py, kind, payload)?;
+    let sets = overrides(py, overrides_json)?;
+    detached(py, || api::check(&src, &sets, seed))?.map_err(|e| scenario_error(py, &e))
+}
+
+/// `tinygram run --json`: the result as JSON text.
+#[pyfunction]
+#[pyo3(signature = (kind, payload, overrides_json, seed=None))]
+fn run_json(
+    py: Python<'_>,
+    kind: &str,
+    payload: &str,
+    overrides_json: &str,
+    seed: Option<u64>,
+) -> PyResult<String> {
+    let src = source(py, kind, payload)?;
+    let sets = overrides(py, overrides_json)?;
+    let v = detached(py, || api::run_json(&src, &sets, seed))?
+        .map_err(|e| scenario_error(py, &e))?;
+    Ok(v.to_string())
+}
+
+/// One sweep run's result columns (flattened, as `tinygram sweep` writes
+/// them), as a JSON list of `[name, value]` pairs in column order.
+#[pyfunction]
+fn run_row(
+    py: Python<'_>,
+    kind: &str,
+    payload: &str,
+    overrides_json: &str,
+    seed: u64,
+    swept: Vec<String>,
+) -> PyResult<String> {
+    let src = source(py, kind, payload)?;
+    let sets = overrides(py, overrides_json)?;
+    let v = detached(py, || api::run_json(&src, &sets, Some(seed)))?
+        .map_err(|e| scenario_error(py, &e))?;
+    let cols: Vec<(String, Value)> = api::result_columns(&v, &swept);
+    serde_json::to_string(&cols).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// One packetdrill script (path or text) against the engine: the report as JSON.
+#[pyfunction]
+fn drill_json(
+    py: Python<'_>,
+    script: &str,
+    stack: &str,
+    tolerance_usecs: i64,
+    strict_segments: bool,
+) -> PyResult<String> {
+    let stack: tinygram_drill::Stack = stack
+        .parse()
+        .map_err(|e: String| PyValueError::new_err(format!("stack: {e}")))?;
+    if tolerance_usecs < 0 {
+        return Err(PyValueError::new_err(format!(
+            "tolerance_usecs: {tolerance_usecs} is negative"
+        )));
+    }
+    let settings = tinygram_drill::Settings {
+        tolerance_usecs,
+        strict_segments,
+        stack,
+        ..Default::default()
+    };
+    let script = script.to_string();
+    Ok(detached(py, move || api::drill_json(&script, &settings))?.to_string())
+}
+
+/// `tinygram diagnose FILE --json`: the diagnosis as JSON.
+#[pyfunction]
+fn diagnose_json(py: Python<'_>, path: &str) -> PyResult<String> {
+    let p = path.to_string();
+    detached(py, move || api::diagnose_json(Path::new(&p)))?
+        .map(|v| v.to_string())
+        .map_err(PyValueError::new_err)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(run_row, m)?)?;
+    m.add_function(wrap_pyfunction!(drill_json, m)?)?;
+    m.add_function(wrap_pyfunction!(diagnose_json, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,203 @@
+"""tinygram from Python: the deterministic TCP simulator as functions.
+
+``run`` runs one scenario and returns the ``tinygram run --json`` result as a
+dict; ``sweep`` runs the cross product of a grid of keys and seeds on a local
+process pool or a Dask cluster and returns a pandas DataFrame, one row per run
+(the columns of ``tinygram sweep``); ``drill`` and ``diagnose`` return their
+reports as dicts. The simulation is the Rust library's (``tinygram._native``);
+this module only converts arguments and schedules runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Iterable, Mapping
+
+from . import _native
+from ._errors import ScenarioError
+
+__all__ = ["run", "sweep", "drill", "diagnose", "ScenarioError"]
+
+
+def _jsonable(o: Any) -> Any:
+    # numpy scalars and the like
+    item = getattr(o, "item", None)
+    if callable(item):
+        return item()
+    if isinstance(o, (tuple, range)):
+        return list(o)
+    raise TypeError(f"{type(o).__name__} is not a scenario value")
+
+
+def _scenario(scenario: Any) -> tuple[str, str]:
+    """The scenario as (kind, payload) for the native layer."""
+    if isinstance(scenario, Mapping):
+        try:
+            return "json", json.dumps(dict(scenario), default=_jsonable)
+        except (TypeError, ValueError) as e:
+            raise ScenarioError(f"scenario: {e}") from None
+    if isinstance(scenario, os.PathLike):
+        return "path", os.fspath(scenario)
+    if isinstance(scenario, str):
+        one_line = "\n" not in scenario
+        if one_line and (scenario.endswith(".toml") or os.path.isfile(scenario)):
+            return "path", scenario
+        return "text", scenario
+    raise TypeError(
+        "scenario must be a dict, TOML text or a path, not " + type(scenario).__name__
+    )
+
+
+def _overrides(pairs: Iterable[tuple[str, Any]]) -> str:
+    """Dotted keys and Python values as the native layer's JSON pairs."""
+    out = []
+    for key, value in pairs:
+        if not isinstance(key, str):
+            raise ScenarioError(f"{key!r}: scenario keys are strings", key=str(key))
+        try:
+            json.dumps(value, default=_jsonable)
+        except (TypeError, ValueError) as e:
+            raise ScenarioError(f"{key}: {e}", key=key) from None
+        out.append([key, value])
+    return json.dumps(out, default=_jsonable)
+
+
+def run(scenario: Any, /, **overrides: Any) -> dict:
+    """Runs one scenario and returns its result (the fields of ``--json``).
+
+    ``scenario`` is a dict of tables, TOML text, or a path to a file;
+    ``overrides`` are dotted keys, e.g. ``**{"client.send_policy": "doupnik"}``
+    or ``seed=3``. A bad key or value raises :class:`ScenarioError` naming it.
+    """
+    kind, payload = _scenario(scenario)
+    return json.loads(_native.run_json(kind, payload, _overrides(overrides.items())))
+
+
+def drill(
+    script: Any,
+    *,
+    stack: str = "tinygram",
+    tolerance_usecs: int = 4000,
+    strict_segments: bool = False,
+) -> dict:
+    """Runs one packetdrill script (a path, or the script's text) against the
+    engine on virtual time; returns ``passed``, ``failure`` (line, kind,
+    message, expected, actual, ...), ``skipped`` and ``notes``."""
+    if isinstance(script, os.PathLike):
+        script = os.fspath(script)
+    if not isinstance(script, str):
+        raise TypeError("script must be a path or the script's text")
+    return json.loads(
+        _native.drill_json(script, stack, int(tolerance_usecs), bool(strict_segments))
+    )
+
+
+def diagnose(path: Any) -> dict:
+    """Diagnoses a capture (pcap or pcapng) as ``tinygram diagnose --json``
+    does. An unreadable or damaged file raises ``ValueError`` saying why."""
+    return json.loads(_native.diagnose_json(os.fspath(path)))
+
+
+def _run_task(task: tuple) -> list:
+    """One sweep run (in a worker process or on a Dask worker): the result
+    columns as ``[name, value]`` pairs."""
+    kind, payload, overrides, seed, swept = task
+    return json.loads(_native.run_row(kind, payload, overrides, seed, swept))
+
+
+def _tasks(scenario: Any, grid: Mapping[str, Any], seeds: Iterable[int]):
+    if not isinstance(grid, Mapping):
+        raise TypeError("grid must be a dict of key to list of values")
+    axes = []
+    for key, values in grid.items():
+        if key == "seed":
+            raise ScenarioError("seed: give the seeds with seeds=, not in the grid", key="seed")
+        if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+            raise ScenarioError(
+                f"{key}: the grid's values must be a list, not {type(values).__name__}",
+                key=str(key),
+            )
+        values = list(values)
+        if not values:
+            raise ScenarioError(f"{key}: no values in the grid", key=str(key))
+        axes.append((key, values))
+    seed_list = []
+    for s in seeds:
+        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+            raise ScenarioError(f"seed {s!r}: seeds are integers >= 0", key="seed")
+        seed_list.append(int(s))
+    if not seed_list:
+        raise ScenarioError("seeds: no seeds", key="seed")
+    kind, payload = _scenario(scenario)
+    # Every value on its own, then every combination, before anything runs.
+    for key, values in axes:
+        for v in values:
+            _native.check(kind, payload, _overrides([(key, v)]))
+    combos = list(itertools.product(*(values for _, values in axes)))
+    swept = [key for key, _ in axes]
+    encoded = []
+    for combo in combos:
+        ov = _overrides(zip(swept, combo))
+        _native.check(kind, payload, ov, seed_list[0])
+        encoded.append(ov)
+    tasks, labels = [], []
+    for combo, ov in zip(combos, encoded):
+        for s in seed_list:
+            tasks.append((kind, payload, ov, s, swept))
+            labels.append((combo, s))
+    return swept, tasks, labels
+
+
+def sweep(
+    scenario: Any,
+    grid: Mapping[str, Iterable[Any]],
+    seeds: Iterable[int] = range(5),
+    client: Any = None,
+    *,
+    processes: int | None = None,
+    progress: bool = True,
+):
+    """Runs ``scenario`` for every combination of ``grid`` (dict of dotted key
+    to list of values) and every seed; returns a pandas DataFrame, one row per
+    run: the swept keys, ``seed``, then every result field flattened with
+    dotted names (the columns of ``tinygram sweep``).
+
+    With ``client=None`` the runs go to a local process pool of ``processes``
+    workers (default: one per core). With a ``dask.distributed.Client`` they
+    are mapped on that cluster, with Dask's progress display. The rows are the
+    same either way: the first grid key varies slowest, seeds fastest.
+    """
+    import pandas as pd
+
+    swept, tasks, labels = _tasks(scenario, grid, seeds)
+    if client is None:
+        workers = processes or os.cpu_count() or 1
+        if workers == 1 or len(tasks) == 1:
+            results = [_run_task(t) for t in tasks]
+        else:
+            import multiprocessing
+
+            # fork: no re-import of the caller's script (spawn would run its
+            # top level again); the workers only call the native library.
+            ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
+            chunk = max(1, len(tasks) // (workers * 8))
+            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                results = list(pool.map(_run_task, tasks, chunksize=chunk))
+    else:
+        futures = client.map(_run_task, tasks, pure=False)
+        if progress:
+            from dask.distributed import progress as show_progress
+
+            show_progress(futures)
+        results = client.gather(futures)
+    rows = []
+    for (combo, s), cols in zip(labels, results):
+        row = dict(zip(swept, combo))
+        row["seed"] = s
+        row.update(cols)
+        rows.append(row)
+    return pd.DataFrame.from_records(rows)
