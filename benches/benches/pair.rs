@@ -1,0 +1,573 @@
+//! Two engines in memory, tinygram's and smoltcp's, moving the same bulk
+//! transfer through the same harness: IPv4 packets as bytes, checksums
+//! computed on send and verified on receipt, every byte the receiving
+//! application reads compared with what was written; MSS 1460, 4 MiB
+//! buffers with window scaling, delayed ACKs on both.
+//!
+//! Two shapes: *lockstep* moves one data segment, then everything the
+//! receiver answers, then the next; *batch* moves everything the sender can
+//! send, then everything the receiver answers. Criterion times each engine and
+//! shape; then interleaved rounds (`TINYGRAM_PAIR_ROUNDS`, default 3) print
+//! ns per data segment and the ratio from the same rounds.
+//!
+//! The transfer is 1 GB (`TINYGRAM_PAIR_BYTES` sets another size).
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::collections::VecDeque;
+use std::time::{Duration as WallDuration, Instant as WallInstant};
+
+use tinygram_proto::wire::{Ipv4Repr, IPV4_HEADER_LEN};
+use tinygram_proto::{Config, Connection, Instant, IsnSeries, OptionSet, SeqNumber, TcpRepr};
+
+use smoltcp::iface::{Config as IfaceConfig, Interface, SocketHandle, SocketSet};
+use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
+use smoltcp::socket::tcp;
+use smoltcp::wire::{HardwareAddress, IpAddress, IpCidr};
+
+const BUF: usize = 4 << 20;
+const MSS: usize = 1460;
+const MTU: usize = MSS + 40;
+/// The byte stream is this pattern repeated; a prime period so no segment
+/// boundary lines up with it.
+const PERIOD: usize = 251;
+/// Largest application write or read.
+const CHUNK: usize = 64 << 10;
+
+fn total_bytes() -> u64 {
+    std::env::var("TINYGRAM_PAIR_BYTES")
+        .ok()
+        .map(|s| {
+            s.parse()
+                .unwrap_or_else(|_| panic!("TINYGRAM_PAIR_BYTES={s:?} is not a byte count"))
+        })
+        .unwrap_or(1_000_000_000)
+}
+
+/// The stream's bytes: `pattern()[off % PERIOD..][..n]` for any n <= CHUNK.
+fn pattern() -> Vec<u8> {
+    (0..PERIOD + CHUNK)
+        .map(|i| ((i % PERIOD) as u32 * 131 + 7) as u8)
+        .collect()
+}
+
+/// Frames in flight one way, with their spent buffers kept for reuse.
+#[derive(Default)]
+struct Wire {
+    frames: VecDeque<Vec<u8>>,
+    spare: Vec<Vec<u8>>,
+}
+
+/// What one run measured.
+struct Outcome {
+    data_segments: u64,
+    elapsed: WallDuration,
+}
+
+/// The engine-specific half of the harness.
+trait Engine {
+    /// Sender: take the receiver's frames, let the application write, emit
+    /// at most `max` frames. Returns data segments emitted.
+    fn send(&mut self, now_us: u64, max: usize) -> u64;
+    /// Receiver: take the sender's frames, let the application read and check
+    /// every byte, emit what it answers. Returns bytes read.
+    fn receive(&mut self, now_us: u64) -> u64;
+    /// The earliest timer of either side, in microseconds.
+    fn next_timer(&mut self, now_us: u64) -> Option<u64>;
+}
+
+/// Runs one transfer of `total` bytes, `max` data frames per step.
+fn transfer<E: Engine>(mut e: E, total: u64, max: usize) -> Outcome {
+    let started = WallInstant::now();
+    let mut now = 0u64;
+    let mut read = 0u64;
+    let mut data_segments = 0u64;
+    while read < total {
+        let sent = e.send(now, max);
+        data_segments += sent;
+        let got = e.receive(now);
+        read += got;
+        if sent == 0 && got == 0 {
+            // Nothing moved: jump virtual time to the next timer.
+            let next = e
+                .next_timer(now)
+                .expect("a stalled transfer always has a timer armed");
+            now = now.max(next);
+        } else {
+            now += 1;
+        }
+    }
+    assert_eq!(read, total, "the receiver read more than was written");
+    Outcome {
+        data_segments,
+        elapsed: started.elapsed(),
+    }
+}
+
+/// Checks `got` against the stream at offset `off`.
+fn check(pattern: &[u8], off: u64, got: &[u8]) {
+    let at = (off % PERIOD as u64) as usize;
+    assert!(
+        got == &pattern[at..at + got.len()],
+        "a byte differs within {} bytes at stream offset {off}",
+        got.len()
+    );
+}
+
+// ---- tinygram --------------------------------------------------------------
+
+struct Tinygram {
+    a: Connection,
+    b: Connection,
+    ab: Wire,
+    ba: Wire,
+    ip_ab: Ipv4Repr,
+    ip_ba: Ipv4Repr,
+    payload: Vec<u8>,
+    sink: Vec<u8>,
+    pattern: Vec<u8>,
+    written: u64,
+    read: u64,
+    total: u64,
+}
+
+impl Tinygram {
+    fn new(total: u64) -> Self {
+        let cfg = Config {
+            mss: MSS as u16,
+            rcv_buf: BUF,
+            snd_buf: BUF,
+            options: OptionSet {
+                window_scale: true,
+                ..OptionSet::default()
+            },
+            ..Config::default()
+        };
+        let ip = |src, dst| Ipv4Repr {
+            src,
+            dst,
+            ttl: 64,
+            ident: 0,
+            dont_frag: true,
+            payload_len: 0,
+        };
+        let mut t = Tinygram {
+            a: Connection::connect(
+                cfg.clone(),
+                40000,
+                7,
+                IsnSeries::new(SeqNumber(7)),
+                Instant::ZERO,
+            ),
+            b: Connection::listen(cfg, 7, IsnSeries::new(SeqNumber(9))),
+            ab: Wire::default(),
+            ba: Wire::default(),
+            ip_ab: ip([10, 0, 0, 1], [10, 0, 0, 2]),
+            ip_ba: ip([10, 0, 0, 2], [10, 0, 0, 1]),
+            payload: Vec::with_capacity(MSS),
+            sink: vec![0; CHUNK],
+            pattern: pattern(),
+            written: 0,
+            read: 0,
+            total,
+        };
+        // The handshake, before the measurement.
+        for _ in 0..4 {
+            t.send(0, usize::MAX);
+            t.receive(0);
+        }
+        assert!(t.a.state().synchronized(), "the handshake did not complete");
+        t
+    }
+
+    /// Encodes `repr` and the payload as an IPv4 packet with both checksums.
+    fn emit(ip: &mut Ipv4Repr, repr: &TcpRepr, payload: &[u8], wire: &mut Wire) {
+        let mut frame = wire.spare.pop().unwrap_or_default();
+        let tcp_len = repr.buffer_len(payload.len());
+        frame.resize(IPV4_HEADER_LEN + tcp_len, 0);
+        ip.payload_len = tcp_len;
+        ip.ident = ip.ident.wrapping_add(1);
+        ip.emit(&mut frame).expect("a 20-byte header fits");
+        repr.emit(
+            &mut frame[IPV4_HEADER_LEN..],
+            payload,
+            Some(ip.checksum_ctx()),
+        )
+        .expect("encodable");
+        wire.frames.push_back(frame);
+    }
+
+    /// Parses and verifies every frame in `wire` and hands it to `conn`.
+    fn ingest(conn: &mut Connection, now: Instant, wire: &mut Wire) {
+        while let Some(frame) = wire.frames.pop_front() {
+            let (ip, range) = Ipv4Repr::parse(&frame).expect("a valid IPv4 header");
+            let tcp = &frame[range];
+            let (repr, body) =
+                TcpRepr::parse(tcp, Some(ip.checksum_ctx())).expect("a valid TCP segment");
+            conn.handle_segment(now, &repr, &tcp[body]);
+            wire.spare.push(frame);
+        }
+    }
+}
+
+impl Engine for Tinygram {
+    fn send(&mut self, now_us: u64, max: usize) -> u64 {
+        let now = Instant::from_micros(now_us);
+        Self::ingest(&mut self.a, now, &mut self.ba);
+        self.a.handle_timeout(now);
+        while self.written < self.total {
+            let at = (self.written % PERIOD as u64) as usize;
+            let n = (self.total - self.written).min(CHUNK as u64) as usize;
+            match self.a.write(&self.pattern[at..at + n], false) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => self.written += k as u64,
+            }
+        }
+        let mut data = 0;
+        let mut frames = 0;
+        while frames < max {
+            let Some(repr) = self.a.poll_transmit(now, &mut self.payload) else {
+                break;
+            };
+            frames += 1;
+            data += u64::from(!self.payload.is_empty());
+            Self::emit(&mut self.ip_ab, &repr, &self.payload, &mut self.ab);
+        }
+        data
+    }
+
+    fn receive(&mut self, now_us: u64) -> u64 {
+        let now = Instant::from_micros(now_us);
+        Self::ingest(&mut self.b, now, &mut self.ab);
+        self.b.handle_timeout(now);
+        let before = self.read;
+        loop {
+            let n = self.b.read(&mut self.sink);
+            if n == 0 {
+                break;
+            }
+            check(&self.pattern, self.read, &self.sink[..n]);
+            self.read += n as u64;
+        }
+        while let Some(repr) = self.b.poll_transmit(now, &mut self.payload) {
+            Self::emit(&mut self.ip_ba, &repr, &self.payload, &mut self.ba);
+        }
+        self.read - before
+    }
+
+    fn next_timer(&mut self, _now_us: u64) -> Option<u64> {
+        [self.a.poll_timeout(), self.b.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|t| t.as_micros())
+    }
+}
+
+// ---- smoltcp ---------------------------------------------------------------
+
+/// An IP-medium device over two one-way wires; `tx_limit` caps the frames
+/// it accepts per step (1 in lockstep).
+struct PairDevice {
+    rx: Wire,
+    tx: Wire,
+    tx_limit: usize,
+    tx_count: usize,
+}
+
+struct SRx<'a> {
+    frame: Vec<u8>,
+    spent: &'a mut Vec<Vec<u8>>,
+}
+
+struct STx<'a> {
+    out: &'a mut Wire,
+    count: &'a mut usize,
+}
+
+impl phy::RxToken for SRx<'_> {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        let r = f(&self.frame);
+        self.spent.push(self.frame);
+        r
+    }
+}
+
+impl phy::TxToken for STx<'_> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        let mut frame = self.out.spare.pop().unwrap_or_default();
+        frame.clear();
+        frame.resize(len, 0);
+        let r = f(&mut frame);
+        self.out.frames.push_back(frame);
+        *self.count += 1;
+        r
+    }
+}
+
+impl Device for PairDevice {
+    type RxToken<'a> = SRx<'a>;
+    type TxToken<'a> = STx<'a>;
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        let mut caps = DeviceCapabilities::default();
+        caps.medium = Medium::Ip;
+        caps.max_transmission_unit = MTU;
+        // Default checksum capabilities: compute on send, verify on receipt.
+        caps
+    }
+
+    fn receive(
+        &mut self,
+        _t: smoltcp::time::Instant,
+    ) -> Option<(Self::RxToken<'_>, Self::TxToken<'_>)> {
+        let frame = self.rx.frames.pop_front()?;
+        Some((
+            SRx {
+                frame,
+                spent: &mut self.rx.spare,
+            },
+            STx {
+                out: &mut self.tx,
+                count: &mut self.tx_count,
+            },
+        ))
+    }
+
+    fn transmit(&mut self, _t: smoltcp::time::Instant) -> Option<Self::TxToken<'_>> {
+        if self.tx_count < self.tx_limit {
+            Some(STx {
+                out: &mut self.tx,
+                count: &mut self.tx_count,
+            })
+        } else {
+            None
+        }
+    }
+}
+
+struct Smol {
+    a: (Interface, PairDevice, SocketSet<'static>, SocketHandle),
+    b: (Interface, PairDevice, SocketSet<'static>, SocketHandle),
+    sink: Vec<u8>,
+    pattern: Vec<u8>,
+    written: u64,
+    read: u64,
+    total: u64,
+}
+
+fn smol_side(addr: [u8; 4]) -> (Interface, PairDevice, SocketSet<'static>, SocketHandle) {
+    let mut dev = PairDevice {
+        rx: Wire::default(),
+        tx: Wire::default(),
+        tx_limit: usize::MAX,
+        tx_count: 0,
+    };
+    let iface_cfg = IfaceConfig::new(HardwareAddress::Ip);
+    let mut iface = Interface::new(iface_cfg, &mut dev, smoltcp::time::Instant::ZERO);
+    iface.update_ip_addrs(|a| {
+        a.push(IpCidr::new(
+            IpAddress::v4(addr[0], addr[1], addr[2], addr[3]),
+            24,
+        ))
+        .expect("one address fits");
+    });
+    let sock = tcp::Socket::new(
+        tcp::SocketBuffer::new(vec![0; BUF]),
+        tcp::SocketBuffer::new(vec![0; BUF]),
+    );
+    let mut set = SocketSet::new(Vec::new());
+    let h = set.add(sock);
+    (iface, dev, set, h)
+}
+
+/// Moves frames from one side's device to the other's, and spent buffers back.
+fn carry(from: &mut PairDevice, to: &mut PairDevice) {
+    to.rx.frames.extend(from.tx.frames.drain(..));
+    from.tx.spare.append(&mut to.rx.spare);
+}
+
+impl Smol {
+    fn new(total: u64) -> Self {
+        let mut s = Smol {
+            a: smol_side([10, 0, 0, 1]),
+            b: smol_side([10, 0, 0, 2]),
+            sink: vec![0; CHUNK],
+            pattern: pattern(),
+            written: 0,
+            read: 0,
+            total,
+        };
+        s.b.2
+            .get_mut::<tcp::Socket>(s.b.3)
+            .listen(7)
+            .expect("listen");
+        let cx = s.a.0.context();
+        s.a.2
+            .get_mut::<tcp::Socket>(s.a.3)
+            .connect(cx, (IpAddress::v4(10, 0, 0, 2), 7), 40000)
+            .expect("connect");
+        for _ in 0..4 {
+            s.send(0, usize::MAX);
+            s.receive(0);
+        }
+        assert!(
+            s.a.2.get::<tcp::Socket>(s.a.3).may_send(),
+            "the handshake did not complete"
+        );
+        s
+    }
+}
+
+fn st(us: u64) -> smoltcp::time::Instant {
+    smoltcp::time::Instant::from_micros(us as i64)
+}
+
+impl Engine for Smol {
+    fn send(&mut self, now_us: u64, max: usize) -> u64 {
+        let now = st(now_us);
+        carry(&mut self.b.1, &mut self.a.1);
+        let (iface, dev, set, h) = &mut self.a;
+        while iface.poll_ingress_single(now, dev, set)
+            != smoltcp::iface::PollIngressSingleResult::None
+        {}
+        let sock = set.get_mut::<tcp::Socket>(*h);
+        while self.written < self.total {
+            let at = (self.written % PERIOD as u64) as usize;
+            let n = (self.total - self.written).min(CHUNK as u64) as usize;
+            match sock.send_slice(&self.pattern[at..at + n]) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => self.written += k as u64,
+            }
+        }
+        dev.tx_limit = max;
+        dev.tx_count = 0;
+        while iface.poll_egress(now, dev, set) != smoltcp::iface::PollResult::None {}
+        // Count frames with a payload: longer than the IPv4 and TCP headers
+        // (smoltcp sends no TCP options on data segments here).
+        let data = dev
+            .tx
+            .frames
+            .iter()
+            .filter(|f| {
+                let tcp_hl = usize::from(f[20 + 12] >> 4) * 4;
+                f.len() > 20 + tcp_hl
+            })
+            .count() as u64;
+        dev.tx_limit = usize::MAX;
+        data
+    }
+
+    fn receive(&mut self, now_us: u64) -> u64 {
+        let now = st(now_us);
+        carry(&mut self.a.1, &mut self.b.1);
+        let (iface, dev, set, h) = &mut self.b;
+        while iface.poll_ingress_single(now, dev, set)
+            != smoltcp::iface::PollIngressSingleResult::None
+        {}
+        let sock = set.get_mut::<tcp::Socket>(*h);
+        let before = self.read;
+        while let Ok(n) = sock.recv_slice(&mut self.sink) {
+            if n == 0 {
+                break;
+            }
+            check(&self.pattern, self.read, &self.sink[..n]);
+            self.read += n as u64;
+        }
+        dev.tx_count = 0;
+        while iface.poll_egress(now, dev, set) != smoltcp::iface::PollResult::None {}
+        self.read - before
+    }
+
+    fn next_timer(&mut self, now_us: u64) -> Option<u64> {
+        let now = st(now_us);
+        let a = self.a.0.poll_at(now, &self.a.2);
+        let b = self.b.0.poll_at(now, &self.b.2);
+        [a, b]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|t| t.total_micros().max(0) as u64)
+    }
+}
+
+// ---- the benchmark ---------------------------------------------------------
+
+const SHAPES: [(&str, usize); 2] = [("lockstep", 1), ("batch", usize::MAX)];
+
+fn run(engine: &str, total: u64, max: usize) -> Outcome {
+    match engine {
+        "tinygram" => transfer(Tinygram::new(total), total, max),
+        _ => transfer(Smol::new(total), total, max),
+    }
+}
+
+fn pair(c: &mut Criterion) {
+    let total = total_bytes();
+    let segments = total.div_ceil(MSS as u64);
+    let mut g = c.benchmark_group("pair");
+    g.sample_size(10);
+    g.warm_up_time(WallDuration::from_secs(1));
+    g.measurement_time(WallDuration::from_secs(5));
+    g.throughput(Throughput::Elements(segments));
+    for (shape, max) in SHAPES {
+        for engine in ["tinygram", "smoltcp"] {
+            g.bench_function(format!("{engine}_{shape}"), |b| {
+                b.iter_custom(|iters| (0..iters).map(|_| run(engine, total, max).elapsed).sum())
+            });
+        }
+    }
+    g.finish();
+
+    // Interleaved rounds: each round runs every engine and shape once, so the
+    // ratio compares runs made under the same machine conditions.
+    let rounds: usize = std::env::var("TINYGRAM_PAIR_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    for (shape, max) in SHAPES {
+        let mut ours = Vec::new();
+        let mut theirs = Vec::new();
+        let mut segs = (0, 0);
+        for round in 0..rounds {
+            let order = if round % 2 == 0 {
+                ["tinygram", "smoltcp"]
+            } else {
+                ["smoltcp", "tinygram"]
+            };
+            for engine in order {
+                let o = run(engine, total, max);
+                let ns = o.elapsed.as_nanos() as f64 / o.data_segments as f64;
+                if engine == "tinygram" {
+                    ours.push(ns);
+                    segs.0 = o.data_segments;
+                } else {
+                    theirs.push(ns);
+                    segs.1 = o.data_segments;
+                }
+            }
+        }
+        let (t, s) = (median(&ours), median(&theirs));
+        println!(
+            "pair {shape}: {} bytes, {rounds} interleaved rounds, medians: tinygram {t:.0} ns/segment ({} data segments), smoltcp {s:.0} ns/segment ({} data segments); tinygram runs at {:.2}x smoltcp's speed per segment",
+            total,
+            segs.0,
+            segs.1,
+            s / t
+        );
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+criterion_group!(benches, pair);
+criterion_main!(benches);
