@@ -50,10 +50,11 @@ fn pattern() -> Vec<u8> {
         .collect()
 }
 
-/// Frames in flight one way, with their spent buffers kept for reuse.
+/// Frames in flight one way (each a buffer and where in it the packet
+/// starts), with their spent buffers kept for reuse.
 #[derive(Default)]
 struct Wire {
-    frames: VecDeque<Vec<u8>>,
+    frames: VecDeque<(Vec<u8>, usize)>,
     spare: Vec<Vec<u8>>,
 }
 
@@ -73,6 +74,10 @@ trait Engine {
     fn receive(&mut self, now_us: u64) -> u64;
     /// The earliest timer of either side, in microseconds.
     fn next_timer(&mut self, now_us: u64) -> Option<u64>;
+    /// Frames on the wires, either way, not yet taken by their receiver.
+    fn frames_queued(&self) -> usize;
+    /// Both sides' state, for the message when a transfer stalls.
+    fn describe(&self) -> String;
 }
 
 /// Runs one transfer of `total` bytes, `max` data frames per step.
@@ -84,13 +89,18 @@ fn transfer<E: Engine>(mut e: E, total: u64, max: usize) -> Outcome {
     while read < total {
         let sent = e.send(now, max);
         data_segments += sent;
+        let emitted = e.frames_queued();
         let got = e.receive(now);
         read += got;
-        if sent == 0 && got == 0 {
+        let answered = e.frames_queued();
+        if sent == 0 && got == 0 && emitted == 0 && answered == 0 {
             // Nothing moved: jump virtual time to the next timer.
-            let next = e
-                .next_timer(now)
-                .expect("a stalled transfer always has a timer armed");
+            let Some(next) = e.next_timer(now) else {
+                panic!(
+                    "the transfer stalled at {read} of {total} bytes with no timer armed:\n{}",
+                    e.describe()
+                );
+            };
             now = now.max(next);
         } else {
             now += 1;
@@ -122,13 +132,16 @@ struct Tinygram {
     ba: Wire,
     ip_ab: Ipv4Repr,
     ip_ba: Ipv4Repr,
-    payload: Vec<u8>,
     sink: Vec<u8>,
     pattern: Vec<u8>,
     written: u64,
     read: u64,
     total: u64,
 }
+
+/// Room the engine leaves in front of a payload: the IPv4 header and the
+/// longest TCP header.
+const ROOM: usize = IPV4_HEADER_LEN + 60;
 
 impl Tinygram {
     fn new(total: u64) -> Self {
@@ -163,44 +176,59 @@ impl Tinygram {
             ba: Wire::default(),
             ip_ab: ip([10, 0, 0, 1], [10, 0, 0, 2]),
             ip_ba: ip([10, 0, 0, 2], [10, 0, 0, 1]),
-            payload: Vec::with_capacity(MSS),
             sink: vec![0; CHUNK],
             pattern: pattern(),
             written: 0,
             read: 0,
             total,
         };
-        // The handshake, before the measurement.
+        // The handshake, before the measurement, with no data to write yet.
+        t.total = 0;
         for _ in 0..4 {
             t.send(0, usize::MAX);
             t.receive(0);
         }
+        t.total = total;
         assert!(t.a.state().synchronized(), "the handshake did not complete");
         t
     }
 
-    /// Encodes `repr` and the payload as an IPv4 packet with both checksums.
-    fn emit(ip: &mut Ipv4Repr, repr: &TcpRepr, payload: &[u8], wire: &mut Wire) {
+    /// Asks `conn` for its next segment and encodes it as an IPv4 packet with
+    /// both checksums, the headers written in front of the payload the engine
+    /// left behind `ROOM` bytes. Returns whether it sent one and whether it
+    /// carried data.
+    fn emit(
+        conn: &mut Connection,
+        now: Instant,
+        ip: &mut Ipv4Repr,
+        wire: &mut Wire,
+    ) -> Option<bool> {
         let mut frame = wire.spare.pop().unwrap_or_default();
-        let tcp_len = repr.buffer_len(payload.len());
-        frame.resize(IPV4_HEADER_LEN + tcp_len, 0);
-        ip.payload_len = tcp_len;
+        let Some(repr) = conn.poll_transmit_with_headroom(now, &mut frame, ROOM) else {
+            wire.spare.push(frame);
+            return None;
+        };
+        let payload_len = frame.len() - ROOM;
+        let hl = repr.header_len();
+        let start = ROOM - hl - IPV4_HEADER_LEN;
+        ip.payload_len = hl + payload_len;
         ip.ident = ip.ident.wrapping_add(1);
-        ip.emit(&mut frame).expect("a 20-byte header fits");
-        repr.emit(
-            &mut frame[IPV4_HEADER_LEN..],
-            payload,
+        ip.emit(&mut frame[start..]).expect("a 20-byte header fits");
+        repr.emit_in_place(
+            &mut frame[start + IPV4_HEADER_LEN..],
             Some(ip.checksum_ctx()),
         )
         .expect("encodable");
-        wire.frames.push_back(frame);
+        wire.frames.push_back((frame, start));
+        Some(payload_len > 0)
     }
 
     /// Parses and verifies every frame in `wire` and hands it to `conn`.
     fn ingest(conn: &mut Connection, now: Instant, wire: &mut Wire) {
-        while let Some(frame) = wire.frames.pop_front() {
-            let (ip, range) = Ipv4Repr::parse(&frame).expect("a valid IPv4 header");
-            let tcp = &frame[range];
+        while let Some((frame, start)) = wire.frames.pop_front() {
+            let packet = &frame[start..];
+            let (ip, range) = Ipv4Repr::parse(packet).expect("a valid IPv4 header");
+            let tcp = &packet[range];
             let (repr, body) =
                 TcpRepr::parse(tcp, Some(ip.checksum_ctx())).expect("a valid TCP segment");
             conn.handle_segment(now, &repr, &tcp[body]);
@@ -225,12 +253,11 @@ impl Engine for Tinygram {
         let mut data = 0;
         let mut frames = 0;
         while frames < max {
-            let Some(repr) = self.a.poll_transmit(now, &mut self.payload) else {
+            let Some(carried) = Self::emit(&mut self.a, now, &mut self.ip_ab, &mut self.ab) else {
                 break;
             };
             frames += 1;
-            data += u64::from(!self.payload.is_empty());
-            Self::emit(&mut self.ip_ab, &repr, &self.payload, &mut self.ab);
+            data += u64::from(carried);
         }
         data
     }
@@ -248,9 +275,7 @@ impl Engine for Tinygram {
             check(&self.pattern, self.read, &self.sink[..n]);
             self.read += n as u64;
         }
-        while let Some(repr) = self.b.poll_transmit(now, &mut self.payload) {
-            Self::emit(&mut self.ip_ba, &repr, &self.payload, &mut self.ba);
-        }
+        while Self::emit(&mut self.b, now, &mut self.ip_ba, &mut self.ba).is_some() {}
         self.read - before
     }
 
@@ -260,6 +285,21 @@ impl Engine for Tinygram {
             .flatten()
             .min()
             .map(|t| t.as_micros())
+    }
+
+    fn frames_queued(&self) -> usize {
+        self.ab.frames.len() + self.ba.frames.len()
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "written {} read {}\nsender {:?}\nreceiver {:?}\n{:?}",
+            self.written,
+            self.read,
+            self.a,
+            self.b,
+            self.b.counters()
+        )
     }
 }
 
@@ -276,6 +316,7 @@ struct PairDevice {
 
 struct SRx<'a> {
     frame: Vec<u8>,
+    start: usize,
     spent: &'a mut Vec<Vec<u8>>,
 }
 
@@ -286,7 +327,7 @@ struct STx<'a> {
 
 impl phy::RxToken for SRx<'_> {
     fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        let r = f(&self.frame);
+        let r = f(&self.frame[self.start..]);
         self.spent.push(self.frame);
         r
     }
@@ -298,7 +339,7 @@ impl phy::TxToken for STx<'_> {
         frame.clear();
         frame.resize(len, 0);
         let r = f(&mut frame);
-        self.out.frames.push_back(frame);
+        self.out.frames.push_back((frame, 0));
         *self.count += 1;
         r
     }
@@ -320,10 +361,11 @@ impl Device for PairDevice {
         &mut self,
         _t: smoltcp::time::Instant,
     ) -> Option<(Self::RxToken<'_>, Self::TxToken<'_>)> {
-        let frame = self.rx.frames.pop_front()?;
+        let (frame, start) = self.rx.frames.pop_front()?;
         Some((
             SRx {
                 frame,
+                start,
                 spent: &mut self.rx.spare,
             },
             STx {
@@ -406,10 +448,13 @@ impl Smol {
             .get_mut::<tcp::Socket>(s.a.3)
             .connect(cx, (IpAddress::v4(10, 0, 0, 2), 7), 40000)
             .expect("connect");
+        // The handshake, before the measurement, with no data to write yet.
+        s.total = 0;
         for _ in 0..4 {
             s.send(0, usize::MAX);
             s.receive(0);
         }
+        s.total = total;
         assert!(
             s.a.2.get::<tcp::Socket>(s.a.3).may_send(),
             "the handshake did not complete"
@@ -448,7 +493,7 @@ impl Engine for Smol {
             .tx
             .frames
             .iter()
-            .filter(|f| {
+            .filter(|(f, _)| {
                 let tcp_hl = usize::from(f[20 + 12] >> 4) * 4;
                 f.len() > 20 + tcp_hl
             })
@@ -488,6 +533,21 @@ impl Engine for Smol {
             .min()
             .map(|t| t.total_micros().max(0) as u64)
     }
+
+    fn frames_queued(&self) -> usize {
+        [&self.a.1, &self.b.1]
+            .iter()
+            .map(|d| d.rx.frames.len() + d.tx.frames.len())
+            .sum()
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "sender {:?}\nreceiver {:?}",
+            self.a.2.get::<tcp::Socket>(self.a.3),
+            self.b.2.get::<tcp::Socket>(self.b.3)
+        )
+    }
 }
 
 // ---- the benchmark ---------------------------------------------------------
@@ -501,7 +561,37 @@ fn run(engine: &str, total: u64, max: usize) -> Outcome {
     }
 }
 
+/// `TINYGRAM_PAIR_ONE=ENGINE:SHAPE` (e.g. `tinygram:lockstep`) runs that one
+/// transfer and prints its data segment count, for profilers
+/// (`valgrind --tool=callgrind`), instead of the benchmark.
+fn one_run() -> bool {
+    let Ok(which) = std::env::var("TINYGRAM_PAIR_ONE") else {
+        return false;
+    };
+    let (engine, shape) = which.split_once(':').unwrap_or((&which, "lockstep"));
+    let max = SHAPES
+        .iter()
+        .find(|(s, _)| *s == shape)
+        .unwrap_or_else(|| panic!("TINYGRAM_PAIR_ONE: unknown shape {shape:?}: lockstep or batch"))
+        .1;
+    assert!(
+        engine == "tinygram" || engine == "smoltcp",
+        "TINYGRAM_PAIR_ONE: unknown engine {engine:?}: tinygram or smoltcp"
+    );
+    let total = total_bytes();
+    let o = run(engine, total, max);
+    println!(
+        "{engine} {shape}: {total} bytes, {} data segments, {:.0} ns/segment",
+        o.data_segments,
+        o.elapsed.as_nanos() as f64 / o.data_segments as f64
+    );
+    true
+}
+
 fn pair(c: &mut Criterion) {
+    if one_run() {
+        return;
+    }
     let total = total_bytes();
     let segments = total.div_ceil(MSS as u64);
     let mut g = c.benchmark_group("pair");

@@ -346,6 +346,33 @@ fn against_ns3(bench: &BulkBench, sc: &Scenario, bin: &Path, rounds: u32) -> Res
         median(&rc),
         min(&rc)
     );
+    // With loss the two simulators' random draws differ, so they may send
+    // different numbers of segments: compare the time per data segment too.
+    let per_seg = |f: fn(&Side) -> f64| -> Vec<f64> {
+        ours.iter()
+            .zip(&theirs)
+            .map(|(t, n)| {
+                (f(n) / n.data_segments.max(1) as f64) / (f(t) / t.data_segments.max(1) as f64)
+            })
+            .collect()
+    };
+    let (pw, pc) = (per_seg(wall), per_seg(cpu));
+    let us_per_seg = |v: &[Side], f: fn(&Side) -> f64| {
+        median(
+            &v.iter()
+                .map(|s| f(s) * 1e6 / s.data_segments.max(1) as f64)
+                .collect::<Vec<_>>(),
+        )
+    };
+    println!(
+        "per data segment: tinygram {:.3} us CPU, ns-3 {:.2} us CPU; ratio wall median {:.1}x, min {:.1}x; CPU median {:.1}x, min {:.1}x",
+        us_per_seg(&ours, cpu),
+        us_per_seg(&theirs, cpu),
+        median(&pw),
+        min(&pw),
+        median(&pc),
+        min(&pc)
+    );
     let (a, b) = (ours[0].data_segments, theirs[0].data_segments);
     let full = bench.bytes.div_ceil(SEGMENT_PAYLOAD);
     println!(
