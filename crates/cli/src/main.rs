@@ -148,11 +148,29 @@ enum Cmd {
 
 #[derive(Subcommand)]
 enum BenchWhat {
-    /// 1 GB bulk transfer over 10 Gbps, 1 ms delay, MSS 1448, no capture.
+    /// Bulk transfer over 10 Gbps, 1 ms delay, raw framing, 4.5 MB queue, timestamps + SACK + window scaling, 1448-byte segments, no capture; `--against ns3` runs the same in ns-3.
     Sim {
         /// Bytes to transfer (size syntax, e.g. "1GB", "100MB").
         #[arg(long, default_value = "1GB")]
         bytes: String,
+        /// Send and receive buffer of both sides.
+        #[arg(long, default_value = "4MiB")]
+        buf: String,
+        /// Size of each application write.
+        #[arg(long, default_value = "1448")]
+        write_size: String,
+        /// Probability a data frame is lost (client to server).
+        #[arg(long, default_value_t = 0.0)]
+        loss: f64,
+        /// Also run the same transfer in another simulator, interleaved, and print the ratio.
+        #[arg(long, value_enum)]
+        against: Option<bench::Against>,
+        /// Rounds for --against (each runs both simulators once).
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
+        /// A prebuilt ns-3 program (benches/ns3/bulk.cc); default: build it with g++ on first use.
+        #[arg(long, value_name = "PATH")]
+        ns3_bin: Option<PathBuf>,
         /// Instead: N concurrent request/response connections over a shared
         /// bottleneck (cost per segment against one flow, peak memory, idle
         /// connection size).
@@ -425,8 +443,26 @@ fn main() -> ExitCode {
                 },
         } => flows::bench(n, requests),
         Cmd::Bench {
-            what: BenchWhat::Sim { bytes, .. },
-        } => bench::sim(&bytes),
+            what:
+                BenchWhat::Sim {
+                    bytes,
+                    buf,
+                    write_size,
+                    loss,
+                    against,
+                    rounds,
+                    ns3_bin,
+                    ..
+                },
+        } => bench::sim(&bench::SimArgs {
+            bytes,
+            buf,
+            write_size,
+            loss,
+            against,
+            rounds,
+            ns3_bin,
+        }),
         Cmd::Bench {
             what:
                 BenchWhat::Tun {

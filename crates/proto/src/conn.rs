@@ -207,6 +207,9 @@ pub struct Connection {
     /// and the most it may return in that run (a debug check that it runs dry).
     tx_streak: usize,
     tx_budget: usize,
+    /// Bytes at the front of the payload buffer that belong to the caller
+    /// (`poll_transmit_with_headroom`); 0 for `poll_transmit`.
+    tx_headroom: usize,
 
     /// min(available, allowed) at the start of the current transmission
     /// opportunity (cleared when `poll_transmit` runs dry).
@@ -327,6 +330,7 @@ impl Connection {
             pending_rst: None,
             last_invalid_ack: None,
             tx_streak: 0,
+            tx_headroom: 0,
             tx_budget: 0,
             burst: None,
             hold: None,
@@ -1694,6 +1698,23 @@ impl Connection {
 
     // ----- sending ---------------------------------------------------------
 
+    /// Like [`poll_transmit`](Self::poll_transmit), but `buf` is resized to
+    /// `headroom` bytes (their contents unspecified) and the payload is written
+    /// after them, so a driver can encode the headers in front of it
+    /// (`TcpRepr::emit_in_place`) without copying the payload a second time.
+    pub fn poll_transmit_with_headroom(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        headroom: usize,
+    ) -> Option<TcpRepr> {
+        buf.resize(headroom, 0);
+        self.tx_headroom = headroom;
+        let r = self.poll_transmit(now, buf);
+        self.tx_headroom = 0;
+        r
+    }
+
     /// The next segment to send, if any; its payload is written into `payload`
     /// (cleared first). Call until it returns `None`.
     pub fn poll_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
@@ -1761,7 +1782,7 @@ impl Connection {
     }
 
     fn next_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
-        payload.clear();
+        payload.truncate(self.tx_headroom);
         if std::mem::take(&mut self.read_emptied)
             && self.ack_now.is_none()
             && self.ack_owed_since.is_some()
@@ -2057,7 +2078,7 @@ impl Connection {
         }
         let r = self.emit_range(now, start, end.distance_from(start).min(mss), payload)?;
         // HighRxt only moves forward, and within SND.MAX: each call makes progress.
-        let sent = payload.len() + r.flags.fin() as usize;
+        let sent = payload.len() - self.tx_headroom + r.flags.fin() as usize;
         self.high_rxt = (start + sent.max(1)).min(max);
         self.counters.sack_retransmits += 1;
         Some(r)

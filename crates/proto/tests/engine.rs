@@ -619,3 +619,114 @@ fn a_plugged_in_congestion_controller_is_used() {
     assert!(per_instant.values().all(|&n| n <= 2), "{per_instant:?}");
     assert_eq!(p.conns[B].config().congestion.name(), "newreno");
 }
+
+/// `poll_transmit_with_headroom` emits exactly what `poll_transmit` does, with
+/// the payload behind the caller's room: two identical pairs, one driven each
+/// way, through a loss repaired by SACK, produce the same segments.
+#[test]
+fn headroom_transmit_matches_plain_transmit() {
+    use tinygram_proto::{Connection, Instant, OptionSet, TcpRepr};
+    let cfg = Config {
+        options: OptionSet {
+            sack: true,
+            timestamps: true,
+            ..OptionSet::default()
+        },
+        ..Config::default()
+    };
+    let new_pair = || {
+        (
+            Connection::connect(
+                cfg.clone(),
+                1,
+                2,
+                IsnSeries::new(SeqNumber(7)),
+                Instant::ZERO,
+            ),
+            Connection::listen(cfg.clone(), 2, IsnSeries::new(SeqNumber(9))),
+        )
+    };
+    let (a1, b1) = new_pair();
+    let (a2, b2) = new_pair();
+    // [sender, receiver], driven with poll_transmit and with headroom.
+    let mut c1 = [a1, b1];
+    let mut c2 = [a2, b2];
+    fn split(c: &mut [Connection; 2], from: usize) -> (&mut Connection, &mut Connection) {
+        let [a, b] = c;
+        if from == 0 {
+            (a, b)
+        } else {
+            (b, a)
+        }
+    }
+    const ROOM: usize = 60;
+    let data: Vec<u8> = (0..60_000u32).map(|i| (i * 7) as u8).collect();
+    let (mut written, mut read, mut sink) = (0, 0usize, vec![0u8; 1 << 16]);
+    let (mut plain, mut roomy) = (Vec::new(), Vec::new());
+    let mut now = Instant::ZERO;
+    let mut data_segments = 0;
+    let mut sack_rexmits_seen = false;
+    for _ in 0..10_000 {
+        if c1[0].state() == State::Established && written < data.len() {
+            let n1 = c1[0].write(&data[written..], false).unwrap();
+            let n2 = c2[0].write(&data[written..], false).unwrap();
+            assert_eq!(n1, n2);
+            written += n1;
+        }
+        let mut moved = false;
+        for from in 0..2 {
+            let from_a = from == 0;
+            let (x1, y1) = split(&mut c1, from);
+            let (x2, y2) = split(&mut c2, from);
+            loop {
+                let r1: Option<TcpRepr> = x1.poll_transmit(now, &mut plain);
+                roomy.clear();
+                roomy.extend_from_slice(&[0xee; 7]);
+                let r2 = x2.poll_transmit_with_headroom(now, &mut roomy, ROOM);
+                assert_eq!(r1, r2, "headers differ");
+                let Some(r) = r1 else { break };
+                assert_eq!(&roomy[ROOM..], &plain[..], "payloads differ");
+                moved = true;
+                if from_a && !plain.is_empty() {
+                    data_segments += 1;
+                    // Lose the 5th data segment on both paths.
+                    if data_segments == 5 {
+                        continue;
+                    }
+                }
+                y1.handle_segment(now, &r, &plain);
+                y2.handle_segment(now, &r, &roomy[ROOM..]);
+            }
+        }
+        let n1 = c1[1].read(&mut sink);
+        let mut sink2 = vec![0u8; sink.len()];
+        let n2 = c2[1].read(&mut sink2);
+        assert_eq!((n1, &sink[..n1]), (n2, &sink2[..n2]));
+        assert_eq!(&sink[..n1], &data[read..read + n1]);
+        read += n1;
+        sack_rexmits_seen |= c2[0].counters().sack_retransmits > 0;
+        if read == data.len() {
+            break;
+        }
+        if !moved {
+            let next = [c1[0].poll_timeout(), c1[1].poll_timeout()]
+                .into_iter()
+                .flatten()
+                .min()
+                .expect("a timer");
+            now = now.max(next);
+        } else {
+            now += ms(1);
+        }
+        for c in c1.iter_mut().chain(c2.iter_mut()) {
+            c.handle_timeout(now);
+        }
+    }
+    assert_eq!(read, data.len(), "the transfer did not finish");
+    assert!(
+        sack_rexmits_seen,
+        "the loss was not repaired by a SACK retransmission"
+    );
+    assert_eq!(c1[0].counters(), c2[0].counters());
+    assert_eq!(c1[1].counters(), c2[1].counters());
+}

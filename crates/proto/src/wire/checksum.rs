@@ -37,25 +37,52 @@ impl ChecksumCtx {
     }
 }
 
-/// Adds `data` to a running one's-complement sum (RFC 1071 4.1), 32 bits at a time.
+/// Adds `data` to a running one's-complement sum (RFC 1071 4.1), 64 bits at a time.
 ///
 /// Only the last chunk of a message may have odd length; it is padded with a
-/// zero byte as RFC 1071 asks. The u64 accumulator cannot overflow for any
-/// buffer shorter than 2^32 words.
+/// zero byte as RFC 1071 asks. The result is congruent, modulo 0xffff, to the
+/// big-endian 16-bit word sum, which is all [`fold`] needs; it cannot overflow
+/// for any `acc` below 2^63.
 #[inline]
-pub fn accumulate(mut acc: u64, data: &[u8]) -> u64 {
-    // Summing big-endian 32-bit words and folding gives the same result as
-    // summing 16-bit words, because 2^16 == 1 modulo 0xffff (RFC 1071 2(B)).
-    // LLVM vectorizes this loop; 64-bit words with end-around carry do not
-    // vectorize and measured slower (benches: wire/encode_and_parse).
-    let mut words = data.chunks_exact(4);
+pub fn accumulate(acc: u64, data: &[u8]) -> u64 {
+    // Native-order 64-bit words summed into u128 accumulators (one add and one
+    // add-with-carry per word, two independent chains), folded once at the
+    // end. The one's-complement sum does not depend on byte order except for
+    // a final byte swap of the folded 16 bits (RFC 1071 2(B)). About 3x fewer
+    // instructions than 32-bit big-endian words, which need byte shuffles.
+    let mut a: u128 = 0;
+    let mut b: u128 = 0;
+    let mut blocks = data.chunks_exact(32);
+    for blk in &mut blocks {
+        a += word(&blk[0..8]) + word(&blk[8..16]);
+        b += word(&blk[16..24]) + word(&blk[24..32]);
+    }
+    let mut sum = a + b;
+    let mut words = blocks.remainder().chunks_exact(8);
     for w in &mut words {
-        acc += u64::from(u32::from_be_bytes([w[0], w[1], w[2], w[3]]));
+        sum += word(w);
     }
     let rest = words.remainder();
-    let mut tail = [0u8; 4];
+    let mut tail = [0u8; 8];
     tail[..rest.len()].copy_from_slice(rest);
-    acc + u64::from(u32::from_be_bytes(tail))
+    sum += u128::from(u64::from_ne_bytes(tail));
+    // End-around carry from 128 to 64 bits, then 64 to 16.
+    let (lo, carry) = (sum as u64).overflowing_add((sum >> 64) as u64);
+    let s = lo + u64::from(carry);
+    let mut x = (s >> 32) + (s & 0xffff_ffff);
+    x = (x >> 16) + (x & 0xffff);
+    x = (x >> 16) + (x & 0xffff);
+    x = (x >> 16) + (x & 0xffff);
+    // A native-order sum read as big-endian: swapped on little-endian machines.
+    acc + u64::from(u16::from_be(x as u16))
+}
+
+/// One native-order 64-bit word of an 8-byte slice, widened for carry-free sums.
+#[inline(always)]
+fn word(w: &[u8]) -> u128 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(w);
+    u128::from(u64::from_ne_bytes(b))
 }
 
 /// Folds a running sum to 16 bits and complements it: the value to put on the wire (RFC 1071 4.1).

@@ -271,11 +271,7 @@ impl TcpRepr {
         payload: &[u8],
         checksum: Option<ChecksumCtx>,
     ) -> Result<(), WireError> {
-        let opt_len = self.options.encoded_len();
-        if opt_len > MAX_OPTIONS_LEN {
-            return Err(WireError::OptionsTooLong { len: opt_len });
-        }
-        let hl = TCP_HEADER_LEN + opt_len;
+        let hl = self.checked_header_len()?;
         let expected = hl + payload.len();
         if buf.len() != expected {
             return Err(WireError::BufferLength {
@@ -283,9 +279,46 @@ impl TcpRepr {
                 actual: buf.len(),
             });
         }
-        let (header, body) = buf.split_at_mut(hl);
-        self.options.emit(&mut header[field::OPTIONS..])?;
-        body.copy_from_slice(payload);
+        buf[hl..].copy_from_slice(payload);
+        self.emit_header(buf, hl, checksum)
+    }
+
+    /// Writes the header in front of a payload already in place: `segment` is
+    /// [`header_len`](Self::header_len) bytes of room followed by the payload.
+    /// The same bytes as [`emit`](Self::emit), without copying the payload,
+    /// for drivers that had the engine write it behind reserved room.
+    pub fn emit_in_place(
+        &self,
+        segment: &mut [u8],
+        checksum: Option<ChecksumCtx>,
+    ) -> Result<(), WireError> {
+        let hl = self.checked_header_len()?;
+        if segment.len() < hl {
+            return Err(WireError::BufferLength {
+                expected: hl,
+                actual: segment.len(),
+            });
+        }
+        self.emit_header(segment, hl, checksum)
+    }
+
+    /// The header length the options need, or why they cannot be encoded.
+    fn checked_header_len(&self) -> Result<usize, WireError> {
+        let opt_len = self.options.encoded_len();
+        if opt_len > MAX_OPTIONS_LEN {
+            return Err(WireError::OptionsTooLong { len: opt_len });
+        }
+        Ok(TCP_HEADER_LEN + opt_len)
+    }
+
+    /// Fills the `hl`-byte header of `buf` (payload already behind it) and the checksum.
+    fn emit_header(
+        &self,
+        buf: &mut [u8],
+        hl: usize,
+        checksum: Option<ChecksumCtx>,
+    ) -> Result<(), WireError> {
+        self.options.emit(&mut buf[field::OPTIONS..hl])?;
         let mut seg = TcpSegment::new_unchecked(buf);
         seg.set_src_port(self.src_port);
         seg.set_dst_port(self.dst_port);
@@ -514,8 +547,22 @@ mod tests {
                 let (p, range) = TcpRepr::parse(&b, Some(V4)).unwrap();
                 assert_eq!(p, r);
                 assert_eq!(&b[range], payload);
+                // The payload already in place behind stale header bytes: same segment.
+                let mut in_place = vec![0xa5; r.header_len()];
+                in_place.extend_from_slice(payload);
+                r.emit_in_place(&mut in_place, Some(V4)).unwrap();
+                assert_eq!(in_place, b, "emit_in_place differs from emit");
             }
         }
+        let r = linux_syn_repr();
+        let mut short = vec![0; r.header_len() - 1];
+        assert_eq!(
+            r.emit_in_place(&mut short, Some(V4)),
+            Err(WireError::BufferLength {
+                expected: r.header_len(),
+                actual: r.header_len() - 1
+            })
+        );
     }
 
     fn arb_repr() -> impl Strategy<Value = TcpRepr> {
