@@ -322,7 +322,7 @@ pub fn run_on(tun: &impl PacketDevice, opts: &RunOptions) -> Result<RunReport, N
             &mut host,
             &mut off,
         )?;
-        out.clear();
+        host.recycle(out.drain(..));
         if opts.stop.load(Ordering::Relaxed) {
             stopped_by = "stop requested";
             break;
