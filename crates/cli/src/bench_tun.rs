@@ -374,12 +374,13 @@ fn tg_ok(r: Result<tinygram_net::RunReport, String>) -> Result<tinygram_net::Run
     Ok(r)
 }
 
-/// tinygram sends `bytes` to a kernel sink; measured at the kernel.
+/// tinygram sends `bytes` (`blast`: no hashing, like the kernel-side
+/// writer) to a kernel sink; measured at the kernel.
 fn tun_bulk_out(ns: &Netns, mtu: u16, bytes: u64, tun: TunOptions) -> Result<f64, String> {
     let port = next_port();
     let role = Role::Connect {
         to: SocketAddrV4::new(TG_KERNEL, port),
-        app: AppSpec::Source { bytes },
+        app: AppSpec::Blast { bytes },
         local_port: None,
     };
     let (tg, go) = start_tinygram(ns, mtu, tg_config(mtu, false)?, role, tun)?;
@@ -403,13 +404,14 @@ fn tun_bulk_out(ns: &Netns, mtu: u16, bytes: u64, tun: TunOptions) -> Result<f64
     Ok(gbps(n, d))
 }
 
-/// The kernel sends `bytes` to tinygram's discard server; measured at the
+/// The kernel sends `bytes` to tinygram's `sink` server (no hashing, like
+/// the kernel-side reader); measured at the
 /// kernel, from connect to tinygram's FIN.
 fn tun_bulk_in(ns: &Netns, mtu: u16, bytes: u64, tun: TunOptions) -> Result<f64, String> {
     let port = next_port();
     let role = Role::Serve {
         port,
-        app: AppSpec::Discard,
+        app: AppSpec::Sink,
         conns: Some(1),
     };
     let (tg, go) = start_tinygram(ns, mtu, tg_config(mtu, false)?, role, tun)?;
@@ -500,7 +502,7 @@ fn loadavg() -> String {
 /// The table: per case, each side's median, the ratio's min and median.
 fn table(cases: &[Case]) -> String {
     let mut s = format!(
-        "{:<46} {:>16} {:>16} {:>18}\n",
+        "{:<50} {:>16} {:>16} {:>18}\n",
         "case", "kernel (veth)", "tinygram (TUN)", "ratio min/median"
     );
     for c in cases {
@@ -509,7 +511,7 @@ fn table(cases: &[Case]) -> String {
         }
         let (min, med) = c.ratios();
         s += &format!(
-            "{:<46} {:>16} {:>16} {:>18}\n",
+            "{:<50} {:>16} {:>16} {:>18}\n",
             c.name,
             format!("{} {}", fmt_val(median(&c.kernel), c.unit), c.unit),
             format!("{} {}", fmt_val(median(&c.tinygram), c.unit), c.unit),
@@ -603,7 +605,7 @@ fn measure(b: &TunBench) -> Result<(), String> {
                 c.kernel.push(kern);
                 c.tinygram.push(t);
                 eprintln!(
-                    "round {round}: {:<46} kernel {kern:.2} Gbit/s, tinygram {t:.2} Gbit/s ({:.2}x)",
+                    "round {round}: {:<50} kernel {kern:.2} Gbit/s, tinygram {t:.2} Gbit/s ({:.2}x)",
                     c.name,
                     t / kern
                 );
@@ -616,7 +618,7 @@ fn measure(b: &TunBench) -> Result<(), String> {
         c.kernel.push(kern);
         c.tinygram.push(t);
         eprintln!(
-            "round {round}: {:<46} kernel {kern:.0}/s, tinygram {t:.0}/s ({:.2}x)",
+            "round {round}: {:<50} kernel {kern:.0}/s, tinygram {t:.0}/s ({:.2}x)",
             c.name,
             t / kern
         );

@@ -21,6 +21,12 @@ pub enum AppSpec {
     Discard,
     /// Writes `bytes` bytes of a fixed pseudo-random stream, then closes.
     Source { bytes: u64 },
+    /// Reads and drops everything, hashing nothing: a benchmark's receiver,
+    /// as cheap as the kernel-side reader it is compared with.
+    Sink,
+    /// Writes `bytes` bytes of one 64 KiB block over and over, hashing
+    /// nothing, then closes: a benchmark's sender.
+    Blast { bytes: u64 },
     /// Answers each GET with a `body`-byte document as Doupnik's web server
     /// does (section 3): two short writes (server line, headers), then the body
     /// in 4 KB writes. Keep-alive.
@@ -38,8 +44,8 @@ pub enum AppSpec {
 
 impl AppSpec {
     /// Names and syntax, for help texts.
-    pub const HELP: &'static str = "echo | discard | source:N | http:N | ack-after:N | request:N[:REPLY[:COUNT]] \
-(sizes like 100MB, 33KB; http's N is the body, default 33KB; request's REPLY defaults to 1, COUNT to 100)";
+    pub const HELP: &'static str = "echo | discard | source:N | sink | blast:N | http:N | ack-after:N | request:N[:REPLY[:COUNT]] \
+(sizes like 100MB, 33KB; sink and blast:N are discard and source:N without sha256, for benchmarks; http's N is the body, default 33KB; request's REPLY defaults to 1, COUNT to 100)";
 
     pub fn parse(s: &str) -> Result<AppSpec, String> {
         let (name, arg) = match s.split_once(':') {
@@ -52,6 +58,10 @@ impl AppSpec {
         Ok(match name {
             "echo" => AppSpec::Echo,
             "discard" => AppSpec::Discard,
+            "sink" => AppSpec::Sink,
+            "blast" => AppSpec::Blast {
+                bytes: parse_size(need("a byte count")?)?,
+            },
             "source" => AppSpec::Source {
                 bytes: parse_size(need("a byte count")?)?,
             },
@@ -99,8 +109,16 @@ impl AppSpec {
     pub fn build(&self, _passive: bool) -> Box<dyn App> {
         match *self {
             AppSpec::Echo => Box::new(Echo::default()),
-            AppSpec::Discard => Box::new(Discard::default()),
+            AppSpec::Discard => Box::new(Discard {
+                hash: true,
+                ..Discard::default()
+            }),
             AppSpec::Source { bytes } => Box::new(Source::new(bytes)),
+            AppSpec::Sink => Box::new(Discard::default()),
+            AppSpec::Blast { bytes } => Box::new(Source {
+                repeat: true,
+                ..Source::new(bytes)
+            }),
             AppSpec::Http { body } => Box::new(Http::new(body)),
             AppSpec::AckAfter { n } => Box::new(AckAfter::new(n)),
             AppSpec::Request {
@@ -118,6 +136,8 @@ impl fmt::Display for AppSpec {
             AppSpec::Echo => f.write_str("echo"),
             AppSpec::Discard => f.write_str("discard"),
             AppSpec::Source { bytes } => write!(f, "source:{bytes}"),
+            AppSpec::Sink => f.write_str("sink"),
+            AppSpec::Blast { bytes } => write!(f, "blast:{bytes}"),
             AppSpec::Http { body } => write!(f, "http:{body}"),
             AppSpec::AckAfter { n } => write!(f, "ack-after:{n}"),
             AppSpec::Request {
@@ -341,12 +361,18 @@ impl App for Echo {
 struct Discard {
     bytes_in: u64,
     hash_in: Sha256,
+    /// Hash what arrives (discard) or not (sink).
+    hash: bool,
 }
 
 impl App for Discard {
     fn step(&mut self, io: &mut AppIo<'_>) {
         let hash = &mut self.hash_in;
-        self.bytes_in += read_all(io, |b| hash.update(b));
+        self.bytes_in += if self.hash {
+            read_all(io, |b| hash.update(b))
+        } else {
+            read_all(io, |_| {})
+        };
         close_when_peer_did(io, true);
     }
     fn done(&self) -> bool {
@@ -355,7 +381,7 @@ impl App for Discard {
     fn result(&self) -> AppResult {
         AppResult {
             bytes_in: self.bytes_in,
-            sha256_in: Some(hex(self.hash_in.clone().finalize())),
+            sha256_in: self.hash.then(|| hex(self.hash_in.clone().finalize())),
             ..AppResult::default()
         }
     }
@@ -402,11 +428,15 @@ struct Source {
     total: u64,
     sent: u64,
     gen: StreamGen,
-    /// Generated but not yet accepted by the send buffer.
+    /// Generated but not yet accepted by the send buffer: `carry[taken..]`
+    /// (an offset, so a partial write moves nothing).
     carry: Vec<u8>,
+    taken: usize,
     hash_out: Sha256,
     bytes_in: u64,
     closed: bool,
+    /// One block over and over, no hash (blast) instead of the hashed stream.
+    repeat: bool,
 }
 
 impl Source {
@@ -416,9 +446,11 @@ impl Source {
             sent: 0,
             gen: StreamGen::default(),
             carry: Vec::new(),
+            taken: 0,
             hash_out: Sha256::new(),
             bytes_in: 0,
             closed: false,
+            repeat: false,
         }
     }
 }
@@ -429,22 +461,33 @@ const SOURCE_WRITE: usize = 64 * 1024;
 impl App for Source {
     fn step(&mut self, io: &mut AppIo<'_>) {
         self.bytes_in += read_all(io, |_| {});
-        while io.writable() && (self.sent < self.total || !self.carry.is_empty()) {
-            if self.carry.is_empty() {
+        while io.writable() && (self.sent < self.total || self.taken < self.carry.len()) {
+            if self.taken == self.carry.len() {
                 let n = (self.total - self.sent).min(SOURCE_WRITE as u64) as usize;
-                self.carry = self.gen.next_block(n).to_vec();
+                if !self.repeat {
+                    self.carry.clear();
+                    self.carry.extend_from_slice(self.gen.next_block(n));
+                } else if self.carry.len() != n {
+                    // The block is made once (the last write may be shorter).
+                    let block = self.gen.next_block(SOURCE_WRITE).to_vec();
+                    self.carry = block[..n].to_vec();
+                }
+                self.taken = 0;
                 self.sent += n as u64;
             }
-            let n = io.write(&self.carry);
+            let n = io.write(&self.carry[self.taken..]);
             if n == 0 {
                 break;
             }
-            self.hash_out.update(&self.carry[..n]);
-            self.carry.drain(..n);
+            if !self.repeat {
+                self.hash_out
+                    .update(&self.carry[self.taken..self.taken + n]);
+            }
+            self.taken += n;
         }
         if !self.closed
             && self.sent == self.total
-            && self.carry.is_empty()
+            && self.taken == self.carry.len()
             && matches!(io.state(), State::Established | State::CloseWait)
         {
             io.close();
@@ -457,8 +500,8 @@ impl App for Source {
     fn result(&self) -> AppResult {
         AppResult {
             bytes_in: self.bytes_in,
-            bytes_out: self.sent - self.carry.len() as u64,
-            sha256_out: Some(hex(self.hash_out.clone().finalize())),
+            bytes_out: self.sent - (self.carry.len() - self.taken) as u64,
+            sha256_out: (!self.repeat).then(|| hex(self.hash_out.clone().finalize())),
             ..AppResult::default()
         }
     }
@@ -755,6 +798,17 @@ mod tests {
                 count: 5
             })
         );
+        assert_eq!(AppSpec::parse("sink"), Ok(AppSpec::Sink));
+        assert_eq!(
+            AppSpec::parse("blast:1GB"),
+            Ok(AppSpec::Blast {
+                bytes: 1_000_000_000
+            })
+        );
+        assert!(AppSpec::parse("blast").is_err());
+        for spec in ["sink", "blast:5", "source:5", "discard"] {
+            assert_eq!(AppSpec::parse(spec).unwrap().to_string(), spec);
+        }
         assert!(AppSpec::parse("source").is_err());
         assert!(AppSpec::parse("ack-after:0").is_err());
         assert!(AppSpec::parse("bogus").is_err());

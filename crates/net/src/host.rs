@@ -139,7 +139,13 @@ struct Wire {
     /// Leave the TCP checksum partial (the pseudo-header sum only) for the
     /// device to finish (TUN checksum offload, `VIRTIO_NET_HDR_F_NEEDS_CSUM`).
     partial_csum: bool,
+    /// Packet buffers the driver gave back after writing them ([`Host::recycle`]):
+    /// reused instead of allocated, one per segment.
+    spare: Vec<Vec<u8>>,
 }
+
+/// Packet buffers kept for reuse at most.
+const SPARE_BUFFERS: usize = 4096;
 
 impl Wire {
     /// Frames one segment as an IPv4 packet with both checksums.
@@ -154,7 +160,9 @@ impl Wire {
             payload_len: tcp_len,
         };
         self.ip_ident = self.ip_ident.wrapping_add(1);
-        let mut pkt = vec![0u8; Ipv4Repr::HEADER_LEN + tcp_len];
+        let mut pkt = self.spare.pop().unwrap_or_default();
+        pkt.clear();
+        pkt.resize(Ipv4Repr::HEADER_LEN + tcp_len, 0);
         let (h, t) = pkt.split_at_mut(Ipv4Repr::HEADER_LEN);
         let csum = (!self.partial_csum).then(|| ip.checksum_ctx());
         if ip.emit(h).is_err() || seg.emit(t, payload, csum).is_err() {
@@ -273,6 +281,7 @@ impl Host {
                 outbox: Vec::new(),
                 unframed: 0,
                 partial_csum: false,
+                spare: Vec::new(),
             },
             isn_key,
             payload: Vec::new(),
@@ -323,6 +332,16 @@ impl Host {
     /// pseudo-header sum) that the device finishes: TUN checksum offload.
     pub fn set_partial_checksums(&mut self, on: bool) {
         self.wire.partial_csum = on;
+    }
+
+    /// Takes back packet buffers from the outbox once written, so the next
+    /// packets reuse them (no allocation per segment).
+    pub fn recycle(&mut self, bufs: impl IntoIterator<Item = Vec<u8>>) {
+        let spare = &mut self.wire.spare;
+        spare.extend(
+            bufs.into_iter()
+                .take(SPARE_BUFFERS.saturating_sub(spare.len())),
+        );
     }
 
     /// One IP packet from the device.
