@@ -407,6 +407,17 @@ pub fn write_report(dir: &Path, sections: &[Section], quick: bool) -> std::io::R
          does not give what the claim depends on). The same claims and tables are in \
          `report.json`."
     );
+    let intro = if sections.iter().any(|s| !s.live.columns.is_empty()) {
+        format!(
+            "{intro} The columns named \"{}\" and \"tinygram ... over TUN\" were measured \
+             live (`--live`) on this machine's own kernel and on tinygram over a TUN device, \
+             not simulated; each section's \"Linux today, measured live\" says how, and \
+             checks the simulated linux stack against the kernel.",
+            super::live::column_name()
+        )
+    } else {
+        intro
+    };
     let mut md = format!(
         "# tinygram: the source documents' experiments, reproduced\n\n{intro}\n\n## Contents\n\n\
          - [Overview](#overview)\n"
