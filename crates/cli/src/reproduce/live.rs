@@ -1145,6 +1145,7 @@ impl Progress {
 fn show<T: std::fmt::Debug>(r: &Result<T, String>) -> String {
     match r {
         Ok(x) => format!("{x:.1?}"),
+        Err(e) if e.starts_with("no Linux") => format!("n/a: {e}"),
         Err(e) => format!("failed: {e}"),
     }
 }
@@ -1165,13 +1166,17 @@ pub fn run(sections: &mut [Section], quick: bool, threads: usize) -> Result<Dura
             "cheshire-cliff" => live_cheshire(sec, quick, threads, dur, rtt, start),
             "westfield-ftp" => no_equivalent(
                 sec,
-                "needs a shaped link (a 1456-byte window across a 56 kb/s path to a distant host); \
-                 there is no netem here, and a window that small has no Linux setting",
+                "Westfield's Tops-20 receiver advertises a fixed 1456-byte window and announces \
+                 window updates only with its 250 ms delayed ACK; Linux has a setting for \
+                 neither (SO_RCVBUF sizes a buffer the kernel doubles and scales, and a read that \
+                 opens the window is announced at once), and the 10 Mb/s Ethernet would need \
+                 shaping, for which there is no netem here",
             ),
             "fox-satellite" => no_equivalent(
                 sec,
-                "NAK and Big Window options have no Linux equivalent, and a satellite delay with \
-                 bit errors needs netem, which this machine does not have",
+                "NAK and Big Window options have no Linux equivalent, and a 1.544 Mb/s satellite \
+                 channel with a 580 ms round trip and bit errors needs netem, which this machine \
+                 does not have",
             ),
             _ => {}
         }
