@@ -1213,11 +1213,25 @@ fn no_equivalent(sec: &mut Section, why: &str) {
             cells: t
                 .rows
                 .iter()
-                .map(|_| LiveCell::Absent("no Linux equivalent".into()))
+                .map(|r| LiveCell::Absent(no_equivalent_cell(sec.name, &r.labels)))
                 .collect(),
         });
     }
     sec.live.note = Some(format!("Not run live: {why}."));
+}
+
+/// What a row of Westfield's or RFC 1106's table lacks on Linux or here.
+fn no_equivalent_cell(exp: &str, labels: &[String]) -> String {
+    let l = labels.join(" ").to_ascii_lowercase();
+    match exp {
+        "fox-satellite" if l.contains("nak") => "no Linux equivalent (NAK)".into(),
+        "fox-satellite" if l.contains("big window") => "no Linux equivalent (Big Window)".into(),
+        "fox-satellite" => "needs netem (a satellite delay)".into(),
+        _ if l.contains("immediate window updates") => {
+            "no Linux equivalent (a 1456-byte window)".into()
+        }
+        _ => "no Linux equivalent (a 1456-byte window, Tops-20 ACKs)".into(),
+    }
 }
 
 /// Marks every section as having no live column, saying why.
@@ -1999,6 +2013,26 @@ mod tests {
                 format!("{:?}", tinygram_drill::stack::Stack::Linux.config())
             );
         }
+    }
+
+    #[test]
+    fn cells_without_a_linux_equivalent_say_what_is_missing() {
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let f = |v: &[&str]| no_equivalent_cell("fox-satellite", &l(v));
+        assert_eq!(
+            f(&["big windows + NAK, noise", "64K"]),
+            "no Linux equivalent (NAK)"
+        );
+        assert_eq!(
+            f(&["big windows", "92K"]),
+            "no Linux equivalent (Big Window)"
+        );
+        assert_eq!(
+            f(&["window scale + SACK", "64K"]),
+            "needs netem (a satellite delay)"
+        );
+        let w = no_equivalent_cell("westfield-ftp", &l(&["fuzzball (Mills)"]));
+        assert!(w.contains("1456-byte window"), "{w}");
     }
 
     #[test]
