@@ -86,6 +86,11 @@ enum Cmd {
         /// Print report.json (every claim and table) to stdout instead of the text summary.
         #[arg(long)]
         json: bool,
+        /// Also run the LAN-like patterns on this machine's kernel (both ends,
+        /// over veth in network namespaces) and tinygram over TUN against it,
+        /// adding a "Linux <version> today" column (needs root).
+        #[arg(long)]
+        live: bool,
     },
     /// Run a scenario over the cross product of --grid values and --seeds on
     /// all cores; write one row per run (swept keys, seed, every result field).
@@ -367,16 +372,20 @@ fn main() -> ExitCode {
             quick,
             jobs,
             json,
+            live,
         } => {
             let threads =
                 jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            let sections = match reproduce::reproduce(&names, quick, threads, true) {
+            let mut sections = match reproduce::reproduce(&names, quick, threads, true) {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("error: {e}");
                     return ExitCode::from(2);
                 }
             };
+            if live {
+                reproduce::live::run_or_explain(&mut sections, quick, threads);
+            }
             if !json {
                 for s in &sections {
                     print!("{}", reproduce::format_section(s));

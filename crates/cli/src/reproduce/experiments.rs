@@ -73,6 +73,7 @@ fn shell(name: &str) -> Section {
         differences: Vec::new(),
         claims: Vec::new(),
         plots: Vec::new(),
+        live: Default::default(),
     }
 }
 
@@ -653,7 +654,7 @@ fn davids_jobs(_quick: bool) -> Vec<Job> {
 
 /// Davids' counts from a trace: client data packets, server packets that
 /// acknowledged client data, and the time from the first to the last data packet.
-fn trace_figures(d: &Done) -> (u32, u32, f64) {
+pub(super) fn trace_figures(d: &Done) -> (u32, u32, f64) {
     let mut data = 0;
     let mut acks = 0;
     let (mut first, mut last) = (None, None);

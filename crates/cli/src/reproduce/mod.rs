@@ -5,6 +5,7 @@
 
 mod chart;
 mod experiments;
+pub mod live;
 mod report;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -260,6 +261,60 @@ pub struct Section {
     pub claims: Vec<Claim>,
     /// Time-sequence graphs of representative runs: (caption, SVG document).
     pub plots: Vec<(String, String)>,
+    /// `--live`: the machine's own kernel on the same patterns.
+    pub live: LiveSection,
+}
+
+/// What `reproduce --live` adds to a section: a "Linux <version> today"
+/// column beside its table, the comparison of the simulated `linux` stack
+/// with the kernel, and why a column is absent where it is.
+#[derive(Clone, Debug, Default)]
+pub struct LiveSection {
+    /// What the live run did for this section, or why it did not run.
+    pub note: Option<String>,
+    /// Columns appended to `Section::tables[column.table]`.
+    pub columns: Vec<LiveColumn>,
+    /// The kernel, tinygram over TUN and the simulated `linux` stack, side by side.
+    pub tables: Vec<Table>,
+    /// Every pattern where the simulated `linux` stack and the kernel differ
+    /// by more than the stated tolerance, with its cause.
+    pub disagreements: Vec<String>,
+}
+
+/// A column measured live, one cell per row of the table it extends.
+#[derive(Clone, Debug)]
+pub struct LiveColumn {
+    /// Index of the table in `Section::tables`.
+    pub table: usize,
+    pub name: String,
+    pub unit: String,
+    pub digits: usize,
+    pub cells: Vec<LiveCell>,
+}
+
+/// A live cell: a number, or why there is none.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LiveCell {
+    Value(f64),
+    /// No Linux equivalent, or not run (the reason, in a few words).
+    Absent(String),
+}
+
+impl LiveCell {
+    /// The cell as text: the number with `digits` decimals, or "n/a: why".
+    pub fn text(&self, digits: usize) -> String {
+        match self {
+            LiveCell::Value(x) => format!("{x:.digits$}"),
+            LiveCell::Absent(why) => format!("n/a: {why}"),
+        }
+    }
+}
+
+impl Section {
+    /// The live columns that extend table `i`.
+    pub fn live_columns(&self, i: usize) -> Vec<&LiveColumn> {
+        self.live.columns.iter().filter(|c| c.table == i).collect()
+    }
 }
 
 impl Section {
@@ -594,6 +649,26 @@ pub fn reproduce(
     Ok(sections)
 }
 
+/// [`text_grid`] with live columns appended.
+pub fn text_grid_live(t: &Table, live: &[&LiveColumn]) -> (Vec<String>, Vec<Vec<String>>) {
+    let (mut headers, mut rows) = text_grid(t);
+    for c in live {
+        headers.push(if c.unit.is_empty() {
+            c.name.clone()
+        } else {
+            format!("{} ({})", c.name, c.unit)
+        });
+        for (i, row) in rows.iter_mut().enumerate() {
+            row.push(
+                c.cells
+                    .get(i)
+                    .map_or_else(|| "-".into(), |x| x.text(c.digits)),
+            );
+        }
+    }
+    (headers, rows)
+}
+
 /// A table's header line and rows as text cells (values as "ours [published]").
 pub fn text_grid(t: &Table) -> (Vec<String>, Vec<Vec<String>>) {
     let mut headers = t.label_headers.clone();
@@ -624,7 +699,12 @@ pub fn text_grid(t: &Table) -> (Vec<String>, Vec<Vec<String>>) {
 
 /// Formats a table for the terminal with aligned columns.
 pub fn format_table(t: &Table) -> String {
-    let (headers, rows) = text_grid(t);
+    format_table_live(t, &[])
+}
+
+/// [`format_table`] with live columns appended.
+pub fn format_table_live(t: &Table, live: &[&LiveColumn]) -> String {
+    let (headers, rows) = text_grid_live(t, live);
     let cols = headers.len();
     let mut w = vec![0; cols];
     for row in std::iter::once(&headers).chain(rows.iter()) {
@@ -665,8 +745,8 @@ pub fn format_section(sec: &Section) -> String {
         sec.doc.short(),
         sec.part
     );
-    for t in &sec.tables {
-        s += &format_table(t);
+    for (i, t) in sec.tables.iter().enumerate() {
+        s += &format_table_live(t, &sec.live_columns(i));
     }
     for f in &sec.findings {
         s += &format!("* {f}\n");
@@ -695,6 +775,16 @@ pub fn format_section(sec: &Section) -> String {
     }
     for d in &sec.differences {
         s += &format!("  difference: {d}\n");
+    }
+    if let Some(n) = &sec.live.note {
+        s += &format!("  live: {n}\n");
+    }
+    for t in &sec.live.tables {
+        s += "\n";
+        s += &format_table(t);
+    }
+    for d in &sec.live.disagreements {
+        s += &format!("  simulated linux vs the kernel: {d}\n");
     }
     s
 }

@@ -3,8 +3,8 @@
 //! every claim and table for others' scripts.
 
 use super::{
-    cause_letter, chart, distinct_causes, mismatch, text_grid, Claim, Quantity, Section, Table,
-    Verdict, DOCUMENTS,
+    cause_letter, chart, distinct_causes, mismatch, text_grid_live, Claim, LiveCell, LiveColumn,
+    Quantity, Section, Table, Verdict, DOCUMENTS,
 };
 use serde_json::{json, Map, Value};
 use std::fmt::Write as _;
@@ -117,8 +117,8 @@ fn md_grid(headers: &[String], rows: &[Vec<String>]) -> String {
     s
 }
 
-fn md_table(t: &Table) -> String {
-    let (headers, rows) = text_grid(t);
+fn md_table(t: &Table, live: &[&LiveColumn]) -> String {
+    let (headers, rows) = text_grid_live(t, live);
     format!("*{}*\n\n{}", t.title, md_grid(&headers, &rows))
 }
 
@@ -205,7 +205,7 @@ fn cause_ref(causes: &[String], cause: &Option<String>) -> String {
 
 // ----- HTML ----------------------------------------------------------------
 
-fn html_table(t: &Table) -> String {
+fn html_table(t: &Table, live: &[&LiveColumn]) -> String {
     let mut s = format!(
         "<table class=\"results\">\n<caption>{}</caption>\n<tr>",
         html_escape(&t.title)
@@ -225,8 +225,16 @@ fn html_table(t: &Table) -> String {
             );
         }
     }
+    for c in live {
+        let _ = write!(
+            s,
+            "<th class=\"live\">{}<br><span class=\"unit\">{}</span></th>",
+            html_escape(&c.name),
+            html_escape(&c.unit)
+        );
+    }
     s += "</tr>\n";
-    for r in &t.rows {
+    for (ri, r) in t.rows.iter().enumerate() {
         s += "<tr>";
         for l in &r.labels {
             let _ = write!(s, "<td class=\"label\">{}</td>", html_escape(l));
@@ -247,6 +255,17 @@ fn html_table(t: &Table) -> String {
                 );
             } else {
                 let _ = write!(s, "<td>{m}{p}</td>");
+            }
+        }
+        for c in live {
+            match c.cells.get(ri) {
+                Some(LiveCell::Value(x)) => {
+                    let _ = write!(s, "<td class=\"live\">{x:.d$}</td>", d = c.digits);
+                }
+                Some(LiveCell::Absent(why)) => {
+                    let _ = write!(s, "<td class=\"live na\">n/a: {}</td>", html_escape(why));
+                }
+                None => s += "<td class=\"live\">-</td>",
             }
         }
         s += "</tr>\n";
@@ -354,6 +373,8 @@ th{background:#f3f3f3}\
 .unit{font-weight:normal;color:#666;font-size:12px}\
 .pub{color:#666}\
 .mismatch{background:#fde2c8}\
+.live{background:#e8f0fb}\
+td.na{color:#666;font-size:85%}\
 .verdict{font-weight:bold;padding:0 4px;border-radius:3px}\
 .v-reproduced{color:#1f6f1f}\
 .v-not_reproduced{color:#b22}\
@@ -386,6 +407,17 @@ pub fn write_report(dir: &Path, sections: &[Section], quick: bool) -> std::io::R
          does not give what the claim depends on). The same claims and tables are in \
          `report.json`."
     );
+    let intro = if sections.iter().any(|s| !s.live.columns.is_empty()) {
+        format!(
+            "{intro} The columns named \"{}\" and \"tinygram ... over TUN\" were measured \
+             live (`--live`) on this machine's own kernel and on tinygram over a TUN device, \
+             not simulated; each section's \"Linux today, measured live\" says how, and \
+             checks the simulated linux stack against the kernel.",
+            super::live::column_name()
+        )
+    } else {
+        intro
+    };
     let mut md = format!(
         "# tinygram: the source documents' experiments, reproduced\n\n{intro}\n\n## Contents\n\n\
          - [Overview](#overview)\n"
@@ -479,10 +511,10 @@ pub fn write_report(dir: &Path, sections: &[Section], quick: bool) -> std::io::R
         for p in sec.setup.split("\n\n") {
             let _ = writeln!(html, "<p>{}</p>", inline(p));
         }
-        for t in &sec.tables {
-            md += &md_table(t);
+        for (ti, t) in sec.tables.iter().enumerate() {
+            md += &md_table(t, &sec.live_columns(ti));
             md += "\n";
-            html += &html_table(t);
+            html += &html_table(t, &sec.live_columns(ti));
         }
         for (ci, c) in sec.charts.iter().enumerate() {
             let file = format!("{}-{}.svg", sec.name, ci + 1);
@@ -531,6 +563,30 @@ pub fn write_report(dir: &Path, sections: &[Section], quick: bool) -> std::io::R
             }
             md += "\n";
             html += "</ul>\n";
+        }
+        let live = &sec.live;
+        if live.note.is_some() || !live.tables.is_empty() || !live.disagreements.is_empty() {
+            md += "### Linux today, measured live\n\n";
+            html += "<h3>Linux today, measured live</h3>\n";
+            if let Some(n) = &live.note {
+                let _ = writeln!(md, "{n}\n");
+                let _ = writeln!(html, "<p>{}</p>", inline(n));
+            }
+            for t in &live.tables {
+                md += &md_table(t, &[]);
+                md += "\n";
+                html += &html_table(t, &[]);
+            }
+            if !live.disagreements.is_empty() {
+                md += "Where the simulated `linux` stack and the kernel disagree:\n\n";
+                html += "<p>Where the simulated <code>linux</code> stack and the kernel disagree:</p><ul>\n";
+                for d in &live.disagreements {
+                    let _ = writeln!(md, "- {d}");
+                    let _ = writeln!(html, "<li>{}</li>", inline(d));
+                }
+                md += "\n";
+                html += "</ul>\n";
+            }
         }
         html += "</section>\n";
     }
@@ -597,8 +653,20 @@ fn claim_json(sec: &Section, c: &Claim) -> Value {
     })
 }
 
-fn table_json(t: &Table) -> Value {
+fn live_json(c: &LiveColumn) -> Value {
     json!({
+        "name": c.name,
+        "unit": c.unit,
+        "cells": c.cells.iter().map(|x| match x {
+            LiveCell::Value(v) => json!({ "value": v }),
+            LiveCell::Absent(why) => json!({ "value": null, "absent": why }),
+        }).collect::<Vec<_>>(),
+    })
+}
+
+fn table_json(t: &Table, live: &[&LiveColumn]) -> Value {
+    json!({
+        "live_columns": live.iter().map(|c| live_json(c)).collect::<Vec<_>>(),
         "title": t.title,
         "label_columns": t.label_headers,
         "value_columns": t.columns.iter().map(|c| json!({"name": c.name, "unit": c.unit})).collect::<Vec<_>>(),
@@ -644,7 +712,14 @@ pub fn json(sections: &[Section], quick: bool) -> Value {
                 "not_testable": count(sec, Verdict::NotTestable),
             },
             "claims": sec.claims.iter().map(|c| claim_json(sec, c)).collect::<Vec<_>>(),
-            "tables": sec.tables.iter().map(table_json).collect::<Vec<_>>(),
+            "tables": sec.tables.iter().enumerate()
+                .map(|(i, t)| table_json(t, &sec.live_columns(i)))
+                .collect::<Vec<_>>(),
+            "live": {
+                "note": sec.live.note,
+                "tables": sec.live.tables.iter().map(|t| table_json(t, &[])).collect::<Vec<_>>(),
+                "disagreements": sec.live.disagreements,
+            },
             "findings": sec.findings,
             "differences": sec.differences,
         })).collect::<Vec<_>>(),
