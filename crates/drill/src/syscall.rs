@@ -3,6 +3,7 @@
 use crate::ast::*;
 use crate::report::{FailKind, Failure};
 use crate::runner::{instant, Res, Runner, CLIENT_PORT, LOCAL_ISN, SERVER_PORT};
+use crate::stack::Stack;
 use std::collections::BTreeSet;
 use std::str::FromStr;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
@@ -48,6 +49,8 @@ pub(crate) struct Sock {
     /// The connection's error was already returned once (as Linux clears sk_err).
     pub err_reported: bool,
     pub shut_wr: bool,
+    /// shutdown(SHUT_RD or SHUT_RDWR): reads return 0 once nothing is queued.
+    pub shut_rd: bool,
     /// SO_RCVBUF was set: do not size the buffer from the script's wscale.
     pub rcvbuf_set: bool,
     /// The send policy TCP_CORK 0 restores (the one in force before corking).
@@ -277,6 +280,7 @@ impl<'a> Runner<'a> {
                     explicit_options: false,
                     err_reported: false,
                     shut_wr: false,
+                    shut_rd: false,
                     rcvbuf_set: false,
                     set_by_script: BTreeSet::new(),
                 },
@@ -469,6 +473,13 @@ impl<'a> Runner<'a> {
                 };
                 if sock.kind != SockKind::Stream {
                     return Ok(Outcome::Done(Err("ENOTCONN")));
+                }
+                if matches!(how.as_str(), "SHUT_RD" | "SHUT_RDWR") {
+                    // Linux sets RCV_SHUTDOWN: queued data can still be read, then
+                    // read() returns 0 (tcp_recvmsg); the peer is not told.
+                    if let Some(s) = self.socks.get_mut(&fd) {
+                        s.shut_rd = true;
+                    }
                 }
                 match how.as_str() {
                     "SHUT_RD" => {}
@@ -704,6 +715,7 @@ impl<'a> Runner<'a> {
             return Outcome::Done(Ok(k as i64));
         }
         if n == 0
+            || sock.shut_rd
             || c.read_closed()
             || c.error().is_some()
             || c.state() == tinygram_proto::State::Closed
@@ -763,7 +775,20 @@ impl<'a> Runner<'a> {
                     s.rcvbuf_set = true;
                 }
             }
-            "SO_SNDBUF" => cfg.snd_buf = int(self)?.max(0) as usize,
+            "SO_SNDBUF" => {
+                let v = int(self)?.max(0) as usize;
+                cfg.snd_buf = sndbuf_for(self.settings.stack, v);
+                if live {
+                    // Linux lets a live socket resize its send buffer (sock_setsockopt).
+                    if let Some(c) = self.conn.as_mut() {
+                        c.set_send_buffer(cfg.snd_buf);
+                    }
+                    if let Some(c) = self.conn_cfg.as_mut() {
+                        c.snd_buf = cfg.snd_buf;
+                    }
+                    return Ok(Outcome::Done(Ok(0)));
+                }
+            }
             "TCP_MAXSEG" => cfg.mss = u16::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
             "TCP_NODELAY" | "TCP_CORK" | "TCP_TINYGRAM_SEND_POLICY" => {
                 let chosen = match name.as_str() {
@@ -1033,6 +1058,22 @@ fn range_error(cfg: &Config, name: &str) -> Option<tinygram_proto::ConfigError> 
         apply_named(&mut probe, cfg, n);
     }
     probe.validate().err().filter(|e| keys.contains(&e.key))
+}
+
+/// Linux's smallest send buffer (SOCK_MIN_SNDBUF, include/net/sock.h:
+/// 2 x (2048 + sizeof(struct sk_buff)), 4608 on x86-64).
+const LINUX_MIN_SNDBUF: usize = 4608;
+
+/// The send buffer a `SO_SNDBUF` of `v` bytes gives: Linux doubles the value
+/// to leave room for its bookkeeping and reports the doubled value (socket(7);
+/// sock_setsockopt in net/core/sock.c), with a floor of [`LINUX_MIN_SNDBUF`];
+/// tinygram takes it as is.
+fn sndbuf_for(stack: Stack, v: usize) -> usize {
+    if stack == Stack::Linux {
+        v.saturating_mul(2).max(LINUX_MIN_SNDBUF)
+    } else {
+        v
+    }
 }
 
 /// Copies the field that setsockopt `name` controls from `from` into `to`.

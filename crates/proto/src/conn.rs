@@ -483,6 +483,12 @@ impl Connection {
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt()
     }
+    /// Resizes the send buffer of a live connection (SO_SNDBUF after
+    /// connect/accept); what is queued stays.
+    pub fn set_send_buffer(&mut self, bytes: usize) {
+        self.cfg.snd_buf = bytes;
+        self.send_buf.set_capacity(bytes);
+    }
     /// Loss-recovery state for TCP_INFO-style reports: (in fast recovery,
     /// consecutive retransmission-timer expiries, duplicate ACKs counted).
     pub fn recovery_state(&self) -> (bool, u32, u32) {
