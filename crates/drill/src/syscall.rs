@@ -521,7 +521,9 @@ impl<'a> Runner<'a> {
                     SockKind::Stream => {
                         if let Some(c) = self.conn.as_mut() {
                             if c.recv_available() > 0 {
-                                c.abort();
+                                // RFC 2525 2.17: unread data is lost, so reset;
+                                // Linux's RST also ACKs (tcp_close).
+                                c.abort_reset(self.settings.stack == Stack::Linux);
                             } else if !sock.shut_wr {
                                 c.close();
                             }

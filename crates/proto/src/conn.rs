@@ -621,10 +621,18 @@ impl Connection {
 
     /// Aborts (RFC 9293 3.10.5): RST to the peer if synchronized, then CLOSED.
     pub fn abort(&mut self) {
+        self.abort_reset(false);
+    }
+
+    /// [`Connection::abort`], the RST optionally carrying an ACK of RCV.NXT
+    /// (Linux's tcp_send_active_reset sends RST|ACK, e.g. on close() with
+    /// unread data; RFC 9293 3.10.5 leaves the ACK out).
+    pub fn abort_reset(&mut self, with_ack: bool) {
         if (self.state == State::SynReceived || self.state.synchronized())
             && self.state != State::TimeWait
         {
-            self.pending_rst = Some(self.rst_segment(self.snd_nxt, None));
+            let ack = with_ack.then(|| self.rcv_nxt());
+            self.pending_rst = Some(self.rst_segment(self.snd_nxt, ack));
         }
         self.enter_closed(None);
     }
@@ -1680,7 +1688,15 @@ impl Connection {
             let d = self.ack_policy.on_window_open(&ctx);
             self.apply_ack_decision(now, d);
         }
-        if let Some(rst) = self.pending_rst.take() {
+        if let Some(mut rst) = self.pending_rst.take() {
+            // RFC 7323 3.2: once negotiated, TSopt SHOULD be sent in a RST too.
+            if self.ts.enabled
+                && rst.options.timestamps.is_none()
+                && rst.src_port == self.local_port
+                && rst.dst_port == self.remote_port
+            {
+                rst.options.timestamps = Some(self.ts.option(now));
+            }
             self.counters.rsts_sent += 1;
             self.counters.segments_sent += 1;
             return Some(rst);
@@ -2055,7 +2071,20 @@ impl Connection {
         } else {
             flight
         };
-        let cwnd_room = self.cc.cwnd().saturating_sub(cc_flight);
+        // RFC 3042 (RFC 5681 3.2): on the first and second duplicate ACK a new
+        // segment may go, so the flight may exceed cwnd by up to 2 SMSS. Not
+        // with RFC 1106 NAKs, which replace duplicate-ACK loss detection.
+        let limited_transmit = if !self.in_recovery
+            && !self.nak_ok
+            && self.snd_nxt == self.snd_max
+            && self.dupacks > 0
+            && self.dupacks < self.cfg.dupack_threshold
+        {
+            self.dupacks.min(2) as usize * self.snd_mss
+        } else {
+            0
+        };
+        let cwnd_room = (self.cc.cwnd() + limited_transmit).saturating_sub(cc_flight);
         let allowed = wnd_room.min(cwnd_room);
         let limit_rule = if wnd_room <= cwnd_room {
             HoldRule::PeerWindow
