@@ -269,7 +269,13 @@ impl<'a> Runner<'a> {
                 ));
             }
             // The stack's defaults; the script's setsockopts override them.
-            let cfg = self.settings.stack.config();
+            let mut cfg = self.settings.stack.config();
+            if self.settings.stack == Stack::Linux {
+                // tcp_push/tcp_mark_push: PSH where the window stops a write.
+                cfg.psh_at_window_limit = true;
+                // tcp_slow_start: cwnd grows by the segments each ACK acknowledges.
+                cfg.slow_start = tinygram_proto::SlowStart::Abc;
+            }
             self.socks.insert(
                 spec.ret,
                 Sock {

@@ -106,6 +106,8 @@ pub struct NewReno {
     ca_acked: usize,
     /// Segments opened per ACK in slow start (RFC 1106 4.2: 2 for "double").
     ss_factor: usize,
+    /// Slow start opens what each ACK acknowledges, uncapped (RFC 3465, as Linux).
+    ss_abc: bool,
     /// Whether a loss repaired without a timeout shrinks the window (RFC 1106 4.2).
     reduce_on_repair: bool,
 }
@@ -118,9 +120,10 @@ impl NewReno {
             ssthresh: usize::MAX,
             ca_acked: 0,
             ss_factor: match slow_start {
-                SlowStart::Standard => 1,
+                SlowStart::Standard | SlowStart::Abc => 1,
                 SlowStart::Double => 2,
             },
+            ss_abc: slow_start == SlowStart::Abc,
             reduce_on_repair,
         }
     }
@@ -138,7 +141,9 @@ impl CongestionControl for NewReno {
         if self.cwnd < self.ssthresh {
             // RFC 5681 3.1 eq. 2 (L = 1 SMSS per ACK); RFC 1106 4.2 "double"
             // opens two segments where the standard rule opens one.
-            self.cwnd += self.ss_factor * acked.min(mss);
+            // RFC 3465 byte counting ("abc") opens all that was acknowledged.
+            let opened = if self.ss_abc { acked } else { acked.min(mss) };
+            self.cwnd += self.ss_factor * opened;
         } else {
             // RFC 5681 3.1 eq. 3 by byte counting: one SMSS per cwnd acknowledged.
             self.ca_acked += acked;

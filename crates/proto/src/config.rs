@@ -108,6 +108,10 @@ pub enum SlowStart {
     Standard,
     /// Two segments per ACK (RFC 1106 4.2: "2*R log2(W)").
     Double,
+    /// One segment per segment acknowledged, however many one ACK covers:
+    /// RFC 3465 byte counting without its L = 2 SMSS cap, as Linux's
+    /// tcp_slow_start grows cwnd by the packets an ACK acknowledges.
+    Abc,
 }
 
 impl std::str::FromStr for LossIs {
@@ -127,14 +131,15 @@ impl std::str::FromStr for LossIs {
 
 impl std::str::FromStr for SlowStart {
     type Err = String;
-    /// `"standard"` or `"double"`, as in scenario files and drill setsockopts.
+    /// `"standard"`, `"double"` or `"abc"`, as in scenario files and drill setsockopts.
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "standard" => Ok(SlowStart::Standard),
             "double" => Ok(SlowStart::Double),
+            "abc" => Ok(SlowStart::Abc),
             _ => Err(format!(
-                "unknown slow_start {s:?}{} (expected \"standard\" or \"double\")",
-                crate::suggest::did_you_mean(s, ["standard", "double"])
+                "unknown slow_start {s:?}{} (expected \"standard\", \"double\" or \"abc\")",
+                crate::suggest::did_you_mean(s, ["standard", "double", "abc"])
             )),
         }
     }
@@ -220,6 +225,12 @@ pub struct Config {
     /// Most out-of-order ranges held for reassembly; a segment that would start
     /// one more is dropped (FreeBSD net.inet.tcp.reass.maxqueuelen: 100).
     pub max_ooo_ranges: usize,
+    /// Linux's PSH placement: besides the end of the application's data, PSH
+    /// also marks the last segment a window (cwnd or the peer's) lets out while
+    /// more of a write waits (data sent with MSG_MORE, and segments sent in
+    /// loss recovery or by limited transmit, excepted). Off: PSH marks
+    /// the end of application data only (RFC 9293 3.9.1).
+    pub psh_at_window_limit: bool,
 }
 
 impl Default for Config {
@@ -256,6 +267,7 @@ impl Default for Config {
             rfc5961: true,
             invalid_ack_interval: Duration::from_millis(500),
             max_ooo_ranges: crate::recv_buf::DEFAULT_MAX_OOO_RANGES,
+            psh_at_window_limit: false,
         }
     }
 }

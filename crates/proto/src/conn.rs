@@ -2196,7 +2196,20 @@ impl Connection {
             "new data beyond the peer's window: {flight} + {len} > {}",
             self.snd_wnd
         );
-        let r = self.build_data_segment(now, nxt_off, len, fin, payload);
+        let mut r = self.build_data_segment(now, nxt_off, len, fin, payload);
+        if self.cfg.psh_at_window_limit
+            && len > 0
+            && !retransmission
+            && !self.in_recovery
+            && limited_transmit == 0
+            && len < unsent
+            && allowed - len < mss.min(unsent - len)
+            && self.send_buf.next_boundary_after(nxt_off).is_some()
+        {
+            // The window stops the write before its next segment: Linux
+            // pushes what it let out.
+            r.flags = r.flags | Flags::PSH;
+        }
         let new_nxt = self.seq_of(nxt_off + len as u64) + fin as usize;
         let new_data = new_nxt > self.snd_max;
         if new_data && self.rtt_probe.is_none() && !retransmission {

@@ -233,6 +233,7 @@ fn host_default(short: &str) -> Option<String> {
         "slow_start" => quoted(match c.slow_start {
             SlowStart::Standard => "standard",
             SlowStart::Double => "double",
+            SlowStart::Abc => "abc",
         }),
         "rto_min" => dur(c.rto_min),
         "rto_max" => dur(c.rto_max),
