@@ -9,6 +9,7 @@ pub mod runner;
 pub mod stack;
 pub mod suite;
 mod syscall;
+mod sysctl;
 
 pub use cli::{run, run_cli, DrillArgs};
 pub use parse::{parse_script, ParseError};

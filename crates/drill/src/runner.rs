@@ -134,6 +134,8 @@ pub(crate) struct Runner<'a> {
     checking_at: i64,
     /// The `%{ }%` blocks met so far, with the TCP_INFO values at each.
     checks: crate::pycheck::Program,
+    /// Host settings the script's shell lines made (applied at socket()).
+    pub host: crate::sysctl::HostSysctls,
 }
 
 /// Converts script-relative nanoseconds to an engine instant.
@@ -209,6 +211,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         write_progress: 0,
         checking_at: 0,
         checks: crate::pycheck::Program::default(),
+        host: crate::sysctl::HostSysctls::default(),
     };
     if let Err(f) = r.run() {
         r.report.failure = Some(*f);
@@ -340,10 +343,26 @@ impl<'a> Runner<'a> {
                         let block_end = self.resolve_block_end(ev, start);
                         self.syscall(idx, s, block_end, tol)?;
                     }
-                    EventKind::Command(c) => self
-                        .report
-                        .skipped
-                        .push((ev.line, format!("shell command `{c}` is not run"))),
+                    EventKind::Command(c) => {
+                        let a = self.host.apply_command(c, self.settings.stack);
+                        if !a.modelled.is_empty() {
+                            self.report.notes.push(format!(
+                                "line {}: host settings modelled: {}",
+                                ev.line,
+                                a.modelled.join(", ")
+                            ));
+                        }
+                        if a.modelled.is_empty() || !a.not_modelled.is_empty() {
+                            let what = if a.not_modelled.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" (not modelled: {})", a.not_modelled.join(", "))
+                            };
+                            self.report
+                                .skipped
+                                .push((ev.line, format!("shell command `{c}` is not run{what}")));
+                        }
+                    }
                     EventKind::Code(code) => {
                         let Some(c) = self.conn.as_ref() else {
                             return Err(self.fail(

@@ -276,6 +276,8 @@ impl<'a> Runner<'a> {
                 // tcp_slow_start: cwnd grows by the segments each ACK acknowledges.
                 cfg.slow_start = tinygram_proto::SlowStart::Abc;
             }
+            // Sysctls the script's shell lines set (see crate::sysctl).
+            self.host.configure(&mut cfg);
             self.socks.insert(
                 spec.ret,
                 Sock {
@@ -340,7 +342,8 @@ impl<'a> Runner<'a> {
                     return Ok(Outcome::Done(Err("EINVAL")));
                 }
                 let mut cfg = self.infer_options(&sock);
-                if let Some(n) = self.settings.stack.synack_retries() {
+                let synack = self.host.synack_retries();
+                if let Some(n) = synack.or(self.settings.stack.synack_retries()) {
                     if !sock.set_by_script.contains("TCP_TINYGRAM_SYN_RETRIES") {
                         cfg.syn_retries = n;
                     }
