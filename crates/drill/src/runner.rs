@@ -136,6 +136,8 @@ pub(crate) struct Runner<'a> {
     checks: crate::pycheck::Program,
     /// Host settings the script's shell lines made (applied at socket()).
     pub host: crate::sysctl::HostSysctls,
+    /// A MSG_MORE send corked the live connection; the next send without it uncorks.
+    pub more_corked: bool,
 }
 
 /// Converts script-relative nanoseconds to an engine instant.
@@ -212,6 +214,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         checking_at: 0,
         checks: crate::pycheck::Program::default(),
         host: crate::sysctl::HostSysctls::default(),
+        more_corked: false,
     };
     if let Err(f) = r.run() {
         r.report.failure = Some(*f);
@@ -561,6 +564,7 @@ impl<'a> Runner<'a> {
             if let Some(c) = self.conn.as_mut() {
                 c.handle_segment(now, &repr, &payload);
             }
+            self.release_more_cork();
             self.drain();
         } else {
             self.host_reset(&repr, len);

@@ -439,7 +439,26 @@ impl<'a> Runner<'a> {
                 if len > 64 << 20 {
                     return Err(self.unsupported(idx, "writes over 64 MiB are not supported"));
                 }
-                self.write(fd, &sock, len, more, dontwait)
+                // send(2): MSG_MORE has the effect of TCP_CORK until a send
+                // without it, also under TCP_NODELAY (Linux's tcp_push corks
+                // that push); policies of tinygram's own keep their rules.
+                let live = sock.kind == SockKind::Stream && self.conn.is_some();
+                let policy = self.conn_cfg.as_ref().map(|c| c.send_policy);
+                let corkable = matches!(
+                    policy,
+                    Some(
+                        SendPolicyKind::NoDelay | SendPolicyKind::Minshall | SendPolicyKind::Nagle
+                    )
+                );
+                if live && more && first && !self.more_corked && corkable {
+                    self.set_send_policy(fd, &sock, PolicyOpt::Cork(true), true);
+                    self.more_corked = true;
+                }
+                let out = self.write(fd, &sock, len, more, dontwait)?;
+                if live && !more && matches!(out, Outcome::Done(_)) {
+                    self.release_more_cork();
+                }
+                Ok(out)
             }
             "read" | "recv" | "recvfrom" => {
                 let n = self.int_arg(idx, spec, 2, "length")?;
@@ -879,6 +898,27 @@ impl<'a> Runner<'a> {
             s.set_by_script.insert(name);
         }
         Ok(Outcome::Done(Ok(0)))
+    }
+
+    /// Ends the cork a MSG_MORE send put on the live connection: Linux corks
+    /// only that send's own push, so the next event that pushes (a send
+    /// without MSG_MORE, an arriving ACK) sends what waits.
+    pub(crate) fn release_more_cork(&mut self) {
+        if !self.more_corked {
+            return;
+        }
+        self.more_corked = false;
+        // Back to the policy before the cork, without a flush: MSG_MORE data
+        // ends no data set, so it gets no PSH for it.
+        let restore = self.conn_uncork_to;
+        if let Some(c) = self.conn.as_mut() {
+            if c.config().send_policy != restore {
+                c.set_send_policy(instant(self.now), restore);
+            }
+        }
+        if let Some(c) = self.conn_cfg.as_mut() {
+            c.send_policy = restore;
+        }
     }
 
     /// TCP_NODELAY, TCP_CORK and TCP_TINYGRAM_SEND_POLICY: before the

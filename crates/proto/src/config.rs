@@ -228,7 +228,8 @@ pub struct Config {
     /// Linux's PSH placement: besides the end of the application's data, PSH
     /// also marks the last segment a window (cwnd or the peer's) lets out while
     /// more of a write waits (data sent with MSG_MORE, and segments sent in
-    /// loss recovery or by limited transmit, excepted). Off: PSH marks
+    /// loss recovery or by limited transmit, excepted), and the segment a send
+    /// policy's timer releases (a cork's cap: tcp_write_wakeup). Off: PSH marks
     /// the end of application data only (RFC 9293 3.9.1).
     pub psh_at_window_limit: bool,
 }

@@ -206,6 +206,9 @@ pub struct Connection {
     /// min(available, allowed) at the start of the current transmission
     /// opportunity (cleared when `poll_transmit` runs dry).
     burst: Option<usize>,
+    /// The send policy's timer fired since the last segment (Linux pushes
+    /// data a timer releases: tcp_write_wakeup sets PSH).
+    policy_timer_fired: bool,
     /// The current hold episode: rule, since when, bytes held.
     hold: Option<(HoldRule, Instant, usize)>,
     /// When the oldest data not yet acknowledged by us arrived.
@@ -321,6 +324,7 @@ impl Connection {
             tx_streak: 0,
             tx_budget: 0,
             burst: None,
+            policy_timer_fired: false,
             hold: None,
             ack_owed_since: None,
             trace: Vec::new(),
@@ -701,6 +705,7 @@ impl Connection {
         if due(self, Timer::Policy) {
             // Nothing to do here: the next poll asks the policy again.
             self.disarm(Timer::Policy);
+            self.policy_timer_fired = true;
         }
         self.debug_check_invariants();
     }
@@ -2177,7 +2182,9 @@ impl Connection {
         if len == 0 && !fin {
             return None;
         }
+        let mut timer_released = false;
         if let Some((rule, since, bytes)) = self.hold.take() {
+            timer_released = self.policy_timer_fired && matches!(rule, HoldRule::Policy(_));
             self.disarm(Timer::Policy);
             if self.cfg.trace {
                 self.trace.push(TraceEvent::Release {
@@ -2202,14 +2209,16 @@ impl Connection {
             && !retransmission
             && !self.in_recovery
             && limited_transmit == 0
-            && len < unsent
-            && allowed - len < mss.min(unsent - len)
-            && self.send_buf.next_boundary_after(nxt_off).is_some()
+            && ((len < unsent
+                && allowed - len < mss.min(unsent - len)
+                && self.send_buf.next_boundary_after(nxt_off).is_some())
+                || timer_released)
         {
             // The window stops the write before its next segment: Linux
             // pushes what it let out.
             r.flags = r.flags | Flags::PSH;
         }
+        self.policy_timer_fired = false;
         let new_nxt = self.seq_of(nxt_off + len as u64) + fin as usize;
         let new_data = new_nxt > self.snd_max;
         if new_data && self.rtt_probe.is_none() && !retransmission {
