@@ -10,6 +10,7 @@ pub mod stack;
 pub mod suite;
 mod syscall;
 mod sysctl;
+mod zerocopy;
 
 pub use cli::{run, run_cli, DrillArgs};
 pub use parse::{parse_script, ParseError};

@@ -138,6 +138,8 @@ pub(crate) struct Runner<'a> {
     pub host: crate::sysctl::HostSysctls,
     /// A MSG_MORE send corked the live connection; the next send without it uncorks.
     pub more_corked: bool,
+    /// The live connection's MSG_ZEROCOPY sends and notifications.
+    pub zc: crate::zerocopy::ZeroCopy,
 }
 
 /// Converts script-relative nanoseconds to an engine instant.
@@ -215,6 +217,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         checks: crate::pycheck::Program::default(),
         host: crate::sysctl::HostSysctls::default(),
         more_corked: false,
+        zc: crate::zerocopy::ZeroCopy::default(),
     };
     if let Err(f) = r.run() {
         r.report.failure = Some(*f);

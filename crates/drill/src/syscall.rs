@@ -51,6 +51,8 @@ pub(crate) struct Sock {
     pub shut_wr: bool,
     /// shutdown(SHUT_RD or SHUT_RDWR): reads return 0 once nothing is queued.
     pub shut_rd: bool,
+    /// SO_ZEROCOPY is on: MSG_ZEROCOPY sends get notifications.
+    pub zerocopy: bool,
     /// SO_RCVBUF was set: do not size the buffer from the script's wscale.
     pub rcvbuf_set: bool,
     /// The send policy TCP_CORK 0 restores (the one in force before corking).
@@ -289,6 +291,7 @@ impl<'a> Runner<'a> {
                     err_reported: false,
                     shut_wr: false,
                     shut_rd: false,
+                    zerocopy: false,
                     rcvbuf_set: false,
                     set_by_script: BTreeSet::new(),
                 },
@@ -309,6 +312,7 @@ impl<'a> Runner<'a> {
             "read",
             "recv",
             "recvfrom",
+            "recvmsg",
             "shutdown",
             "close",
             "setsockopt",
@@ -426,12 +430,15 @@ impl<'a> Runner<'a> {
                 };
                 let mut more = false;
                 let mut dontwait = false;
+                let mut zerocopy = false;
                 for f in &flags {
                     match f.as_str() {
                         "MSG_MORE" => more = true,
                         "MSG_DONTWAIT" => dontwait = true,
                         "MSG_NOSIGNAL" => {}
-                        other => return Err(self.unsupported(idx, format!("send flag {other} is not supported (MSG_MORE, MSG_DONTWAIT, MSG_NOSIGNAL are)"))),
+                        // Ignored unless SO_ZEROCOPY is on, as in Linux.
+                        "MSG_ZEROCOPY" => zerocopy = sock.zerocopy,
+                        other => return Err(self.unsupported(idx, format!("send flag {other} is not supported (MSG_MORE, MSG_DONTWAIT, MSG_NOSIGNAL, MSG_ZEROCOPY are)"))),
                     }
                 }
                 let len =
@@ -455,6 +462,12 @@ impl<'a> Runner<'a> {
                     self.more_corked = true;
                 }
                 let out = self.write(fd, &sock, len, more, dontwait)?;
+                if let (true, Outcome::Done(Ok(n)), Some(c)) = (zerocopy, &out, self.conn.as_ref())
+                {
+                    if *n > 0 {
+                        self.zc.sent(c.snd_una() + c.send_queued());
+                    }
+                }
                 if live && !more && matches!(out, Outcome::Done(_)) {
                     self.release_more_cork();
                 }
@@ -487,6 +500,36 @@ impl<'a> Runner<'a> {
                     return Err(self.unsupported(idx, "reads over 64 MiB are not supported"));
                 }
                 Ok(self.read(fd, &sock, n, dontwait))
+            }
+            "recvmsg" => {
+                let flags = spec.args.get(2).and_then(symbols).unwrap_or_default();
+                if !flags.iter().any(|f| f == "MSG_ERRQUEUE") {
+                    return Err(self.unsupported(
+                        idx,
+                        "recvmsg is supported with MSG_ERRQUEUE (zerocopy notifications) only",
+                    ));
+                }
+                if let Some(c) = self.conn.as_ref() {
+                    self.zc.acked(c.snd_una());
+                }
+                let Some(n) = self.zc.take() else {
+                    self.errno_reason = Some("no notification is queued".into());
+                    return Ok(Outcome::Done(Err("EAGAIN")));
+                };
+                let msghdr = spec.args.get(1).cloned().unwrap_or(Expr::Ellipsis);
+                if let Err(m) = crate::zerocopy::check(&msghdr, n) {
+                    let mut f = self.fail(
+                        idx,
+                        FailKind::Syscall,
+                        format!(
+                            "recvmsg MSG_ERRQUEUE: zerocopy notification {}..{}: {m}",
+                            n.lo, n.hi
+                        ),
+                    );
+                    f.actual = Some(format!("ee_info={}, ee_data={}", n.lo, n.hi));
+                    return Err(f);
+                }
+                Ok(Outcome::Done(Ok(0)))
             }
             "shutdown" => {
                 let how = match spec.args.get(1) {
@@ -798,7 +841,15 @@ impl<'a> Runner<'a> {
         let live =
             matches!(sock.kind, SockKind::Listener | SockKind::Stream) && self.conn.is_some();
         match name.as_str() {
-            "SO_REUSEADDR" | "SO_REUSEPORT" => return Ok(Outcome::Done(Ok(0))),
+            // SO_MARK only steers routing, which the runner has none of.
+            "SO_REUSEADDR" | "SO_REUSEPORT" | "SO_MARK" => return Ok(Outcome::Done(Ok(0))),
+            "SO_ZEROCOPY" => {
+                let on = int(self)? != 0;
+                if let Some(s) = self.socks.get_mut(&fd) {
+                    s.zerocopy = on;
+                }
+                return Ok(Outcome::Done(Ok(0)));
+            }
             "SO_RCVBUF" => {
                 cfg.rcv_buf = int(self)?.max(0) as usize;
                 if let Some(s) = self.socks.get_mut(&fd) {
