@@ -277,6 +277,8 @@ impl<'a> Runner<'a> {
                 cfg.psh_at_window_limit = true;
                 // tcp_slow_start: cwnd grows by the segments each ACK acknowledges.
                 cfg.slow_start = tinygram_proto::SlowStart::Abc;
+                // tcp_ack: an ACK of unsent data is dropped without a reply.
+                cfg.silent_unsent_ack = true;
             }
             // Sysctls the script's shell lines set (see crate::sysctl).
             self.host.configure(&mut cfg);

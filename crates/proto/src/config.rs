@@ -232,6 +232,10 @@ pub struct Config {
     /// policy's timer releases (a cork's cap: tcp_write_wakeup). Off: PSH marks
     /// the end of application data only (RFC 9293 3.9.1).
     pub psh_at_window_limit: bool,
+    /// Drop a segment whose ACK is beyond SND.NXT without answering it, as
+    /// Linux's tcp_ack does (RFC 9293 3.10.7.4 and RFC 5961 5.2 say to send
+    /// an ACK). Off: answer it (rate-limited by `invalid_ack_interval`).
+    pub silent_unsent_ack: bool,
 }
 
 impl Default for Config {
@@ -269,6 +273,7 @@ impl Default for Config {
             invalid_ack_interval: Duration::from_millis(500),
             max_ooo_ranges: crate::recv_buf::DEFAULT_MAX_OOO_RANGES,
             psh_at_window_limit: false,
+            silent_unsent_ack: false,
         }
     }
 }

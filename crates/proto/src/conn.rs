@@ -1256,17 +1256,20 @@ impl Connection {
         let ahead = ack.0.wrapping_sub(self.snd_una.0) as usize;
         let flight = self.snd_max.distance_from(self.snd_una);
         if ahead > flight {
-            let behind = self.snd_una.0.wrapping_sub(ack.0) as usize;
-            if self.cfg.rfc5961 && behind > self.max_snd_wnd {
-                // RFC 5961 5.2: outside [SND.UNA - MAX.SND.WND, SND.NXT]: drop, ACK.
+            if ack > self.snd_max {
+                // Acknowledges something not yet sent (RFC 9293 3.10.7.4;
+                // RFC 5961 5.2 answers it as a challenge).
                 self.counters.unacceptable_acks += 1;
-                self.ack_invalid(now, true, true);
+                if !self.cfg.silent_unsent_ack {
+                    self.ack_invalid(now, self.cfg.rfc5961, true);
+                }
                 return false;
             }
-            if ack > self.snd_max {
-                // Acknowledges something not yet sent (RFC 9293 3.10.7.4).
+            let behind = self.snd_una.0.wrapping_sub(ack.0) as usize;
+            if self.cfg.rfc5961 && behind > self.max_snd_wnd {
+                // RFC 5961 5.2: below SND.UNA - MAX.SND.WND: drop, ACK.
                 self.counters.unacceptable_acks += 1;
-                self.ack_invalid(now, self.cfg.rfc5961, true);
+                self.ack_invalid(now, true, true);
                 return false;
             }
             return true; // old duplicate: ignore the ACK field
