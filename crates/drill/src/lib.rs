@@ -9,7 +9,8 @@ pub mod runner;
 pub mod stack;
 pub mod suite;
 mod syscall;
-pub mod sysctl;
+mod sysctl;
+mod zerocopy;
 
 pub use cli::{run, run_cli, DrillArgs};
 pub use parse::{parse_script, ParseError};

@@ -130,12 +130,16 @@ pub(crate) struct Runner<'a> {
     buf: Vec<u8>,
     /// Bytes the current (possibly blocked) write call has handed to the engine.
     pub write_progress: usize,
-    /// Module-selecting sysctls the script's shell lines set (congestion control).
-    pub sysctls: crate::sysctl::Sysctls,
     /// Scheduled time (ns) of the outbound segment being checked, for the TSval tolerance.
     checking_at: i64,
     /// The `%{ }%` blocks met so far, with the TCP_INFO values at each.
     checks: crate::pycheck::Program,
+    /// Host settings the script's shell lines made (applied at socket()).
+    pub host: crate::sysctl::HostSysctls,
+    /// A MSG_MORE send corked the live connection; the next send without it uncorks.
+    pub more_corked: bool,
+    /// The live connection's MSG_ZEROCOPY sends and notifications.
+    pub zc: crate::zerocopy::ZeroCopy,
 }
 
 /// Converts script-relative nanoseconds to an engine instant.
@@ -209,9 +213,11 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         have_last: false,
         buf: Vec::new(),
         write_progress: 0,
-        sysctls: Default::default(),
         checking_at: 0,
         checks: crate::pycheck::Program::default(),
+        host: crate::sysctl::HostSysctls::default(),
+        more_corked: false,
+        zc: crate::zerocopy::ZeroCopy::default(),
     };
     if let Err(f) = r.run() {
         r.report.failure = Some(*f);
@@ -344,15 +350,23 @@ impl<'a> Runner<'a> {
                         self.syscall(idx, s, block_end, tol)?;
                     }
                     EventKind::Command(c) => {
-                        let left = self
-                            .sysctls
-                            .absorb(c)
-                            .map_err(|m| self.fail(idx, FailKind::Syscall, m))?;
-                        if !left.is_empty() {
-                            let c = left.join("\n");
+                        let a = self.host.apply_command(c, self.settings.stack);
+                        if !a.modelled.is_empty() {
+                            self.report.notes.push(format!(
+                                "line {}: host settings modelled: {}",
+                                ev.line,
+                                a.modelled.join(", ")
+                            ));
+                        }
+                        if a.modelled.is_empty() || !a.not_modelled.is_empty() {
+                            let what = if a.not_modelled.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" (not modelled: {})", a.not_modelled.join(", "))
+                            };
                             self.report
                                 .skipped
-                                .push((ev.line, format!("shell command `{c}` is not run")));
+                                .push((ev.line, format!("shell command `{c}` is not run{what}")));
                         }
                     }
                     EventKind::Code(code) => {
@@ -553,6 +567,7 @@ impl<'a> Runner<'a> {
             if let Some(c) = self.conn.as_mut() {
                 c.handle_segment(now, &repr, &payload);
             }
+            self.release_more_cork();
             self.drain();
         } else {
             self.host_reset(&repr, len);

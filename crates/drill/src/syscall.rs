@@ -3,6 +3,7 @@
 use crate::ast::*;
 use crate::report::{FailKind, Failure};
 use crate::runner::{instant, Res, Runner, CLIENT_PORT, LOCAL_ISN, SERVER_PORT};
+use crate::stack::Stack;
 use std::collections::BTreeSet;
 use std::str::FromStr;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
@@ -48,6 +49,10 @@ pub(crate) struct Sock {
     /// The connection's error was already returned once (as Linux clears sk_err).
     pub err_reported: bool,
     pub shut_wr: bool,
+    /// shutdown(SHUT_RD or SHUT_RDWR): reads return 0 once nothing is queued.
+    pub shut_rd: bool,
+    /// SO_ZEROCOPY is on: MSG_ZEROCOPY sends get notifications.
+    pub zerocopy: bool,
     /// SO_RCVBUF was set: do not size the buffer from the script's wscale.
     pub rcvbuf_set: bool,
     /// The send policy TCP_CORK 0 restores (the one in force before corking).
@@ -265,9 +270,16 @@ impl<'a> Runner<'a> {
                     "socket() is expected to fail; the runner always creates the socket",
                 ));
             }
-            // The stack's defaults and the script's sysctls; its setsockopts override them.
+            // The stack's defaults; the script's setsockopts override them.
             let mut cfg = self.settings.stack.config();
-            self.sysctls.apply(&mut cfg);
+            if self.settings.stack == Stack::linux() {
+                // tcp_push/tcp_mark_push: PSH where the window stops a write.
+                cfg.psh_at_window_limit = true;
+                // tcp_ack: an ACK of unsent data is dropped without a reply.
+                cfg.silent_unsent_ack = true;
+            }
+            // Sysctls the script's shell lines set (see crate::sysctl).
+            self.host.configure(&mut cfg);
             self.socks.insert(
                 spec.ret,
                 Sock {
@@ -278,6 +290,8 @@ impl<'a> Runner<'a> {
                     explicit_options: false,
                     err_reported: false,
                     shut_wr: false,
+                    shut_rd: false,
+                    zerocopy: false,
                     rcvbuf_set: false,
                     set_by_script: BTreeSet::new(),
                 },
@@ -298,6 +312,7 @@ impl<'a> Runner<'a> {
             "read",
             "recv",
             "recvfrom",
+            "recvmsg",
             "shutdown",
             "close",
             "setsockopt",
@@ -331,7 +346,8 @@ impl<'a> Runner<'a> {
                     return Ok(Outcome::Done(Err("EINVAL")));
                 }
                 let mut cfg = self.infer_options(&sock);
-                if let Some(n) = self.settings.stack.synack_retries() {
+                let synack = self.host.synack_retries();
+                if let Some(n) = synack.or(self.settings.stack.synack_retries()) {
                     if !sock.set_by_script.contains("TCP_TINYGRAM_SYN_RETRIES") {
                         cfg.syn_retries = n;
                     }
@@ -414,12 +430,15 @@ impl<'a> Runner<'a> {
                 };
                 let mut more = false;
                 let mut dontwait = false;
+                let mut zerocopy = false;
                 for f in &flags {
                     match f.as_str() {
                         "MSG_MORE" => more = true,
                         "MSG_DONTWAIT" => dontwait = true,
                         "MSG_NOSIGNAL" => {}
-                        other => return Err(self.unsupported(idx, format!("send flag {other} is not supported (MSG_MORE, MSG_DONTWAIT, MSG_NOSIGNAL are)"))),
+                        // Ignored unless SO_ZEROCOPY is on, as in Linux.
+                        "MSG_ZEROCOPY" => zerocopy = sock.zerocopy,
+                        other => return Err(self.unsupported(idx, format!("send flag {other} is not supported (MSG_MORE, MSG_DONTWAIT, MSG_NOSIGNAL, MSG_ZEROCOPY are)"))),
                     }
                 }
                 let len =
@@ -427,7 +446,32 @@ impl<'a> Runner<'a> {
                 if len > 64 << 20 {
                     return Err(self.unsupported(idx, "writes over 64 MiB are not supported"));
                 }
-                self.write(fd, &sock, len, more, dontwait)
+                // send(2): MSG_MORE has the effect of TCP_CORK until a send
+                // without it, also under TCP_NODELAY (Linux's tcp_push corks
+                // that push); policies of tinygram's own keep their rules.
+                let live = sock.kind == SockKind::Stream && self.conn.is_some();
+                let policy = self.conn_cfg.as_ref().map(|c| c.send_policy);
+                let corkable = matches!(
+                    policy,
+                    Some(
+                        SendPolicyKind::NoDelay | SendPolicyKind::Minshall | SendPolicyKind::Nagle
+                    )
+                );
+                if live && more && first && !self.more_corked && corkable {
+                    self.set_send_policy(fd, &sock, PolicyOpt::Cork(true), true);
+                    self.more_corked = true;
+                }
+                let out = self.write(fd, &sock, len, more, dontwait)?;
+                if let (true, Outcome::Done(Ok(n)), Some(c)) = (zerocopy, &out, self.conn.as_ref())
+                {
+                    if *n > 0 {
+                        self.zc.sent(c.snd_una() + c.send_queued());
+                    }
+                }
+                if live && !more && matches!(out, Outcome::Done(_)) {
+                    self.release_more_cork();
+                }
+                Ok(out)
             }
             "read" | "recv" | "recvfrom" => {
                 let n = self.int_arg(idx, spec, 2, "length")?;
@@ -457,6 +501,36 @@ impl<'a> Runner<'a> {
                 }
                 Ok(self.read(fd, &sock, n, dontwait))
             }
+            "recvmsg" => {
+                let flags = spec.args.get(2).and_then(symbols).unwrap_or_default();
+                if !flags.iter().any(|f| f == "MSG_ERRQUEUE") {
+                    return Err(self.unsupported(
+                        idx,
+                        "recvmsg is supported with MSG_ERRQUEUE (zerocopy notifications) only",
+                    ));
+                }
+                if let Some(c) = self.conn.as_ref() {
+                    self.zc.acked(c.snd_una());
+                }
+                let Some(n) = self.zc.take() else {
+                    self.errno_reason = Some("no notification is queued".into());
+                    return Ok(Outcome::Done(Err("EAGAIN")));
+                };
+                let msghdr = spec.args.get(1).cloned().unwrap_or(Expr::Ellipsis);
+                if let Err(m) = crate::zerocopy::check(&msghdr, n) {
+                    let mut f = self.fail(
+                        idx,
+                        FailKind::Syscall,
+                        format!(
+                            "recvmsg MSG_ERRQUEUE: zerocopy notification {}..{}: {m}",
+                            n.lo, n.hi
+                        ),
+                    );
+                    f.actual = Some(format!("ee_info={}, ee_data={}", n.lo, n.hi));
+                    return Err(f);
+                }
+                Ok(Outcome::Done(Ok(0)))
+            }
             "shutdown" => {
                 let how = match spec.args.get(1) {
                     Some(Expr::Ident(s)) => s.clone(),
@@ -470,6 +544,13 @@ impl<'a> Runner<'a> {
                 };
                 if sock.kind != SockKind::Stream {
                     return Ok(Outcome::Done(Err("ENOTCONN")));
+                }
+                if matches!(how.as_str(), "SHUT_RD" | "SHUT_RDWR") {
+                    // Linux sets RCV_SHUTDOWN: queued data can still be read, then
+                    // read() returns 0 (tcp_recvmsg); the peer is not told.
+                    if let Some(s) = self.socks.get_mut(&fd) {
+                        s.shut_rd = true;
+                    }
                 }
                 match how.as_str() {
                     "SHUT_RD" => {}
@@ -511,7 +592,9 @@ impl<'a> Runner<'a> {
                     SockKind::Stream => {
                         if let Some(c) = self.conn.as_mut() {
                             if c.recv_available() > 0 {
-                                c.abort();
+                                // RFC 2525 2.17: unread data is lost, so reset;
+                                // Linux's RST also ACKs (tcp_close).
+                                c.abort_reset(self.settings.stack == Stack::linux());
                             } else if !sock.shut_wr {
                                 c.close();
                             }
@@ -705,6 +788,7 @@ impl<'a> Runner<'a> {
             return Outcome::Done(Ok(k as i64));
         }
         if n == 0
+            || sock.shut_rd
             || c.read_closed()
             || c.error().is_some()
             || c.state() == tinygram_proto::State::Closed
@@ -757,14 +841,35 @@ impl<'a> Runner<'a> {
         let live =
             matches!(sock.kind, SockKind::Listener | SockKind::Stream) && self.conn.is_some();
         match name.as_str() {
-            "SO_REUSEADDR" | "SO_REUSEPORT" => return Ok(Outcome::Done(Ok(0))),
+            // SO_MARK only steers routing, which the runner has none of.
+            "SO_REUSEADDR" | "SO_REUSEPORT" | "SO_MARK" => return Ok(Outcome::Done(Ok(0))),
+            "SO_ZEROCOPY" => {
+                let on = int(self)? != 0;
+                if let Some(s) = self.socks.get_mut(&fd) {
+                    s.zerocopy = on;
+                }
+                return Ok(Outcome::Done(Ok(0)));
+            }
             "SO_RCVBUF" => {
                 cfg.rcv_buf = int(self)?.max(0) as usize;
                 if let Some(s) = self.socks.get_mut(&fd) {
                     s.rcvbuf_set = true;
                 }
             }
-            "SO_SNDBUF" => cfg.snd_buf = int(self)?.max(0) as usize,
+            "SO_SNDBUF" => {
+                let v = int(self)?.max(0) as usize;
+                cfg.snd_buf = sndbuf_for(self.settings.stack, v);
+                if live {
+                    // Linux lets a live socket resize its send buffer (sock_setsockopt).
+                    if let Some(c) = self.conn.as_mut() {
+                        c.set_send_buffer(cfg.snd_buf);
+                    }
+                    if let Some(c) = self.conn_cfg.as_mut() {
+                        c.snd_buf = cfg.snd_buf;
+                    }
+                    return Ok(Outcome::Done(Ok(0)));
+                }
+            }
             "TCP_MAXSEG" => cfg.mss = u16::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
             "TCP_NODELAY" | "TCP_CORK" | "TCP_TINYGRAM_SEND_POLICY" => {
                 let chosen = match name.as_str() {
@@ -852,6 +957,27 @@ impl<'a> Runner<'a> {
             s.set_by_script.insert(name);
         }
         Ok(Outcome::Done(Ok(0)))
+    }
+
+    /// Ends the cork a MSG_MORE send put on the live connection: Linux corks
+    /// only that send's own push, so the next event that pushes (a send
+    /// without MSG_MORE, an arriving ACK) sends what waits.
+    pub(crate) fn release_more_cork(&mut self) {
+        if !self.more_corked {
+            return;
+        }
+        self.more_corked = false;
+        // Back to the policy before the cork, without a flush: MSG_MORE data
+        // ends no data set, so it gets no PSH for it.
+        let restore = self.conn_uncork_to;
+        if let Some(c) = self.conn.as_mut() {
+            if c.config().send_policy != restore {
+                c.set_send_policy(instant(self.now), restore);
+            }
+        }
+        if let Some(c) = self.conn_cfg.as_mut() {
+            c.send_policy = restore;
+        }
     }
 
     /// TCP_NODELAY, TCP_CORK and TCP_TINYGRAM_SEND_POLICY: before the
@@ -1042,6 +1168,22 @@ fn range_error(cfg: &Config, name: &str) -> Option<tinygram_proto::ConfigError> 
         apply_named(&mut probe, cfg, n);
     }
     probe.validate().err().filter(|e| keys.contains(&e.key))
+}
+
+/// Linux's smallest send buffer (SOCK_MIN_SNDBUF, include/net/sock.h:
+/// 2 x (2048 + sizeof(struct sk_buff)), 4608 on x86-64).
+const LINUX_MIN_SNDBUF: usize = 4608;
+
+/// The send buffer a `SO_SNDBUF` of `v` bytes gives: Linux doubles the value
+/// to leave room for its bookkeeping and reports the doubled value (socket(7);
+/// sock_setsockopt in net/core/sock.c), with a floor of [`LINUX_MIN_SNDBUF`];
+/// tinygram takes it as is.
+fn sndbuf_for(stack: Stack, v: usize) -> usize {
+    if stack == Stack::linux() {
+        v.saturating_mul(2).max(LINUX_MIN_SNDBUF)
+    } else {
+        v
+    }
 }
 
 /// Copies the field that setsockopt `name` controls from `from` into `to`.

@@ -1,62 +1,201 @@
-//! Host sysctls a script's shell lines set (`sysctl -q net.ipv4.NAME=VALUE`)
-//! that select a module: they apply to every socket the script creates after them.
+//! Host settings from a script's shell lines: the upstream suite's
+//! `common/defaults.sh` under `--stack linux`, and the sysctls scripts set
+//! themselves (`sysctl -q net.ipv4.X=N`, `set_sysctls.py /proc/sys/...=N`,
+//! FreeBSD's `sysctl -w net.inet.tcp.insecure_rst=1`). The shell line is
+//! never run; the settings the engine models apply to sockets created after
+//! it, and the rest are reported as not modelled.
 
+use crate::stack::Stack;
 use tinygram_proto::{CcFactory, Config};
 
-/// The module-selecting sysctls a script has set so far.
+/// What `common/defaults.sh` sets that the engine models, with the value
+/// (google/packetdrill gtests/net/common/defaults.sh).
+const DEFAULTS_SH: &[(&str, &str)] = &[
+    ("net.ipv4.tcp_wmem", "4096 262144 4194304"),
+    ("net.ipv4.tcp_timestamps", "1"),
+    ("net.ipv4.tcp_syn_retries", "5"),
+    ("net.ipv4.tcp_synack_retries", "5"),
+    ("net.ipv4.tcp_sack", "1"),
+    ("net.ipv4.tcp_reordering", "3"),
+    ("net.ipv4.tcp_congestion_control", "cubic"),
+    ("net.ipv4.tcp_slow_start_after_idle", "0"),
+    ("net.ipv4.tcp_ecn", "0"),
+];
+
+/// What `common/defaults.sh` sets that the engine does not model.
+const DEFAULTS_SH_NOT_MODELLED: &str = "tcp_rmem (autotuning), tcp_frto, tcp_dsack, tcp_fack, \
+tcp_early_retrans/tcp_recovery (RACK, TLP), tcp_tso_win_divisor, \
+tcp_ecn_option, pacing ratios, tcp_notsent_lowat, tcp_fastopen, tcp_syncookies, the qdisc";
+
+/// Settings the script's shell lines changed, applied to each new socket.
 #[derive(Clone, Debug, Default)]
-pub struct Sysctls {
+pub(crate) struct HostSysctls {
     /// net.ipv4.tcp_congestion_control (Documentation/networking/ip-sysctl.rst).
-    pub congestion: Option<CcFactory>,
+    congestion: Option<CcFactory>,
+    snd_buf: Option<usize>,
+    syn_retries: Option<u32>,
+    synack_retries: Option<u32>,
+    dupack_threshold: Option<u32>,
+    timestamps: Option<bool>,
+    sack: Option<bool>,
+    rfc5961_rst: Option<bool>,
+    rfc5961_syn: Option<bool>,
 }
 
-impl Sysctls {
+/// What a shell line amounted to.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Applied {
+    /// Settings now in force, as `name=value`.
+    pub modelled: Vec<String>,
+    /// Settings (or commands) the runner does not model.
+    pub not_modelled: Vec<String>,
+}
+
+impl HostSysctls {
+    /// Reads one backtick command.
+    pub(crate) fn apply_command(&mut self, cmd: &str, stack: Stack) -> Applied {
+        let mut out = Applied::default();
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let mut i = 0;
+        while i < words.len() {
+            let w = words[i].trim_matches(|c| c == '"' || c == '\'');
+            i += 1;
+            if w.ends_with("defaults.sh") {
+                if stack == Stack::linux() {
+                    for (k, v) in DEFAULTS_SH {
+                        self.set(k, v, &mut out);
+                    }
+                    out.not_modelled
+                        .push(format!("defaults.sh: {DEFAULTS_SH_NOT_MODELLED}"));
+                } else {
+                    out.not_modelled.push(format!(
+                        "{w} (Linux's defaults; modelled under --stack linux only)"
+                    ));
+                }
+                continue;
+            }
+            let Some((k, v)) = w.split_once('=') else {
+                continue;
+            };
+            let key = k.trim_start_matches("/proc/sys/").replace('/', ".");
+            if !key.starts_with("net.") {
+                out.not_modelled.push(w.to_string());
+                continue;
+            }
+            // `tcp_wmem="4096 16384 ..."`: the value runs to the closing quote.
+            let mut value = v.trim_matches('"').to_string();
+            if v.starts_with('"') && !v[1..].contains('"') {
+                while i < words.len() {
+                    let part = words[i];
+                    i += 1;
+                    value.push(' ');
+                    value.push_str(part.trim_end_matches('"'));
+                    if part.ends_with('"') {
+                        break;
+                    }
+                }
+            }
+            self.set(&key, &value, &mut out);
+        }
+        out
+    }
+
+    /// Records one `name=value`, if the engine models it.
+    fn set(&mut self, key: &str, value: &str, out: &mut Applied) {
+        let num = value.trim().parse::<u64>().ok();
+        let flag = num.map(|n| n != 0);
+        let ok = match key {
+            "net.ipv4.tcp_wmem" => {
+                // min default max: a new socket's send buffer is the default.
+                let default = value
+                    .split_whitespace()
+                    .nth(1)
+                    .and_then(|d| d.parse::<usize>().ok());
+                self.snd_buf = default;
+                default.is_some()
+            }
+            "net.ipv4.tcp_congestion_control" => match CcFactory::by_name(value.trim()) {
+                Ok(c) => {
+                    self.congestion = Some(c);
+                    true
+                }
+                Err(e) => {
+                    out.not_modelled.push(format!("{key}: {e}"));
+                    return;
+                }
+            },
+            "net.ipv4.tcp_syn_retries" => {
+                self.syn_retries = num.and_then(|n| u32::try_from(n).ok());
+                self.syn_retries.is_some()
+            }
+            "net.ipv4.tcp_synack_retries" => {
+                self.synack_retries = num.and_then(|n| u32::try_from(n).ok());
+                self.synack_retries.is_some()
+            }
+            "net.ipv4.tcp_reordering" => {
+                self.dupack_threshold = num.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0);
+                self.dupack_threshold.is_some()
+            }
+            "net.ipv4.tcp_timestamps" => {
+                self.timestamps = flag;
+                flag.is_some()
+            }
+            "net.ipv4.tcp_sack" => {
+                self.sack = flag;
+                flag.is_some()
+            }
+            // The engine never restarts slow start after idle, and has ECN off.
+            "net.ipv4.tcp_slow_start_after_idle" | "net.ipv4.tcp_ecn" => num == Some(0),
+            // FreeBSD tcp(4): insecure_rst=1 / insecure_syn=1 turn RFC 5961's
+            // RST / SYN checks off.
+            "net.inet.tcp.insecure_rst" => {
+                self.rfc5961_rst = flag.map(|f| !f);
+                flag.is_some()
+            }
+            "net.inet.tcp.insecure_syn" => {
+                self.rfc5961_syn = flag.map(|f| !f);
+                flag.is_some()
+            }
+            _ => false,
+        };
+        let shown = format!("{key}={value}");
+        if ok {
+            out.modelled.push(shown);
+        } else {
+            out.not_modelled.push(shown);
+        }
+    }
+
     /// Applies the settings to a new socket's configuration.
-    pub fn apply(&self, cfg: &mut Config) {
+    pub(crate) fn configure(&self, cfg: &mut Config) {
         if let Some(c) = &self.congestion {
             cfg.congestion = c.clone();
         }
+        if let Some(b) = self.snd_buf {
+            cfg.snd_buf = b;
+        }
+        if let Some(n) = self.syn_retries {
+            cfg.syn_retries = n;
+        }
+        if let Some(n) = self.dupack_threshold {
+            cfg.dupack_threshold = n;
+        }
+        if let Some(t) = self.timestamps {
+            cfg.options.timestamps = t;
+        }
+        if let Some(s) = self.sack {
+            cfg.options.sack = s;
+        }
+        // The engine has one switch for RFC 5961's checks: either insecure_*
+        // sysctl turns them all off.
+        if self.rfc5961_rst == Some(false) || self.rfc5961_syn == Some(false) {
+            cfg.rfc5961 = false;
+        }
     }
 
-    /// Takes the sysctl assignments it models out of a shell command and
-    /// returns the lines left over (not run), or an error naming a bad value.
-    pub fn absorb(&mut self, command: &str) -> Result<Vec<String>, String> {
-        let mut left = Vec::new();
-        // Lines may be continued with a backslash; each `sysctl` word starts a group.
-        let joined = command.replace("\\\n", " ");
-        for line in joined.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            let mut words = line.split_whitespace().peekable();
-            if words.peek() != Some(&"sysctl") {
-                left.push(line.to_string());
-                continue;
-            }
-            let mut unknown = Vec::new();
-            for w in words.skip(1) {
-                if w.starts_with('-') {
-                    continue;
-                }
-                match w.split_once('=') {
-                    Some((k, v)) if self.set(k, v)? => {}
-                    _ => unknown.push(w),
-                }
-            }
-            if !unknown.is_empty() {
-                left.push(format!("sysctl {}", unknown.join(" ")));
-            }
-        }
-        Ok(left)
-    }
-
-    /// Sets one sysctl; false when it is not one this runner models.
-    fn set(&mut self, key: &str, value: &str) -> Result<bool, String> {
-        match key {
-            "net.ipv4.tcp_congestion_control" => {
-                self.congestion =
-                    Some(CcFactory::by_name(value).map_err(|e| format!("sysctl {key}: {e}"))?);
-                Ok(true)
-            }
-            _ => Ok(false),
-        }
+    /// SYN-ACK retransmissions a listener gets, if a line set them.
+    pub(crate) fn synack_retries(&self) -> Option<u32> {
+        self.synack_retries
     }
 }
 
@@ -65,25 +204,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn congestion_sysctl_is_applied_and_other_lines_are_left() {
-        let mut s = Sysctls::default();
-        let left = s
-            .absorb("../common/defaults.sh\nsysctl -q net.ipv4.tcp_congestion_control=cubic\nsysctl -q net.ipv4.tcp_min_tso_segs=4")
-            .unwrap();
-        assert_eq!(
-            left,
-            [
-                "../common/defaults.sh",
-                "sysctl net.ipv4.tcp_min_tso_segs=4"
-            ]
+    fn defaults_sh_under_linux_sets_what_the_engine_models() {
+        let mut h = HostSysctls::default();
+        let a = h.apply_command("../common/defaults.sh", Stack::linux());
+        assert!(a
+            .modelled
+            .contains(&"net.ipv4.tcp_syn_retries=5".to_string()));
+        assert!(a.not_modelled[0].contains("tcp_frto"));
+        let mut cfg = Config {
+            syn_retries: 6,
+            ..Config::default()
+        };
+        h.configure(&mut cfg);
+        assert_eq!((cfg.syn_retries, cfg.snd_buf), (5, 262_144));
+        let mut h = HostSysctls::default();
+        let a = h.apply_command("../common/defaults.sh", Stack::rfc());
+        assert!(a.modelled.is_empty() && a.not_modelled.len() == 1);
+    }
+
+    #[test]
+    fn sysctl_forms_and_freebsd_insecure_lines() {
+        let mut h = HostSysctls::default();
+        let a = h.apply_command(
+            "../common/defaults.sh ../common/set_sysctls.py /proc/sys/net/ipv4/tcp_reordering=5 \
+             /proc/sys/net/ipv4/tcp_min_tso_segs=10",
+            Stack::rfc(),
         );
-        let mut c = Config::default();
-        assert_eq!(c.congestion.name(), "newreno");
-        s.apply(&mut c);
-        assert_eq!(c.congestion.name(), "cubic");
-        let e = s
-            .absorb("sysctl -q net.ipv4.tcp_congestion_control=cubci")
-            .unwrap_err();
-        assert!(e.contains("cubic"), "{e}");
+        assert_eq!(a.modelled, ["net.ipv4.tcp_reordering=5"]);
+        assert!(a
+            .not_modelled
+            .iter()
+            .any(|s| s.contains("tcp_min_tso_segs")));
+        let a = h.apply_command(
+            "sysctl -q net.ipv4.tcp_wmem=\"4096 65536 4194304\"",
+            Stack::linux(),
+        );
+        assert_eq!(a.modelled, ["net.ipv4.tcp_wmem=4096 65536 4194304"]);
+        let mut cfg = Config::default();
+        h.configure(&mut cfg);
+        assert_eq!((cfg.dupack_threshold, cfg.snd_buf), (5, 65_536));
+        assert!(cfg.rfc5961);
+        h.apply_command("sysctl -w net.inet.tcp.insecure_rst=1", Stack::rfc());
+        h.configure(&mut cfg);
+        assert!(!cfg.rfc5961);
     }
 }

@@ -163,7 +163,7 @@ impl fmt::Debug for CcFactory {
 /// The slow-start exit `slow_start` asks for (RFC 1106 4.2's "double" has none).
 fn slow_start_exit(s: SlowStart) -> SlowStartExit {
     match s {
-        SlowStart::Standard | SlowStart::Double => SlowStartExit::Standard,
+        SlowStart::Standard | SlowStart::Double | SlowStart::Abc => SlowStartExit::Standard,
         SlowStart::Hystart => SlowStartExit::Hystart(Default::default()),
         SlowStart::HystartPlusPlus => SlowStartExit::HystartPlusPlus(Default::default()),
     }
@@ -200,7 +200,7 @@ pub const CONGESTION_NAMES: [ModuleInfo; 3] = [
 ];
 
 /// Slow-start variants `Config::slow_start` takes (scenario key `slow_start`).
-pub const SLOW_START_NAMES: [ModuleInfo; 4] = [
+pub const SLOW_START_NAMES: [ModuleInfo; 5] = [
     ModuleInfo {
         name: "standard",
         rfc: "RFC 5681 3.1, RFC 3465",
@@ -210,6 +210,11 @@ pub const SLOW_START_NAMES: [ModuleInfo; 4] = [
         name: "double",
         rfc: "RFC 1106 4.2",
         about: "two SMSS per ACK",
+    },
+    ModuleInfo {
+        name: "abc",
+        rfc: "RFC 3465; Linux tcp_slow_start",
+        about: "one SMSS per SMSS acknowledged, however many one ACK covers",
     },
     ModuleInfo {
         name: "hystart",
@@ -232,6 +237,8 @@ pub struct NewReno {
     ca_acked: usize,
     /// Segments opened per ACK in slow start (RFC 1106 4.2: 2 for "double").
     ss_factor: usize,
+    /// Slow start opens what each ACK acknowledges, uncapped (RFC 3465, as Linux).
+    ss_abc: bool,
     /// Whether a loss repaired without a timeout shrinks the window (RFC 1106 4.2).
     reduce_on_repair: bool,
     /// Slow-start exit heuristic (HyStart, HyStart++) if one was asked for.
@@ -251,6 +258,7 @@ impl NewReno {
                 SlowStart::Double => 2,
                 _ => 1,
             },
+            ss_abc: slow_start == SlowStart::Abc,
             reduce_on_repair,
             ss_exit: slow_start_exit(slow_start),
             last: None,
@@ -284,7 +292,9 @@ impl CongestionControl for NewReno {
             };
             // RFC 5681 3.1 eq. 2 (L = 1 SMSS per ACK); RFC 1106 4.2 "double"
             // opens two segments where the standard rule opens one.
-            self.cwnd += self.ss_factor * acked.min(mss) / divisor;
+            // RFC 3465 byte counting ("abc") opens all that was acknowledged.
+            let opened = if self.ss_abc { acked } else { acked.min(mss) };
+            self.cwnd += self.ss_factor * opened / divisor;
         } else {
             // RFC 5681 3.1 eq. 3 by byte counting: one SMSS per cwnd acknowledged.
             self.ca_acked += acked;

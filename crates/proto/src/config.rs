@@ -112,6 +112,10 @@ pub enum SlowStart {
     Hystart,
     /// HyStart++ (RFC 9406): conservative slow start after an RTT rise.
     HystartPlusPlus,
+    /// One segment per segment acknowledged, however many one ACK covers:
+    /// RFC 3465 byte counting without its L = 2 SMSS cap, as Linux's
+    /// tcp_slow_start grows cwnd by the packets an ACK acknowledges.
+    Abc,
 }
 
 impl std::str::FromStr for LossIs {
@@ -131,16 +135,17 @@ impl std::str::FromStr for LossIs {
 
 impl std::str::FromStr for SlowStart {
     type Err = String;
-    /// `"standard"`, `"double"`, `"hystart"` or `"hystart++"`, as in scenario files and drill setsockopts.
+    /// `"standard"`, `"double"`, `"abc"`, `"hystart"` or `"hystart++"`, as in scenario files and drill setsockopts.
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "standard" => Ok(SlowStart::Standard),
             "double" => Ok(SlowStart::Double),
+            "abc" => Ok(SlowStart::Abc),
             "hystart" => Ok(SlowStart::Hystart),
             "hystart++" | "hystartpp" => Ok(SlowStart::HystartPlusPlus),
             _ => Err(format!(
-                "unknown slow_start {s:?}{} (expected \"standard\", \"double\", \"hystart\" or \"hystart++\")",
-                crate::suggest::did_you_mean(s, ["standard", "double", "hystart", "hystart++"])
+                "unknown slow_start {s:?}{} (expected \"standard\", \"double\", \"abc\", \"hystart\" or \"hystart++\")",
+                crate::suggest::did_you_mean(s, ["standard", "double", "abc", "hystart", "hystart++"])
             )),
         }
     }
@@ -152,6 +157,7 @@ impl SlowStart {
         match self {
             SlowStart::Standard => "standard",
             SlowStart::Double => "double",
+            SlowStart::Abc => "abc",
             SlowStart::Hystart => "hystart",
             SlowStart::HystartPlusPlus => "hystart++",
         }
@@ -244,6 +250,17 @@ pub struct Config {
     /// Most out-of-order ranges held for reassembly; a segment that would start
     /// one more is dropped (FreeBSD net.inet.tcp.reass.maxqueuelen: 100).
     pub max_ooo_ranges: usize,
+    /// Linux's PSH placement: besides the end of the application's data, PSH
+    /// also marks the last segment a window (cwnd or the peer's) lets out while
+    /// more of a write waits (data sent with MSG_MORE, and segments sent in
+    /// loss recovery or by limited transmit, excepted), and the segment a send
+    /// policy's timer releases (a cork's cap: tcp_write_wakeup). Off: PSH marks
+    /// the end of application data only (RFC 9293 3.9.1).
+    pub psh_at_window_limit: bool,
+    /// Drop a segment whose ACK is beyond SND.NXT without answering it, as
+    /// Linux's tcp_ack does (RFC 9293 3.10.7.4 and RFC 5961 5.2 say to send
+    /// an ACK). Off: answer it (rate-limited by `invalid_ack_interval`).
+    pub silent_unsent_ack: bool,
 }
 
 impl Default for Config {
@@ -282,6 +299,8 @@ impl Default for Config {
             rfc5961: true,
             invalid_ack_interval: Duration::from_millis(500),
             max_ooo_ranges: crate::recv_buf::DEFAULT_MAX_OOO_RANGES,
+            psh_at_window_limit: false,
+            silent_unsent_ack: false,
         }
     }
 }

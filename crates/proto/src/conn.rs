@@ -214,6 +214,9 @@ pub struct Connection {
     /// min(available, allowed) at the start of the current transmission
     /// opportunity (cleared when `poll_transmit` runs dry).
     burst: Option<usize>,
+    /// The send policy's timer fired since the last segment (Linux pushes
+    /// data a timer releases: tcp_write_wakeup sets PSH).
+    policy_timer_fired: bool,
     /// The current hold episode: rule, since when, bytes held.
     hold: Option<(HoldRule, Instant, usize)>,
     /// When the oldest data not yet acknowledged by us arrived.
@@ -333,6 +336,7 @@ impl Connection {
             tx_headroom: 0,
             tx_budget: 0,
             burst: None,
+            policy_timer_fired: false,
             hold: None,
             ack_owed_since: None,
             trace: Vec::new(),
@@ -495,6 +499,12 @@ impl Connection {
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt()
     }
+    /// Resizes the send buffer of a live connection (SO_SNDBUF after
+    /// connect/accept); what is queued stays.
+    pub fn set_send_buffer(&mut self, bytes: usize) {
+        self.cfg.snd_buf = bytes;
+        self.send_buf.set_capacity(bytes);
+    }
     /// Loss-recovery state for TCP_INFO-style reports: (in fast recovery,
     /// consecutive retransmission-timer expiries, duplicate ACKs counted).
     pub fn recovery_state(&self) -> (bool, u32, u32) {
@@ -646,10 +656,18 @@ impl Connection {
 
     /// Aborts (RFC 9293 3.10.5): RST to the peer if synchronized, then CLOSED.
     pub fn abort(&mut self) {
+        self.abort_reset(false);
+    }
+
+    /// [`Connection::abort`], the RST optionally carrying an ACK of RCV.NXT
+    /// (Linux's tcp_send_active_reset sends RST|ACK, e.g. on close() with
+    /// unread data; RFC 9293 3.10.5 leaves the ACK out).
+    pub fn abort_reset(&mut self, with_ack: bool) {
         if (self.state == State::SynReceived || self.state.synchronized())
             && self.state != State::TimeWait
         {
-            self.pending_rst = Some(self.rst_segment(self.snd_nxt, None));
+            let ack = with_ack.then(|| self.rcv_nxt());
+            self.pending_rst = Some(self.rst_segment(self.snd_nxt, ack));
         }
         self.enter_closed(None);
     }
@@ -718,6 +736,7 @@ impl Connection {
         if due(self, Timer::Policy) {
             // Nothing to do here: the next poll asks the policy again.
             self.disarm(Timer::Policy);
+            self.policy_timer_fired = true;
         }
         self.debug_check_invariants();
     }
@@ -1276,17 +1295,20 @@ impl Connection {
         let ahead = ack.0.wrapping_sub(self.snd_una.0) as usize;
         let flight = self.snd_max.distance_from(self.snd_una);
         if ahead > flight {
-            let behind = self.snd_una.0.wrapping_sub(ack.0) as usize;
-            if self.cfg.rfc5961 && behind > self.max_snd_wnd {
-                // RFC 5961 5.2: outside [SND.UNA - MAX.SND.WND, SND.NXT]: drop, ACK.
+            if ack > self.snd_max {
+                // Acknowledges something not yet sent (RFC 9293 3.10.7.4;
+                // RFC 5961 5.2 answers it as a challenge).
                 self.counters.unacceptable_acks += 1;
-                self.ack_invalid(now, true, true);
+                if !self.cfg.silent_unsent_ack {
+                    self.ack_invalid(now, self.cfg.rfc5961, true);
+                }
                 return false;
             }
-            if ack > self.snd_max {
-                // Acknowledges something not yet sent (RFC 9293 3.10.7.4).
+            let behind = self.snd_una.0.wrapping_sub(ack.0) as usize;
+            if self.cfg.rfc5961 && behind > self.max_snd_wnd {
+                // RFC 5961 5.2: below SND.UNA - MAX.SND.WND: drop, ACK.
                 self.counters.unacceptable_acks += 1;
-                self.ack_invalid(now, self.cfg.rfc5961, true);
+                self.ack_invalid(now, true, true);
                 return false;
             }
             return true; // old duplicate: ignore the ACK field
@@ -1801,7 +1823,15 @@ impl Connection {
             let d = self.ack_policy.on_window_open(&ctx);
             self.apply_ack_decision(now, d);
         }
-        if let Some(rst) = self.pending_rst.take() {
+        if let Some(mut rst) = self.pending_rst.take() {
+            // RFC 7323 3.2: once negotiated, TSopt SHOULD be sent in a RST too.
+            if self.ts.enabled
+                && rst.options.timestamps.is_none()
+                && rst.src_port == self.local_port
+                && rst.dst_port == self.remote_port
+            {
+                rst.options.timestamps = Some(self.ts.option(now));
+            }
             self.counters.rsts_sent += 1;
             self.counters.segments_sent += 1;
             return Some(rst);
@@ -2171,7 +2201,20 @@ impl Connection {
         } else {
             flight
         };
-        let cwnd_room = self.cc.cwnd().saturating_sub(cc_flight);
+        // RFC 3042 (RFC 5681 3.2): on the first and second duplicate ACK a new
+        // segment may go, so the flight may exceed cwnd by up to 2 SMSS. Not
+        // with RFC 1106 NAKs, which replace duplicate-ACK loss detection.
+        let limited_transmit = if !self.in_recovery
+            && !self.nak_ok
+            && self.snd_nxt == self.snd_max
+            && self.dupacks > 0
+            && self.dupacks < self.cfg.dupack_threshold
+        {
+            self.dupacks.min(2) as usize * self.snd_mss
+        } else {
+            0
+        };
+        let cwnd_room = (self.cc.cwnd() + limited_transmit).saturating_sub(cc_flight);
         let allowed = wnd_room.min(cwnd_room);
         let limit_rule = if wnd_room <= cwnd_room {
             HoldRule::PeerWindow
@@ -2264,7 +2307,9 @@ impl Connection {
         if len == 0 && !fin {
             return None;
         }
+        let mut timer_released = false;
         if let Some((rule, since, bytes)) = self.hold.take() {
+            timer_released = self.policy_timer_fired && matches!(rule, HoldRule::Policy(_));
             self.disarm(Timer::Policy);
             if self.cfg.trace {
                 self.trace.push(TraceEvent::Release {
@@ -2283,7 +2328,22 @@ impl Connection {
             "new data beyond the peer's window: {flight} + {len} > {}",
             self.snd_wnd
         );
-        let r = self.build_data_segment(now, nxt_off, len, fin, payload);
+        let mut r = self.build_data_segment(now, nxt_off, len, fin, payload);
+        if self.cfg.psh_at_window_limit
+            && len > 0
+            && !retransmission
+            && !self.in_recovery
+            && limited_transmit == 0
+            && ((len < unsent
+                && allowed - len < mss.min(unsent - len)
+                && self.send_buf.next_boundary_after(nxt_off).is_some())
+                || timer_released)
+        {
+            // The window stops the write before its next segment: Linux
+            // pushes what it let out.
+            r.flags = r.flags | Flags::PSH;
+        }
+        self.policy_timer_fired = false;
         let new_nxt = self.seq_of(nxt_off + len as u64) + fin as usize;
         let new_data = new_nxt > self.snd_max;
         if new_data && self.rtt_probe.is_none() && !retransmission {

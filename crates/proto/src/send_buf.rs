@@ -53,6 +53,11 @@ impl SendBuffer {
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }
+    /// Changes the limit (SO_SNDBUF on a live socket); data already held
+    /// stays, and writes wait until it drains below the new limit.
+    pub fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity;
+    }
     /// Room for more application data.
     pub fn space(&self) -> usize {
         self.capacity.saturating_sub(self.data.len())

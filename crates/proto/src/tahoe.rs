@@ -25,7 +25,10 @@ impl Tahoe {
             ss_factor: match slow_start {
                 SlowStart::Double => 2,
                 // HyStart's exits came twenty years later: Tahoe slow-starts plainly.
-                SlowStart::Standard | SlowStart::Hystart | SlowStart::HystartPlusPlus => 1,
+                SlowStart::Standard
+                | SlowStart::Abc
+                | SlowStart::Hystart
+                | SlowStart::HystartPlusPlus => 1,
             },
         }
     }
