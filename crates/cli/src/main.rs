@@ -89,6 +89,8 @@ enum Cmd {
     Scenario,
     /// List the send and ACK policies with their sources.
     Policies,
+    /// List the congestion-control, slow-start and loss-recovery modules with their RFCs.
+    Congestion,
     /// Run the engine on a Linux TUN device against real TCP peers (root or CAP_NET_ADMIN).
     Tun {
         #[command(subcommand)]
@@ -312,6 +314,10 @@ fn main() -> ExitCode {
         }
         Cmd::Policies => {
             print!("{}", output::policies());
+            ExitCode::SUCCESS
+        }
+        Cmd::Congestion => {
+            print!("{}", output::congestion());
             ExitCode::SUCCESS
         }
         Cmd::Tun { cmd } => tun::run(cmd),

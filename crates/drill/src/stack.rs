@@ -11,7 +11,7 @@
 use std::fmt;
 use std::str::FromStr;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
-use tinygram_proto::{CcFactory, Config, Duration, OptionSet, SlowStart};
+use tinygram_proto::{CcFactory, Config, Duration, OptionSet, RecoverySet, SlowStart};
 
 /// Linux's SYN-ACK retransmissions before a passive open gives up
 /// (net.ipv4.tcp_synack_retries; TCP_SYNACK_RETRIES = 5, include/net/tcp.h).
@@ -58,7 +58,8 @@ impl Stack {
     ///   tcp_advertise_mss), as the engine's default already is;
     /// - `congestion` CUBIC (net.ipv4.tcp_congestion_control = cubic, the
     ///   default since 2.6.19; RFC 9438) with `slow_start` HyStart (tcp_cubic.c
-    ///   hystart = 1, hystart_detect = ACK train and delay).
+    ///   hystart = 1, hystart_detect = ACK train and delay);
+    /// - `recovery` PRR (RFC 6937; tcp_input.c tcp_cwnd_reduction, always on).
     ///
     /// Buffers keep the engine's sizes: Linux autotunes its receive and send
     /// buffers (tcp_rmem, tcp_wmem, rcv_ssthresh growth), which the engine
@@ -88,6 +89,7 @@ impl Stack {
                 mss: 1460,
                 congestion: CcFactory::cubic(),
                 slow_start: SlowStart::Hystart,
+                recovery: RecoverySet { prr: true },
                 ..base
             },
         }
@@ -147,6 +149,7 @@ mod tests {
         assert_eq!(l.rto_max, Duration::from_secs(120));
         assert_eq!(l.congestion.name(), "cubic");
         assert_eq!(l.slow_start, SlowStart::Hystart);
+        assert!(l.recovery.prr);
         let t = Stack::Tinygram.config();
         assert_eq!(format!("{t:?}"), format!("{:?}", Config::default()));
         assert_eq!("linux".parse::<Stack>(), Ok(Stack::Linux));

@@ -217,6 +217,20 @@ pub const SLOW_START_NAMES: [ModuleInfo; 4] = [
     },
 ];
 
+/// Loss-recovery modules `Config::recovery` takes (scenario key `recovery`).
+pub const RECOVERY_NAMES: [ModuleInfo; 2] = [
+    ModuleInfo {
+        name: "newreno",
+        rfc: "RFC 6675, RFC 6582",
+        about: "SACK scoreboard recovery (or NewReno without SACK), cwnd = ssthresh at once (default)",
+    },
+    ModuleInfo {
+        name: "prr",
+        rfc: "RFC 6937",
+        about: "Proportional Rate Reduction: cwnd falls to ssthresh in step with delivered data (SACK recovery)",
+    },
+];
+
 /// RFC 5681 slow start and congestion avoidance with RFC 6582 NewReno recovery.
 #[derive(Debug, Clone)]
 pub struct NewReno {

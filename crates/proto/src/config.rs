@@ -52,6 +52,44 @@ impl OptionSet {
     }
 }
 
+/// Loss-recovery modules in use besides RFC 6675 SACK recovery / RFC 6582 NewReno.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct RecoverySet {
+    /// RFC 6937 Proportional Rate Reduction sets cwnd during SACK recovery.
+    pub prr: bool,
+}
+
+impl RecoverySet {
+    /// Every module name, for errors and listings.
+    pub const NAMES: [&'static str; 2] = ["prr", "newreno"];
+
+    /// Parses one module name as used in scenario files (`recovery = [...]`);
+    /// `"newreno"` names the default (no module) and enables nothing.
+    pub fn enable(&mut self, name: &str) -> Result<(), String> {
+        match name {
+            "prr" => self.prr = true,
+            "newreno" | "none" => {}
+            other => {
+                return Err(format!(
+                    "unknown recovery module {other:?}{} (expected {})",
+                    crate::suggest::did_you_mean(other, Self::NAMES),
+                    Self::NAMES.join(", ")
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// The enabled modules' names, in `NAMES` order.
+    pub fn names(self) -> Vec<&'static str> {
+        [(self.prr, "prr")]
+            .into_iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, n)| n)
+            .collect()
+    }
+}
+
 impl Config {
     /// The receive buffer this connection gets: `rcv_buf` within the
     /// per-connection cap and the host's budget (RFC 1106 5), and what limited it.
@@ -220,6 +258,8 @@ pub struct Config {
     /// Builds the congestion controller (RFC 5681/6582 NewReno by default);
     /// another `cc::CongestionControl` plugs in here.
     pub congestion: CcFactory,
+    /// Loss-recovery modules (RFC 6937 PRR); none by default.
+    pub recovery: RecoverySet,
     /// Record the why-trace (hold/release and ACK decisions); off on the hot path.
     pub trace: bool,
     /// Per-connection cap on receive-buffer memory: the engine never allocates
@@ -268,6 +308,7 @@ impl Default for Config {
             slow_start: SlowStart::Standard,
             dupack_threshold: 3,
             congestion: CcFactory::default(),
+            recovery: RecoverySet::default(),
             trace: false,
             buffer_cap: 16 << 20,
             host_budget: None,

@@ -22,6 +22,7 @@ use crate::policy::{
     AckCtx, AckDecision, AckPolicy, AckReason, DelayReason, SendCtx, SendDecision, SendPolicy,
     SendPolicyKind, WindowUpdate,
 };
+use crate::prr::Prr;
 use crate::recv_buf::RecvBuffer;
 use crate::rtt::RttEstimator;
 use crate::sack::{SackReporter, Scoreboard};
@@ -150,6 +151,8 @@ pub struct Connection {
     sack_recovery: bool,
     /// RFC 6675 5 step 4.3: the first retransmission of a recovery ignores pipe.
     rxt_first: bool,
+    /// RFC 6937 PRR state of the current SACK recovery, when `recovery.prr` is on.
+    prr: Option<Prr>,
     /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
     nak_rx: NakReceiver,
     /// RFC 1106 2.1: NAKed data the peer asked for, to resend at once.
@@ -292,6 +295,7 @@ impl Connection {
             high_rxt: isn,
             sack_recovery: false,
             rxt_first: false,
+            prr: None,
             nak_rx: NakReceiver::default(),
             nak_tx: NakSender::default(),
             pending_naks: VecDeque::new(),
@@ -470,8 +474,16 @@ impl Connection {
     pub fn snd_wnd(&self) -> usize {
         self.snd_wnd
     }
+    /// The congestion window sending obeys: PRR's during a PRR recovery (RFC 6937), else the controller's.
     pub fn cwnd(&self) -> usize {
-        self.cc.cwnd()
+        self.send_cwnd()
+    }
+
+    fn send_cwnd(&self) -> usize {
+        match self.prr {
+            Some(p) if self.sack_recovery => p.cwnd,
+            _ => self.cc.cwnd(),
+        }
     }
     pub fn ssthresh(&self) -> usize {
         self.cc.ssthresh()
@@ -722,6 +734,7 @@ impl Connection {
                 self.recover = self.snd_max;
                 self.in_recovery = false;
                 self.sack_recovery = false;
+                self.prr = None;
                 self.rxt_first = false;
                 self.dupacks = 0;
                 self.rexmit_one = None;
@@ -1256,6 +1269,8 @@ impl Connection {
         }
         let window = self.peer_window(seg);
         let flight_before = self.snd_max.distance_from(self.snd_una);
+        // RFC 6937 DeliveredData = delta(SND.UNA) + delta(SACKd).
+        let (una_before, sacked_before) = (self.snd_una, self.scoreboard.sacked_bytes());
         // RFC 5681 2: the definition of a duplicate acknowledgment. Replies to
         // zero-window probes look the same and are not counted.
         let is_dup = ack == self.snd_una
@@ -1301,6 +1316,8 @@ impl Connection {
                     }
                     self.in_recovery = false;
                     self.sack_recovery = false;
+                    // RFC 6937 3: on exit cwnd = ssthresh, which the controller holds.
+                    self.prr = None;
                 } else if self.sack_recovery {
                     // RFC 6675: a partial ACK only updates the scoreboard; pipe decides.
                 } else {
@@ -1341,6 +1358,23 @@ impl Connection {
                     || self.scoreboard.is_lost(self.snd_una, thresh, self.snd_mss))
             {
                 self.enter_sack_recovery();
+            }
+            if self.sack_recovery {
+                if let Some(mut prr) = self.prr {
+                    let delivered = (self.snd_una.distance_from(una_before) as i64
+                        + self.scoreboard.sacked_bytes() as i64
+                        - sacked_before as i64)
+                        .max(0) as usize;
+                    let pipe = self.scoreboard.pipe(
+                        self.snd_una,
+                        self.snd_max,
+                        self.high_rxt,
+                        thresh,
+                        self.snd_mss,
+                    );
+                    prr.on_ack(delivered, pipe, self.snd_mss);
+                    self.prr = Some(prr);
+                }
             }
         } else if is_dup {
             self.counters.dup_acks_received += 1;
@@ -1387,6 +1421,10 @@ impl Connection {
         self.in_recovery = true;
         self.sack_recovery = true;
         self.cc.on_loss_repair(flight, self.snd_mss);
+        // RFC 6937 3: RecoverFS = SND.NXT - SND.UNA at the start of recovery.
+        // Only when the controller reduced (not for RFC 1106 4.2 "noise").
+        self.prr = (self.cfg.recovery.prr && self.cc.ssthresh() < flight)
+            .then(|| Prr::new(flight, self.cc.ssthresh()));
         self.high_rxt = self.snd_una;
         self.rxt_first = true;
         self.rtt_probe = None;
@@ -1954,7 +1992,7 @@ impl Connection {
             ))
         } else {
             let pipe = self.scoreboard.pipe(una, max, self.high_rxt, th, mss);
-            if pipe + mss > self.cc.cwnd() {
+            if pipe + mss > self.send_cwnd() {
                 return None;
             }
             self.scoreboard
@@ -1969,6 +2007,9 @@ impl Connection {
         let r = self.emit_range(now, start, end.distance_from(start).min(mss), payload)?;
         // HighRxt only moves forward, and within SND.MAX: each call makes progress.
         let sent = payload.len() + r.flags.fin() as usize;
+        if let Some(p) = &mut self.prr {
+            p.on_sent(sent);
+        }
         self.high_rxt = (start + sent.max(1)).min(max);
         self.counters.sack_retransmits += 1;
         Some(r)
@@ -2061,7 +2102,7 @@ impl Connection {
         } else {
             flight
         };
-        let cwnd_room = self.cc.cwnd().saturating_sub(cc_flight);
+        let cwnd_room = self.send_cwnd().saturating_sub(cc_flight);
         let allowed = wnd_room.min(cwnd_room);
         let limit_rule = if wnd_room <= cwnd_room {
             HoldRule::PeerWindow
@@ -2174,6 +2215,11 @@ impl Connection {
             self.snd_wnd
         );
         let r = self.build_data_segment(now, nxt_off, len, fin, payload);
+        if self.sack_recovery {
+            if let Some(p) = &mut self.prr {
+                p.on_sent(len + fin as usize);
+            }
+        }
         let new_nxt = self.seq_of(nxt_off + len as u64) + fin as usize;
         let new_data = new_nxt > self.snd_max;
         if new_data && self.rtt_probe.is_none() && !retransmission {

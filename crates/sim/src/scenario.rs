@@ -20,7 +20,9 @@ use std::time::Duration;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
 use tinygram_proto::suggest::did_you_mean;
 use tinygram_proto::wire::{IPV4_HEADER_LEN, TCP_HEADER_LEN};
-use tinygram_proto::{CcFactory, Config, DelackCount, LossIs, OptionSet, SlowStart, WindowUpdate};
+use tinygram_proto::{
+    CcFactory, Config, DelackCount, LossIs, OptionSet, RecoverySet, SlowStart, WindowUpdate,
+};
 use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 
 /// A complete, validated experiment: a two-host network, its hosts and what they do.
@@ -232,6 +234,15 @@ fn host_default(short: &str) -> Option<String> {
         }),
         "slow_start" => quoted(c.slow_start.name()),
         "congestion" => quoted(c.congestion.name()),
+        "recovery" => format!(
+            "[{}]",
+            c.recovery
+                .names()
+                .iter()
+                .map(quoted)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         "rto_min" => dur(c.rto_min),
         "rto_max" => dur(c.rto_max),
         "rto_initial" => dur(c.rto_initial),
@@ -326,6 +337,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("options", "[]", "TCP options offered besides MSS: wscale, timestamps, sack, bigwin, nak"),
         ("loss_is", "\"congestion\"", "\"congestion\" halves cwnd on a repaired loss, \"noise\" does not (RFC 1106 4.2)"),
         ("slow_start", "\"standard\"", "\"standard\" (1 segment per ACK, RFC 5681), \"double\" (2, RFC 1106 4.2), \"hystart\" (Linux tcp_cubic.c) or \"hystart++\" (RFC 9406)"),
+        ("recovery", "[]", "loss-recovery modules besides RFC 6675 SACK / RFC 6582 NewReno recovery: \"prr\" (RFC 6937); see `tinygram congestion`"),
         ("congestion", "\"newreno\"", "congestion control: \"newreno\" (RFC 5681, RFC 6582) or \"cubic\" (RFC 9438); see `tinygram congestion`"),
         ("rto_min", "\"200ms\"", "lower bound on the retransmission timeout (Linux; RFC 6298 2.4 says 1s)"),
         ("rto_max", "\"60s\"", "upper bound on the retransmission timeout (RFC 6298 2.5)"),
@@ -1010,6 +1022,24 @@ impl Doc {
         }
         if let Some((e, s)) = self.string(&k("slow_start"))? {
             c.slow_start = s.parse::<SlowStart>().map_err(|m| self.fail(e, m))?;
+        }
+        if let Some(e) = self.get(&k("recovery")) {
+            let items: Vec<&Value> = match &e.value {
+                Value::Array(a) => a.iter().collect(),
+                v => vec![v],
+            };
+            let mut set = RecoverySet::default();
+            for v in items {
+                let name = v.as_str().ok_or_else(|| {
+                    self.fail_at(
+                        e,
+                        v,
+                        format!("expected recovery module names like \"prr\", {}", found(v)),
+                    )
+                })?;
+                set.enable(name).map_err(|m| self.fail_at(e, v, m))?;
+            }
+            c.recovery = set;
         }
         if let Some((e, s)) = self.string(&k("congestion"))? {
             c.congestion = CcFactory::by_name(&s).map_err(|m| self.fail(e, m))?;
