@@ -19,6 +19,8 @@ pub struct OptionSet {
     pub big_window: bool,
     /// RFC 1106 section 2 NAK.
     pub nak: bool,
+    /// RFC 3168 ECN: ECE+CWR in the SYN, ECT(0) on data, CE echoed by ECE.
+    pub ecn: bool,
 }
 
 impl OptionSet {
@@ -31,8 +33,10 @@ impl OptionSet {
             "sack" => self.sack = true,
             "bigwin" | "big_window" => self.big_window = true,
             "nak" => self.nak = true,
+            "ecn" => self.ecn = true,
             other => {
-                const NAMES: [&str; 8] = [
+                const NAMES: [&str; 9] = [
+                    "ecn",
                     "mss",
                     "wscale",
                     "window_scale",
@@ -44,7 +48,7 @@ impl OptionSet {
                 ];
                 let hint = crate::suggest::did_you_mean(other, NAMES);
                 return Err(format!(
-                    "unknown option {other:?}{hint} (expected mss, wscale, timestamps, sack, bigwin, nak)"
+                    "unknown option {other:?}{hint} (expected mss, wscale, timestamps, sack, bigwin, nak, ecn)"
                 ));
             }
         }
@@ -136,6 +140,9 @@ pub enum LossIs {
     Congestion,
     /// Loss repaired by NAK or fast retransmit does not shrink cwnd; RTO still does.
     Noise,
+    /// Experimental: only ECN CE marks (RFC 3168) mean congestion; a repaired
+    /// loss without a mark is noise (a modern take on RFC 1106 4.2's question).
+    EcnOnly,
 }
 
 /// Slow-start growth (RFC 1106 section 4.2).
@@ -154,14 +161,15 @@ pub enum SlowStart {
 
 impl std::str::FromStr for LossIs {
     type Err = String;
-    /// `"congestion"` or `"noise"`, as in scenario files and drill setsockopts.
+    /// `"congestion"`, `"noise"` or the experimental `"ecn-only"`, as in scenario files and drill setsockopts.
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "congestion" => Ok(LossIs::Congestion),
             "noise" => Ok(LossIs::Noise),
+            "ecn-only" => Ok(LossIs::EcnOnly),
             _ => Err(format!(
-                "unknown loss_is {s:?}{} (expected \"congestion\" or \"noise\")",
-                crate::suggest::did_you_mean(s, ["congestion", "noise"])
+                "unknown loss_is {s:?}{} (expected \"congestion\", \"noise\" or \"ecn-only\" (experimental))",
+                crate::suggest::did_you_mean(s, ["congestion", "noise", "ecn-only"])
             )),
         }
     }

@@ -221,6 +221,7 @@ fn host_default(short: &str) -> Option<String> {
                 (o.sack, "sack"),
                 (o.big_window, "bigwin"),
                 (o.nak, "nak"),
+                (o.ecn, "ecn"),
             ]
             .iter()
             .filter(|(on, _)| *on)
@@ -231,6 +232,7 @@ fn host_default(short: &str) -> Option<String> {
         "loss_is" => quoted(match c.loss_is {
             LossIs::Congestion => "congestion",
             LossIs::Noise => "noise",
+            LossIs::EcnOnly => "ecn-only",
         }),
         "slow_start" => quoted(c.slow_start.name()),
         "congestion" => quoted(c.congestion.name()),
@@ -269,6 +271,8 @@ fn link_default(short: &str) -> Option<String> {
         "reorder" => l.reorder.to_string(),
         "reorder_delay" => quoted(fmt_duration(l.reorder_delay)),
         "duplicate" => l.duplicate.to_string(),
+        "ecn_mark" if l.ecn_mark_bytes == 0 => "0".to_string(),
+        "ecn_mark" => size_text(l.ecn_mark_bytes as u64),
         _ => return None,
     })
 }
@@ -319,6 +323,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("reorder", "0", "probability a frame is held back reorder_delay, so later frames pass it"),
         ("reorder_delay", "\"1ms\"", "extra delay of a reordered frame"),
         ("duplicate", "0", "probability a frame arrives twice"),
+        ("ecn_mark", "0", "ECN step marking (RFC 3168 5): an ECN-capable frame offered while this many wire bytes are queued is marked CE instead of waiting to be dropped (0: off)"),
     ],
     host: [
         ("mss", "1460", "MSS advertised: largest payload accepted (RFC 9293 3.7.1; 1500 - 40)"),
@@ -334,8 +339,8 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("adaptive_max", "\"500ms\"", "ack_policy adaptive: greatest delay, at most 500ms (RFC 1122 4.2.3.2)"),
         ("rcv_buf", "\"64KiB\"", "receive buffer: the most window ever offered"),
         ("snd_buf", "\"256KiB\"", "send buffer: unacknowledged plus unsent bytes accepted from the application"),
-        ("options", "[]", "TCP options offered besides MSS: wscale, timestamps, sack, bigwin, nak"),
-        ("loss_is", "\"congestion\"", "\"congestion\" halves cwnd on a repaired loss, \"noise\" does not (RFC 1106 4.2)"),
+        ("options", "[]", "TCP options offered besides MSS: wscale, timestamps, sack, bigwin, nak, ecn (RFC 3168)"),
+        ("loss_is", "\"congestion\"", "\"congestion\" halves cwnd on a repaired loss, \"noise\" does not (RFC 1106 4.2); \"ecn-only\" (experimental): only ECN CE marks reduce cwnd"),
         ("slow_start", "\"standard\"", "\"standard\" (1 segment per ACK, RFC 5681), \"double\" (2, RFC 1106 4.2), \"hystart\" (Linux tcp_cubic.c) or \"hystart++\" (RFC 9406)"),
         ("recovery", "[]", "loss-recovery modules besides RFC 6675 SACK / RFC 6582 NewReno recovery: \"prr\" (RFC 6937); see `tinygram congestion`"),
         ("congestion", "\"newreno\"", "congestion control: \"newreno\" (RFC 5681, RFC 6582) or \"cubic\" (RFC 9438); see `tinygram congestion`"),
@@ -938,6 +943,9 @@ impl Doc {
         }
         if let Some(v) = self.probability(&k("duplicate"))? {
             c.duplicate = v;
+        }
+        if let Some(v) = self.usize_size(&k("ecn_mark"))? {
+            c.ecn_mark_bytes = v;
         }
         Ok(c)
     }

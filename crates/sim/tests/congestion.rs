@@ -112,3 +112,63 @@ fn hystart_plus_plus_overshoots_less_than_standard_slow_start() {
         std.client.retransmits
     );
 }
+
+/// Options both hosts offer in the ECN runs, with and without "ecn".
+fn ecn_options(ecn: bool) -> [String; 2] {
+    let o = if ecn {
+        r#"["wscale", "sack", "timestamps", "ecn"]"#
+    } else {
+        r#"["wscale", "sack", "timestamps"]"#
+    };
+    [format!("client.options={o}"), format!("server.options={o}")]
+}
+
+#[test]
+fn ecn_marking_replaces_queue_drops() {
+    // RFC 3168: with a link that marks ECN-capable frames CE once 100 KB are
+    // queued, the sender reduces on the echoed mark before the 400 KB queue
+    // overflows; without ECN the same link drops and the sender retransmits.
+    let [c, s] = ecn_options(false);
+    let plain = run(&["link.loss=0", "link.ecn_mark=\"100KB\"", &c, &s]);
+    assert!(
+        plain.client.frames_dropped > 100,
+        "no ECN: {} drops",
+        plain.client.frames_dropped
+    );
+    let [c, s] = ecn_options(true);
+    let ecn = run(&["link.loss=0", "link.ecn_mark=\"100KB\"", &c, &s]);
+    assert_eq!(ecn.client.frames_dropped, 0, "ECN: frames dropped");
+    assert_eq!(ecn.client.retransmits, 0, "ECN: retransmits");
+    assert_eq!(ecn.client.timeouts, 0, "ECN: timeouts");
+    // The same options on a link that never marks: drops come back, so the
+    // marks (not the options) did it.
+    let unmarked = run(&["link.loss=0", &c, &s]);
+    assert!(
+        unmarked.client.frames_dropped > 100,
+        "unmarked: {}",
+        unmarked.client.frames_dropped
+    );
+}
+
+#[test]
+fn ecn_only_treats_unmarked_loss_as_noise() {
+    // Experimental loss_is = "ecn-only": on a path with random loss (2 in
+    // 10,000) and ECN marking, only marks reduce cwnd, so random losses no
+    // longer cost throughput; every loss is still repaired (integrity holds).
+    let [c, s] = ecn_options(true);
+    for seed in ["seed=1", "seed=2"] {
+        let base = [seed, "link.ecn_mark=\"100KB\"", c.as_str(), s.as_str()];
+        let cong = run(&base);
+        let only = run(&[&base[..], &["client.loss_is=\"ecn-only\""]].concat());
+        assert!(
+            only.client.retransmits > 0,
+            "{seed}: the path should lose frames"
+        );
+        assert!(
+            only.goodput_bytes_per_s > 1.1 * cong.goodput_bytes_per_s,
+            "{seed}: ecn-only {:.0} B/s vs congestion {:.0} B/s",
+            only.goodput_bytes_per_s,
+            cong.goodput_bytes_per_s
+        );
+    }
+}
