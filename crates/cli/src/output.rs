@@ -156,7 +156,9 @@ pub fn policies() -> String {
 
 /// `tinygram congestion`: every selectable congestion, slow-start and recovery module.
 pub fn congestion() -> String {
-    use tinygram_proto::cc::{ModuleInfo, CONGESTION_NAMES, RECOVERY_NAMES, SLOW_START_NAMES};
+    use tinygram_proto::cc::{
+        ModuleInfo, CONGESTION_NAMES, RECOVERY_NAMES, SIGNAL_NAMES, SLOW_START_NAMES,
+    };
     let mut s = String::new();
     let mut table = |title: &str, rows: &[ModuleInfo]| {
         let _ = writeln!(s, "{title}");
@@ -176,6 +178,10 @@ pub fn congestion() -> String {
     table(
         "Loss recovery (recovery = [\"...\"]; drill: TCP_TINYGRAM_RECOVERY):",
         &RECOVERY_NAMES,
+    );
+    table(
+        "Congestion signals (options = [\"ecn\"], loss_is = \"...\"; drill: net.ipv4.tcp_ecn, TCP_TINYGRAM_LOSS_IS):",
+        &SIGNAL_NAMES,
     );
     s += "Defaults: congestion = \"newreno\", slow_start = \"standard\", recovery = []; \
           drill --stack linux: cubic, hystart, prr (as the kernel's defaults)\n";

@@ -147,6 +147,10 @@ fn congestion_lists_every_module_with_its_rfc() {
         "RFC 9406",
         "prr",
         "RFC 6937",
+        "ecn",
+        "RFC 3168",
+        "ecn-only",
+        "EXPERIMENTAL",
     ] {
         assert!(s.contains(p), "missing {p}:\n{s}");
     }

@@ -201,10 +201,13 @@ impl<'a> Runner<'a> {
         }
         let syn = self.script.events.iter().find_map(|e| match &e.kind {
             EventKind::Packet(p) if p.dir == Direction::Outbound && p.flags & flag::SYN != 0 => {
-                Some(p.options.clone())
+                Some((p.options.clone(), p.flags))
             }
             _ => None,
         });
+        // RFC 3168 6.1.1: an ECN-setup SYN or SYN-ACK shows ECE; the engine offers ECN exactly then.
+        let ecn = syn.as_ref().map(|(_, f)| f & flag::ECE != 0);
+        let syn = syn.map(|(o, _)| o);
         match syn {
             Some(Some(OptionsSpec::Any)) | None => {}
             Some(None) => {
@@ -235,6 +238,9 @@ impl<'a> Runner<'a> {
                 cfg.options.nak = l.iter().any(|o| matches!(o, OptSpec::NakOk));
                 cfg.options.big_window = bigwin.is_some();
             }
+        }
+        if let Some(e) = ecn {
+            cfg.options.ecn = e;
         }
         cfg
     }

@@ -231,6 +231,30 @@ pub const RECOVERY_NAMES: [ModuleInfo; 2] = [
     },
 ];
 
+/// Congestion signals besides loss and how losses count (`options = ["ecn"]`, `loss_is`).
+pub const SIGNAL_NAMES: [ModuleInfo; 4] = [
+    ModuleInfo {
+        name: "ecn",
+        rfc: "RFC 3168",
+        about: "option: ECT(0) data; a CE mark is echoed by ECE until CWR and reduces cwnd once per window",
+    },
+    ModuleInfo {
+        name: "congestion",
+        rfc: "RFC 5681",
+        about: "loss_is: a repaired loss reduces cwnd (default)",
+    },
+    ModuleInfo {
+        name: "noise",
+        rfc: "RFC 1106 4.2",
+        about: "loss_is: a repaired loss leaves cwnd alone; a timeout still reduces",
+    },
+    ModuleInfo {
+        name: "ecn-only",
+        rfc: "RFC 3168 + RFC 1106 4.2",
+        about: "loss_is, EXPERIMENTAL: only CE marks reduce cwnd; an unmarked repaired loss is noise",
+    },
+];
+
 /// RFC 5681 slow start and congestion avoidance with RFC 6582 NewReno recovery.
 #[derive(Debug, Clone)]
 pub struct NewReno {
