@@ -128,6 +128,8 @@ enum Cmd {
         /// One profile to show (default: all).
         name: Option<String>,
     },
+    /// List the congestion-control, slow-start and loss-recovery modules with their RFCs.
+    Congestion,
     /// Run the engine on a Linux TUN device against real TCP peers (root or CAP_NET_ADMIN).
     Tun {
         #[command(subcommand)]
@@ -442,6 +444,10 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Cmd::Congestion => {
+            print!("{}", output::congestion());
+            ExitCode::SUCCESS
+        }
         Cmd::Tun { cmd } => tun::run(cmd),
         Cmd::Bench {
             what:

@@ -194,6 +194,40 @@ mod profiles_tests {
     }
 }
 
+/// `tinygram congestion`: every selectable congestion, slow-start and recovery module.
+pub fn congestion() -> String {
+    use tinygram_proto::cc::{
+        ModuleInfo, CONGESTION_NAMES, RECOVERY_NAMES, SIGNAL_NAMES, SLOW_START_NAMES,
+    };
+    let mut s = String::new();
+    let mut table = |title: &str, rows: &[ModuleInfo]| {
+        let _ = writeln!(s, "{title}");
+        for m in rows {
+            let _ = writeln!(s, "  {:<12} {:<38} {}", m.name, m.rfc, m.about);
+        }
+        s.push('\n');
+    };
+    table(
+        "Congestion control (congestion = \"...\"; drill: TCP_CONGESTION, net.ipv4.tcp_congestion_control):",
+        &CONGESTION_NAMES,
+    );
+    table(
+        "Slow start (slow_start = \"...\"; drill: TCP_TINYGRAM_SLOW_START):",
+        &SLOW_START_NAMES,
+    );
+    table(
+        "Loss recovery (recovery = [\"...\"]; drill: TCP_TINYGRAM_RECOVERY):",
+        &RECOVERY_NAMES,
+    );
+    table(
+        "Congestion signals (options = [\"ecn\"], loss_is = \"...\"; drill: net.ipv4.tcp_ecn, TCP_TINYGRAM_LOSS_IS):",
+        &SIGNAL_NAMES,
+    );
+    s += "Defaults: congestion = \"newreno\", slow_start = \"standard\", recovery = []; \
+          drill --stack linux: cubic, hystart, prr (as the kernel's defaults)\n";
+    s
+}
+
 #[cfg(test)]
 mod sig3_tests {
     use super::sig3;

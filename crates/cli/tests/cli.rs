@@ -133,6 +133,29 @@ fn policies_lists_every_policy() {
     }
 }
 
+#[test]
+fn congestion_lists_every_module_with_its_rfc() {
+    let out = tinygram().arg("congestion").output().unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    for p in [
+        "newreno",
+        "cubic",
+        "RFC 9438",
+        "hystart",
+        "hystart++",
+        "RFC 9406",
+        "prr",
+        "RFC 6937",
+        "ecn",
+        "RFC 3168",
+        "ecn-only",
+        "EXPERIMENTAL",
+    ] {
+        assert!(s.contains(p), "missing {p}:\n{s}");
+    }
+}
+
 /// `tinygram ... | head -1`: a reader that goes away ends tinygram quietly,
 /// with no "failed printing to stdout" panic, for every printing subcommand.
 #[test]
@@ -140,11 +163,12 @@ fn closed_stdout_ends_quietly() {
     use std::process::{Command as Std, Stdio};
     let f = scenario("[workload]\nrequest = [5000]\nresponse = [100]\nrequests = 200\n");
     let path = f.path().to_str().unwrap().to_string();
-    let runs: [&[&str]; 4] = [
+    let runs: [&[&str]; 5] = [
         &["run", "--json", &path],
         &["run", &path],
         &["scenario"],
         &["policies"],
+        &["congestion"],
     ];
     for args in runs {
         let mut child = Std::new(assert_cmd::cargo::cargo_bin("tinygram"))

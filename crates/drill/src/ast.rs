@@ -100,6 +100,48 @@ pub struct PacketSpec {
     pub win: Option<u16>,
     /// `<...>` options, if written.
     pub options: Option<OptionsSpec>,
+    /// IP ECN field annotation (`[ect0]`, `[ce]`, ...), if written (RFC 3168 5).
+    pub ecn: Option<IpEcn>,
+}
+
+/// An IP-level ECN annotation before a segment's flags (packetdrill `[ect0]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IpEcn {
+    /// `[noecn]`: Not-ECT (00).
+    NotEct,
+    /// `[ect0]`: ECT(0) (10).
+    Ect0,
+    /// `[ect1]`: ECT(1) (01).
+    Ect1,
+    /// `[ect01]`: either ECT codepoint.
+    Ect01,
+    /// `[ce]`: Congestion Experienced (11).
+    Ce,
+}
+
+impl IpEcn {
+    /// Parses `[noecn]`, `[ect0]`, `[ect1]`, `[ect01]` or `[ce]`.
+    pub fn parse(tok: &str) -> Option<IpEcn> {
+        Some(match tok {
+            "[noecn]" => IpEcn::NotEct,
+            "[ect0]" => IpEcn::Ect0,
+            "[ect1]" => IpEcn::Ect1,
+            "[ect01]" => IpEcn::Ect01,
+            "[ce]" => IpEcn::Ce,
+            _ => return None,
+        })
+    }
+
+    /// The annotation as written.
+    pub fn name(self) -> &'static str {
+        match self {
+            IpEcn::NotEct => "[noecn]",
+            IpEcn::Ect0 => "[ect0]",
+            IpEcn::Ect1 => "[ect1]",
+            IpEcn::Ect01 => "[ect01]",
+            IpEcn::Ce => "[ce]",
+        }
+    }
 }
 
 /// The `<...>` part of a scripted segment.
@@ -254,6 +296,9 @@ impl fmt::Display for OptSpec {
 
 impl fmt::Display for PacketSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(e) = self.ecn {
+            write!(f, "{} ", e.name())?;
+        }
         write!(
             f,
             "{} {}:{}({})",

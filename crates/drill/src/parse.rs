@@ -393,13 +393,18 @@ fn num_u32(s: &str, what: &str) -> Result<u32, String> {
 /// Parses the part of a packet line after `<` or `>`.
 fn parse_packet(dir: Direction, s: &str) -> Result<PacketSpec, String> {
     let s = s.trim();
-    let (flag_tok, mut rest) = split_word(s);
+    let (mut flag_tok, mut rest) = split_word(s);
+    // An IP ECN annotation may precede the flags (RFC 3168 5).
+    let ecn = IpEcn::parse(flag_tok);
+    if ecn.is_some() {
+        (flag_tok, rest) = split_word(rest);
+    }
     if flag_tok.is_empty() {
         return Err("missing TCP flags after the direction".into());
     }
     if flag_tok.starts_with('[') || flag_tok.starts_with('(') {
         return Err(format!(
-            "unsupported construct {flag_tok:?} (ECN/IP-level annotations are not supported)"
+            "unsupported construct {flag_tok:?} (of IP-level annotations only [noecn], [ect0], [ect1], [ect01] and [ce] are supported)"
         ));
     }
     if flag_tok == "udp" || flag_tok == "icmp" {
@@ -437,6 +442,7 @@ fn parse_packet(dir: Direction, s: &str) -> Result<PacketSpec, String> {
         ack: None,
         win: None,
         options: None,
+        ecn,
     };
     loop {
         rest = rest.trim_start();

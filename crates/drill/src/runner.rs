@@ -69,6 +69,8 @@ pub(crate) struct Emitted {
     pub acks_new: bool,
     /// It left when the delayed-ACK timer fired.
     pub by_delack: bool,
+    /// The engine marked it ECT(0) (RFC 3168 6.1.2).
+    pub ect: bool,
 }
 
 /// How an expected outbound segment failed, for [`Runner::quick_ack_hint`].
@@ -533,6 +535,7 @@ impl<'a> Runner<'a> {
                         payload_len: self.buf.len(),
                         acks_new,
                         by_delack,
+                        ect: c.transmit_ect(),
                     })
                 }
                 None => break,
@@ -565,6 +568,9 @@ impl<'a> Runner<'a> {
             let payload = vec![0u8; len];
             let now = instant(self.now);
             if let Some(c) = self.conn.as_mut() {
+                if p.ecn == Some(IpEcn::Ce) {
+                    c.note_ce();
+                }
                 c.handle_segment(now, &repr, &payload);
             }
             self.release_more_cork();
@@ -590,6 +596,7 @@ impl<'a> Runner<'a> {
             payload_len: 0,
             acks_new: false,
             by_delack: false,
+            ect: false,
         });
     }
 
@@ -829,6 +836,21 @@ impl<'a> Runner<'a> {
     /// Compares an (aggregated) emitted segment with the script; Err names the first difference.
     fn compare(&mut self, p: &PacketSpec, e: &Emitted) -> Result<(), String> {
         let a = &e.repr;
+        // RFC 3168 5: the IP ECN field, when the script annotates it.
+        if let Some(want) = p.ecn {
+            let ok = match want {
+                IpEcn::Ect0 | IpEcn::Ect01 => e.ect,
+                IpEcn::NotEct => !e.ect,
+                IpEcn::Ect1 | IpEcn::Ce => false,
+            };
+            if !ok {
+                return Err(format!(
+                    "IP ECN field: expected {} but the engine sent {}",
+                    want.name(),
+                    if e.ect { "[ect0]" } else { "[noecn]" }
+                ));
+            }
+        }
         if a.flags.0 != p.flags {
             return Err(format!(
                 "flags: expected {} but the engine sent {}",

@@ -96,7 +96,7 @@ impl fmt::Display for Stack {
 mod tests {
     use super::*;
     use tinygram_proto::policy::AckPolicyKind;
-    use tinygram_proto::Duration;
+    use tinygram_proto::{Duration, SlowStart};
 
     #[test]
     fn linux_defaults_are_valid_and_differ_where_linux_does() {
@@ -105,6 +105,9 @@ mod tests {
         assert_eq!(l.ack_policy, AckPolicyKind::QuickAck);
         assert_eq!(l.send_policy, SendPolicyKind::Minshall);
         assert_eq!(l.rto_max, Duration::from_secs(120));
+        assert_eq!(l.congestion.name(), "cubic");
+        assert_eq!(l.slow_start, SlowStart::Hystart);
+        assert!(l.recovery.prr);
         let t = Stack::rfc().config();
         assert_eq!(format!("{t:?}"), format!("{:?}", Config::default()));
         assert_eq!("linux".parse::<Stack>(), Ok(Stack::linux()));

@@ -7,7 +7,7 @@ use crate::stack::Stack;
 use std::collections::BTreeSet;
 use std::str::FromStr;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
-use tinygram_proto::{CcFactory, Config, DelackCount, OptionSet, WindowUpdate};
+use tinygram_proto::{CcFactory, Config, DelackCount, OptionSet, RecoverySet, WindowUpdate};
 use tinygram_proto::{
     ConnError, Connection, Duration, IsnSeries, LossIs, SeqNumber, SlowStart, WriteError,
 };
@@ -206,10 +206,13 @@ impl<'a> Runner<'a> {
         }
         let syn = self.script.events.iter().find_map(|e| match &e.kind {
             EventKind::Packet(p) if p.dir == Direction::Outbound && p.flags & flag::SYN != 0 => {
-                Some(p.options.clone())
+                Some((p.options.clone(), p.flags))
             }
             _ => None,
         });
+        // RFC 3168 6.1.1: an ECN-setup SYN or SYN-ACK shows ECE; the engine offers ECN exactly then.
+        let ecn = syn.as_ref().map(|(_, f)| f & flag::ECE != 0);
+        let syn = syn.map(|(o, _)| o);
         match syn {
             Some(Some(OptionsSpec::Any)) | None => {}
             Some(None) => {
@@ -240,6 +243,9 @@ impl<'a> Runner<'a> {
                 cfg.options.nak = l.iter().any(|o| matches!(o, OptSpec::NakOk));
                 cfg.options.big_window = bigwin.is_some();
             }
+        }
+        if let Some(e) = ecn {
+            cfg.options.ecn = e;
         }
         cfg
     }
@@ -910,6 +916,14 @@ impl<'a> Runner<'a> {
             "TCP_TINYGRAM_SYN_RETRIES" => cfg.syn_retries = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
             "TCP_TINYGRAM_LOSS_IS" => cfg.loss_is = string(self)?.parse::<LossIs>().map_err(|e| bad(self, e))?,
             "TCP_TINYGRAM_SLOW_START" => cfg.slow_start = string(self)?.parse::<SlowStart>().map_err(|e| bad(self, e))?,
+            "TCP_TINYGRAM_RECOVERY" => {
+                let mut set = RecoverySet::default();
+                let s = string(self)?;
+                for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                    set.enable(part).map_err(|e| bad(self, e))?;
+                }
+                cfg.recovery = set;
+            }
             "TCP_CONGESTION" => match CcFactory::by_name(&string(self)?) {
                 Ok(c) => cfg.congestion = c,
                 Err(e) => {
@@ -1212,6 +1226,7 @@ fn apply_named(to: &mut Config, from: &Config, name: &str) {
         "TCP_TINYGRAM_LOSS_IS" => to.loss_is = from.loss_is,
         "TCP_TINYGRAM_SLOW_START" => to.slow_start = from.slow_start,
         "TCP_CONGESTION" => to.congestion = from.congestion.clone(),
+        "TCP_TINYGRAM_RECOVERY" => to.recovery = from.recovery,
         "TCP_TINYGRAM_OPTIONS" => to.options = from.options,
         _ => {}
     }

@@ -147,6 +147,24 @@ pub fn config(inp: &mut Input) -> Config {
         SlowStart::Standard
     };
     cfg.trace = c & 1 != 0;
+    // The congestion modules share bits with the other knobs: each is on in
+    // about half the runs. With ECN on, fuzzed segments' ECE and CWR flags
+    // reach the engine's RFC 3168 handling (no CE marks are injected).
+    if c & 2 != 0 {
+        cfg.congestion = tinygram_proto::CcFactory::cubic();
+    }
+    cfg.recovery.prr = c & 4 != 0;
+    cfg.options.ecn = a & 1 != 0 && b & 1 != 0;
+    if c & 2 != 0 && b & 128 == 0 {
+        cfg.slow_start = if a & 2 != 0 {
+            SlowStart::Hystart
+        } else {
+            SlowStart::HystartPlusPlus
+        };
+    }
+    if cfg.options.ecn && b & 64 != 0 && c & 8 != 0 {
+        cfg.loss_is = LossIs::EcnOnly;
+    }
     // Short give-up counts so a run reaches its ends within few timer steps.
     cfg.max_retries = 4;
     cfg.syn_retries = 2;

@@ -17,6 +17,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::net::{Ipv4Addr, SocketAddrV4};
 use tinygram_proto::wire::{Ipv4Repr, TcpOptions, TcpSegment, WireError};
+use tinygram_proto::wire::{ECN_CE, ECN_ECT0};
 use tinygram_proto::{Config, Connection, Flags, Instant, State, TcpRepr};
 
 /// Remote address, remote port, local port.
@@ -149,7 +150,8 @@ const SPARE_BUFFERS: usize = 4096;
 
 impl Wire {
     /// Frames one segment as an IPv4 packet with both checksums.
-    fn push(&mut self, remote: Ipv4Addr, seg: &TcpRepr, payload: &[u8]) {
+    /// `ect`: the engine marked it ECN-capable (RFC 3168 6.1.2), so it goes out ECT(0).
+    fn push(&mut self, remote: Ipv4Addr, seg: &TcpRepr, payload: &[u8], ect: bool) {
         let tcp_len = seg.buffer_len(payload.len());
         let ip = Ipv4Repr {
             src: self.addr.octets(),
@@ -158,6 +160,7 @@ impl Wire {
             ident: self.ip_ident,
             dont_frag: true,
             payload_len: tcp_len,
+            ecn: if ect { ECN_ECT0 } else { 0 },
         };
         self.ip_ident = self.ip_ident.wrapping_add(1);
         let mut pkt = self.spare.pop().unwrap_or_default();
@@ -194,7 +197,8 @@ impl Transmit for Link<'_> {
             if seg.flags.syn() {
                 *self.our_syn = Some(seg.options);
             }
-            self.wire.push(self.remote, &seg, self.payload);
+            let ect = conn.transmit_ect();
+            self.wire.push(self.remote, &seg, self.payload, ect);
         }
     }
 }
@@ -426,19 +430,23 @@ impl Host {
                     if k > 0 {
                         s.flags.set(Flags::CWR, false);
                     }
-                    self.dispatch(now, src, &s, chunk);
+                    self.dispatch(now, src, ip.ecn, &s, chunk);
                 }
             }
-            _ => self.dispatch(now, src, &seg, payload),
+            _ => self.dispatch(now, src, ip.ecn, &seg, payload),
         }
     }
 
-    /// One checked segment from `src`: to its connection, a listener, or a RST.
-    fn dispatch(&mut self, now: Instant, src: Ipv4Addr, seg: &TcpRepr, payload: &[u8]) {
+    /// One checked segment from `src`, with its IP header's ECN field: to its
+    /// connection, a listener, or a RST.
+    fn dispatch(&mut self, now: Instant, src: Ipv4Addr, ecn: u8, seg: &TcpRepr, payload: &[u8]) {
         let key = (src, seg.src_port, seg.dst_port);
         if let Some(slot) = self.conns.get_mut(&key) {
             if seg.flags.syn() {
                 slot.peer_syn_options = Some(seg.options);
+            }
+            if ecn == ECN_CE {
+                slot.conn.note_ce();
             }
             slot.conn.handle_segment(now, seg, payload);
             self.enqueue(key);
@@ -483,7 +491,7 @@ impl Host {
     fn answer_with_rst(&mut self, src: Ipv4Addr, seg: &TcpRepr, payload_len: usize) {
         if let Some(rst) = tinygram_proto::rst_reply(seg, payload_len) {
             self.counters.rsts_for_closed_ports += 1;
-            self.wire.push(src, &rst, &[]);
+            self.wire.push(src, &rst, &[], false);
             self.flush_wire();
         }
     }
@@ -503,7 +511,7 @@ impl Host {
         let cookie = self.isn_key.syn_cookie(local, remote, syn.seq, now, index);
         let mss = COOKIE_MSS[index as usize];
         let synack = Connection::cookie_syn_ack(&self.config, syn, cookie, mss, now);
-        self.wire.push(src, &synack, &[]);
+        self.wire.push(src, &synack, &[], false);
         self.flush_wire();
         self.counters.syn_cookies_sent += 1;
         self.last_cookie = Some(now);
@@ -768,6 +776,7 @@ mod tests {
             ident: 1,
             dont_frag: true,
             payload_len: seg.buffer_len(payload.len()),
+            ecn: 0,
         };
         let mut pkt = vec![0u8; Ipv4Repr::HEADER_LEN + ip.payload_len];
         ip.emit(&mut pkt[..Ipv4Repr::HEADER_LEN]).unwrap();
@@ -1107,6 +1116,7 @@ mod tests {
                 ident: 1,
                 dont_frag: true,
                 payload_len: t2.len(),
+                ecn: 0,
             };
             let mut out = vec![0u8; 20];
             ip.emit(&mut out).unwrap();

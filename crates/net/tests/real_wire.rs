@@ -236,6 +236,7 @@ fn rfc1106_options_ignored_by_linux() {
                 ident: 1,
                 dont_frag: true,
                 payload_len: seg.buffer_len(payload.len()),
+                ecn: 0,
             };
             let mut pkt = vec![0u8; 20 + ip.payload_len];
             ip.emit(&mut pkt[..20]).unwrap();

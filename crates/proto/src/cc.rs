@@ -228,6 +228,44 @@ pub const SLOW_START_NAMES: [ModuleInfo; 5] = [
     },
 ];
 
+/// Loss-recovery modules `Config::recovery` takes (scenario key `recovery`).
+pub const RECOVERY_NAMES: [ModuleInfo; 2] = [
+    ModuleInfo {
+        name: "newreno",
+        rfc: "RFC 6675, RFC 6582",
+        about: "SACK scoreboard recovery (or NewReno without SACK), cwnd = ssthresh at once (default)",
+    },
+    ModuleInfo {
+        name: "prr",
+        rfc: "RFC 6937",
+        about: "Proportional Rate Reduction: cwnd falls to ssthresh in step with delivered data (SACK recovery)",
+    },
+];
+
+/// Congestion signals besides loss and how losses count (`options = ["ecn"]`, `loss_is`).
+pub const SIGNAL_NAMES: [ModuleInfo; 4] = [
+    ModuleInfo {
+        name: "ecn",
+        rfc: "RFC 3168",
+        about: "option: ECT(0) data; a CE mark is echoed by ECE until CWR and reduces cwnd once per window",
+    },
+    ModuleInfo {
+        name: "congestion",
+        rfc: "RFC 5681",
+        about: "loss_is: a repaired loss reduces cwnd (default)",
+    },
+    ModuleInfo {
+        name: "noise",
+        rfc: "RFC 1106 4.2",
+        about: "loss_is: a repaired loss leaves cwnd alone; a timeout still reduces",
+    },
+    ModuleInfo {
+        name: "ecn-only",
+        rfc: "RFC 3168 + RFC 1106 4.2",
+        about: "loss_is, EXPERIMENTAL: only CE marks reduce cwnd; an unmarked repaired loss is noise",
+    },
+];
+
 /// RFC 5681 slow start and congestion avoidance with RFC 6582 NewReno recovery.
 #[derive(Debug, Clone)]
 pub struct NewReno {

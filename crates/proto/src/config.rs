@@ -19,6 +19,8 @@ pub struct OptionSet {
     pub big_window: bool,
     /// RFC 1106 section 2 NAK.
     pub nak: bool,
+    /// RFC 3168 ECN: ECE+CWR in the SYN, ECT(0) on data, CE echoed by ECE.
+    pub ecn: bool,
 }
 
 impl OptionSet {
@@ -31,8 +33,10 @@ impl OptionSet {
             "sack" => self.sack = true,
             "bigwin" | "big_window" => self.big_window = true,
             "nak" => self.nak = true,
+            "ecn" => self.ecn = true,
             other => {
-                const NAMES: [&str; 8] = [
+                const NAMES: [&str; 9] = [
+                    "ecn",
                     "mss",
                     "wscale",
                     "window_scale",
@@ -44,11 +48,49 @@ impl OptionSet {
                 ];
                 let hint = crate::suggest::did_you_mean(other, NAMES);
                 return Err(format!(
-                    "unknown option {other:?}{hint} (expected mss, wscale, timestamps, sack, bigwin, nak)"
+                    "unknown option {other:?}{hint} (expected mss, wscale, timestamps, sack, bigwin, nak, ecn)"
                 ));
             }
         }
         Ok(())
+    }
+}
+
+/// Loss-recovery modules in use besides RFC 6675 SACK recovery / RFC 6582 NewReno.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct RecoverySet {
+    /// RFC 6937 Proportional Rate Reduction sets cwnd during SACK recovery.
+    pub prr: bool,
+}
+
+impl RecoverySet {
+    /// Every module name, for errors and listings.
+    pub const NAMES: [&'static str; 2] = ["prr", "newreno"];
+
+    /// Parses one module name as used in scenario files (`recovery = [...]`);
+    /// `"newreno"` names the default (no module) and enables nothing.
+    pub fn enable(&mut self, name: &str) -> Result<(), String> {
+        match name {
+            "prr" => self.prr = true,
+            "newreno" | "none" => {}
+            other => {
+                return Err(format!(
+                    "unknown recovery module {other:?}{} (expected {})",
+                    crate::suggest::did_you_mean(other, Self::NAMES),
+                    Self::NAMES.join(", ")
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// The enabled modules' names, in `NAMES` order.
+    pub fn names(self) -> Vec<&'static str> {
+        [(self.prr, "prr")]
+            .into_iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, n)| n)
+            .collect()
     }
 }
 
@@ -98,6 +140,9 @@ pub enum LossIs {
     Congestion,
     /// Loss repaired by NAK or fast retransmit does not shrink cwnd; RTO still does.
     Noise,
+    /// Experimental: only ECN CE marks (RFC 3168) mean congestion; a repaired
+    /// loss without a mark is noise (a modern take on RFC 1106 4.2's question).
+    EcnOnly,
 }
 
 /// Slow-start growth (RFC 1106 section 4.2).
@@ -120,14 +165,15 @@ pub enum SlowStart {
 
 impl std::str::FromStr for LossIs {
     type Err = String;
-    /// `"congestion"` or `"noise"`, as in scenario files and drill setsockopts.
+    /// `"congestion"`, `"noise"` or the experimental `"ecn-only"`, as in scenario files and drill setsockopts.
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "congestion" => Ok(LossIs::Congestion),
             "noise" => Ok(LossIs::Noise),
+            "ecn-only" => Ok(LossIs::EcnOnly),
             _ => Err(format!(
-                "unknown loss_is {s:?}{} (expected \"congestion\" or \"noise\")",
-                crate::suggest::did_you_mean(s, ["congestion", "noise"])
+                "unknown loss_is {s:?}{} (expected \"congestion\", \"noise\" or \"ecn-only\" (experimental))",
+                crate::suggest::did_you_mean(s, ["congestion", "noise", "ecn-only"])
             )),
         }
     }
@@ -232,6 +278,8 @@ pub struct Config {
     /// Builds the congestion controller (RFC 5681/6582 NewReno by default);
     /// another `cc::CongestionControl` plugs in here.
     pub congestion: CcFactory,
+    /// Loss-recovery modules (RFC 6937 PRR); none by default.
+    pub recovery: RecoverySet,
     /// Record the why-trace (hold/release and ACK decisions); off on the hot path.
     pub trace: bool,
     /// Per-connection cap on receive-buffer memory: the engine never allocates
@@ -293,6 +341,7 @@ impl Default for Config {
             slow_start: SlowStart::Standard,
             dupack_threshold: 3,
             congestion: CcFactory::default(),
+            recovery: RecoverySet::default(),
             trace: false,
             buffer_cap: 16 << 20,
             host_budget: None,

@@ -22,6 +22,7 @@ use crate::policy::{
     AckCtx, AckDecision, AckPolicy, AckReason, DelayReason, SendCtx, SendDecision, SendPolicy,
     SendPolicyKind, WindowAdvertise, WindowUpdate,
 };
+use crate::prr::Prr;
 use crate::recv_buf::RecvBuffer;
 use crate::rtt::RttEstimator;
 use crate::sack::{SackReporter, Scoreboard};
@@ -152,6 +153,20 @@ pub struct Connection {
     sack_recovery: bool,
     /// RFC 6675 5 step 4.3: the first retransmission of a recovery ignores pipe.
     rxt_first: bool,
+    /// RFC 6937 PRR state of the current SACK recovery, when `recovery.prr` is on.
+    prr: Option<Prr>,
+    /// RFC 3168 6.1.1: both SYNs negotiated ECN.
+    ecn_ok: bool,
+    /// RFC 3168 6.1.3: a CE mark arrived; set ECE on every segment until CWR.
+    ece_pending: bool,
+    /// RFC 3168 6.1.2: cwnd was reduced for ECE; the next new data carries CWR.
+    cwr_pending: bool,
+    /// RFC 3168 6.1.2: SND.MAX at the last ECN reduction (once per window).
+    ecn_recover: Option<SeqNumber>,
+    /// The driver saw IP ECN CE on the segment it hands in next (RFC 3168 5).
+    ce_next: bool,
+    /// The segment poll_transmit last returned goes out ECT(0) (RFC 3168 6.1.2, 6.1.5).
+    last_tx_ect: bool,
     /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
     nak_rx: NakReceiver,
     /// RFC 1106 2.1: NAKed data the peer asked for, to resend at once.
@@ -305,6 +320,13 @@ impl Connection {
             high_rxt: isn,
             sack_recovery: false,
             rxt_first: false,
+            prr: None,
+            ecn_ok: false,
+            ece_pending: false,
+            cwr_pending: false,
+            ecn_recover: None,
+            ce_next: false,
+            last_tx_ect: false,
             nak_rx: NakReceiver::default(),
             nak_tx: NakSender::default(),
             pending_naks: VecDeque::new(),
@@ -486,8 +508,16 @@ impl Connection {
     pub fn snd_wnd(&self) -> usize {
         self.snd_wnd
     }
+    /// The congestion window sending obeys: PRR's during a PRR recovery (RFC 6937), else the controller's.
     pub fn cwnd(&self) -> usize {
-        self.cc.cwnd()
+        self.send_cwnd()
+    }
+
+    fn send_cwnd(&self) -> usize {
+        match self.prr {
+            Some(p) if self.sack_recovery => p.cwnd,
+            _ => self.cc.cwnd(),
+        }
     }
     pub fn ssthresh(&self) -> usize {
         self.cc.ssthresh()
@@ -777,6 +807,7 @@ impl Connection {
                 self.recover = self.snd_max;
                 self.in_recovery = false;
                 self.sack_recovery = false;
+                self.prr = None;
                 self.rxt_first = false;
                 self.dupacks = 0;
                 self.rexmit_one = None;
@@ -932,6 +963,8 @@ impl Connection {
             State::SynSent => self.on_syn_sent(now, seg),
             _ => self.on_synchronized(now, seg, payload),
         }
+        // A CE mark belongs to this segment only, consumed or not.
+        self.ce_next = false;
         self.after_input(now);
         self.debug_check_invariants();
     }
@@ -978,6 +1011,12 @@ impl Connection {
         self.nak_ok = want.nak && o.nak_permitted;
         // RFC 1106 3: big windows only if both SYNs carry option B.
         self.bigwin = want.big_window && o.big_window_offer.is_some();
+        // RFC 3168 6.1.1: an ECN-setup SYN has ECE and CWR; an ECN-setup SYN-ACK ECE only.
+        let (ece, cwr) = (
+            seg.flags.contains(Flags::ECE),
+            seg.flags.contains(Flags::CWR),
+        );
+        self.ecn_ok = want.ecn && ece && if seg.flags.ack() { !cwr } else { cwr };
         let mut peer_mss = seg.options.mss.unwrap_or(DEFAULT_MSS);
         if peer_mss < MIN_PEER_MSS {
             peer_mss = MIN_PEER_MSS;
@@ -1169,6 +1208,9 @@ impl Connection {
         if !self.process_ack(now, seg, payload.len()) {
             return;
         }
+        if self.ecn_ok {
+            self.on_ecn_input(seg, payload.len());
+        }
         // RFC 7323 4.3 (2), 5.3 R3: remember the peer's latest TSval, only
         // from a segment that passed every check (a forged one must not move it).
         if let (true, Some(ts)) = (self.ts.enabled, seg.options.timestamps) {
@@ -1315,6 +1357,8 @@ impl Connection {
         }
         let window = self.peer_window(seg);
         let flight_before = self.snd_max.distance_from(self.snd_una);
+        // RFC 6937 DeliveredData = delta(SND.UNA) + delta(SACKd).
+        let (una_before, sacked_before) = (self.snd_una, self.scoreboard.sacked_bytes());
         // RFC 5681 2: the definition of a duplicate acknowledgment. Replies to
         // zero-window probes look the same and are not counted.
         let is_dup = ack == self.snd_una
@@ -1360,6 +1404,8 @@ impl Connection {
                     }
                     self.in_recovery = false;
                     self.sack_recovery = false;
+                    // RFC 6937 3: on exit cwnd = ssthresh, which the controller holds.
+                    self.prr = None;
                 } else if self.sack_recovery {
                     // RFC 6675: a partial ACK only updates the scoreboard; pipe decides.
                 } else {
@@ -1401,6 +1447,23 @@ impl Connection {
             {
                 self.enter_sack_recovery();
             }
+            if self.sack_recovery {
+                if let Some(mut prr) = self.prr {
+                    let delivered = (self.snd_una.distance_from(una_before) as i64
+                        + self.scoreboard.sacked_bytes() as i64
+                        - sacked_before as i64)
+                        .max(0) as usize;
+                    let pipe = self.scoreboard.pipe(
+                        self.snd_una,
+                        self.snd_max,
+                        self.high_rxt,
+                        thresh,
+                        self.snd_mss,
+                    );
+                    prr.on_ack(delivered, pipe, self.snd_mss);
+                    self.prr = Some(prr);
+                }
+            }
         } else if is_dup {
             self.counters.dup_acks_received += 1;
             self.dupacks += 1;
@@ -1439,13 +1502,61 @@ impl Connection {
         true
     }
 
+    /// RFC 3168 6.1.2-6.1.3: the peer's CWR stops our ECE, a CE mark starts
+    /// it, and an ECE reduces cwnd once per window of data.
+    fn on_ecn_input(&mut self, seg: &TcpRepr, payload_len: usize) {
+        let ce = std::mem::take(&mut self.ce_next);
+        if seg.flags.contains(Flags::CWR) {
+            self.ece_pending = false;
+        }
+        if ce && payload_len > 0 {
+            self.counters.ce_received += 1;
+            self.ece_pending = true;
+        }
+        if seg.flags.contains(Flags::ECE) && !seg.flags.syn() {
+            self.counters.ece_received += 1;
+            let fresh = self.ecn_recover.is_none_or(|r| self.snd_una > r);
+            if fresh && !self.in_recovery {
+                let flight = self.snd_max.distance_from(self.snd_una);
+                self.cc.on_congestion_signal(flight, self.snd_mss);
+                self.ecn_recover = Some(self.snd_max);
+                self.cwr_pending = true;
+                self.counters.ecn_reductions += 1;
+            }
+        }
+    }
+
+    /// The driver saw the IP ECN field CE (RFC 3168 5) on the segment it hands
+    /// to `handle_segment` next.
+    pub fn note_ce(&mut self) {
+        self.ce_next = true;
+    }
+
+    /// Whether the segment `poll_transmit` last returned is to go out ECT(0)
+    /// (RFC 3168 6.1.2: ECN-capable new data once ECN is negotiated).
+    pub fn transmit_ect(&self) -> bool {
+        self.last_tx_ect
+    }
+
+    /// RFC 3168 6.1.1: ECN was negotiated on this connection.
+    pub fn ecn_enabled(&self) -> bool {
+        self.ecn_ok
+    }
+
     /// RFC 6675 5 step 4: enter loss recovery driven by the SACK scoreboard.
     fn enter_sack_recovery(&mut self) {
         let flight = self.snd_max.distance_from(self.snd_una);
         self.recover = self.snd_max;
         self.in_recovery = true;
         self.sack_recovery = true;
-        self.cc.on_loss_repair(flight, self.snd_mss);
+        // RFC 3168 6.1.2: at most one reduction per window, ECN's included.
+        if self.ecn_recover.is_none_or(|r| self.snd_una > r) {
+            self.cc.on_loss_repair(flight, self.snd_mss);
+        }
+        // RFC 6937 3: RecoverFS = SND.NXT - SND.UNA at the start of recovery.
+        // Only when the controller reduced (not for RFC 1106 4.2 "noise").
+        self.prr = (self.cfg.recovery.prr && self.cc.ssthresh() < flight)
+            .then(|| Prr::new(flight, self.cc.ssthresh()));
         self.high_rxt = self.snd_una;
         self.rxt_first = true;
         self.rtt_probe = None;
@@ -1740,6 +1851,7 @@ impl Connection {
     /// The next segment to send, if any; its payload is written into `payload`
     /// (cleared first). Call until it returns `None`.
     pub fn poll_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+        self.last_tx_ect = false;
         let r = self.next_transmit(now, payload);
         // The drain budget only feeds a debug assertion: no work in release.
         if !cfg!(debug_assertions) {
@@ -1890,6 +2002,11 @@ impl Connection {
         let mut flags = Flags::SYN;
         if self.state == State::SynReceived {
             flags = flags | Flags::ACK;
+            if self.ecn_ok {
+                flags = flags | Flags::ECE; // RFC 3168 6.1.1 ECN-setup SYN-ACK
+            }
+        } else if self.cfg.options.ecn {
+            flags = flags | Flags::ECE | Flags::CWR; // RFC 3168 6.1.1 ECN-setup SYN
         }
         let mut r = TcpRepr {
             src_port: self.local_port,
@@ -1968,12 +2085,18 @@ impl Connection {
             });
         }
         self.clear_ack_pending();
+        // RFC 3168 6.1.3: ECE on every segment until the peer's CWR.
+        let ece = if self.ecn_ok && self.ece_pending {
+            Flags::ECE
+        } else {
+            Flags::NONE
+        };
         TcpRepr {
             src_port: self.local_port,
             dst_port: self.remote_port,
             seq,
             ack: self.rcv_nxt(),
-            flags: flags | Flags::ACK,
+            flags: flags | Flags::ACK | ece,
             window,
             urgent: 0,
             options,
@@ -2094,7 +2217,7 @@ impl Connection {
             ))
         } else {
             let pipe = self.scoreboard.pipe(una, max, self.high_rxt, th, mss);
-            if pipe + mss > self.cc.cwnd() {
+            if pipe + mss > self.send_cwnd() {
                 return None;
             }
             self.scoreboard
@@ -2109,6 +2232,9 @@ impl Connection {
         let r = self.emit_range(now, start, end.distance_from(start).min(mss), payload)?;
         // HighRxt only moves forward, and within SND.MAX: each call makes progress.
         let sent = payload.len() - self.tx_headroom + r.flags.fin() as usize;
+        if let Some(p) = &mut self.prr {
+            p.on_sent(sent);
+        }
         self.high_rxt = (start + sent.max(1)).min(max);
         self.counters.sack_retransmits += 1;
         Some(r)
@@ -2214,7 +2340,7 @@ impl Connection {
         } else {
             0
         };
-        let cwnd_room = (self.cc.cwnd() + limited_transmit).saturating_sub(cc_flight);
+        let cwnd_room = (self.send_cwnd() + limited_transmit).saturating_sub(cc_flight);
         let allowed = wnd_room.min(cwnd_room);
         let limit_rule = if wnd_room <= cwnd_room {
             HoldRule::PeerWindow
@@ -2344,6 +2470,11 @@ impl Connection {
             r.flags = r.flags | Flags::PSH;
         }
         self.policy_timer_fired = false;
+        if self.sack_recovery {
+            if let Some(p) = &mut self.prr {
+                p.on_sent(len + fin as usize);
+            }
+        }
         let new_nxt = self.seq_of(nxt_off + len as u64) + fin as usize;
         let new_data = new_nxt > self.snd_max;
         if new_data && self.rtt_probe.is_none() && !retransmission {
@@ -2390,6 +2521,14 @@ impl Connection {
             flags = flags | Flags::FIN;
         }
         let acked_new = self.segs_since_ack > 0;
+        let new_data = len > 0 && seq >= self.snd_max;
+        if self.ecn_ok && self.cwr_pending && new_data {
+            // RFC 3168 6.1.2: CWR on the first new data after the reduction.
+            flags = flags | Flags::CWR;
+            self.cwr_pending = false;
+        }
+        // RFC 3168 6.1.5: new data goes ECT(0); retransmissions and control segments do not.
+        self.last_tx_ect = self.ecn_ok && new_data;
         let r = self.header(now, seq, flags);
         self.ack_policy.on_sent(now, len > 0, acked_new);
         let new_end = self.seq_of(end);

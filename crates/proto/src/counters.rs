@@ -83,6 +83,12 @@ pub struct Counters {
     pub sack_retransmits: u64,
     /// SACK-based loss recoveries entered (RFC 6675 5).
     pub sack_recoveries: u64,
+    /// Data segments received with IP ECN CE (RFC 3168 5).
+    pub ce_received: u64,
+    /// Segments received with ECE (RFC 3168 6.1.3).
+    pub ece_received: u64,
+    /// cwnd reductions for ECE, at most one per window (RFC 3168 6.1.2).
+    pub ecn_reductions: u64,
     /// Retransmissions answering a NAK (RFC 1106 2.1).
     pub nak_retransmits: u64,
     /// Duplicate-ACK thresholds reached but not acted on because NAKs are in use (RFC 1106 4.3).

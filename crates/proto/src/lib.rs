@@ -13,6 +13,7 @@ pub mod isn;
 pub mod nak;
 pub mod policy;
 pub mod profile;
+pub mod prr;
 pub mod recv_buf;
 pub mod rtt;
 pub mod sack;
@@ -27,7 +28,7 @@ pub mod trace;
 pub mod wire;
 
 pub use cc::{CcFactory, CcInit, CongestionControl};
-pub use config::{BufferLimit, Config, ConfigError, LossIs, OptionSet, SlowStart};
+pub use config::{BufferLimit, Config, ConfigError, LossIs, OptionSet, RecoverySet, SlowStart};
 pub use conn::{rst_reply, ConnError, Connection, WriteError};
 pub use counters::Counters;
 pub use isn::{IsnGenerator, IsnSeries};

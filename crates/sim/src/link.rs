@@ -67,6 +67,9 @@ pub struct LinkConfig {
     pub reorder_delay: Duration,
     /// Probability that the network delivers a second copy of a frame.
     pub duplicate: f64,
+    /// ECN step marking (RFC 3168 5): an ECT frame offered while the backlog
+    /// is at least this many wire bytes is marked CE; 0 = never. The world reads it.
+    pub ecn_mark_bytes: usize,
 }
 
 impl Default for LinkConfig {
@@ -81,6 +84,7 @@ impl Default for LinkConfig {
             reorder: 0.0,
             reorder_delay: Duration::from_millis(1),
             duplicate: 0.0,
+            ecn_mark_bytes: 0,
         }
     }
 }

@@ -75,6 +75,7 @@ pub fn frame(ev: &WireEvent, payload: &[u8], ident: u16) -> Result<Vec<u8>, Pcap
         ident,
         dont_frag: true,
         payload_len: tcp_len,
+        ecn: 0,
     };
     let mut f = vec![0u8; 14 + Ipv4Repr::HEADER_LEN + tcp_len];
     f[0..6].copy_from_slice(&dst_mac);

@@ -21,7 +21,8 @@ use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
 use tinygram_proto::suggest::did_you_mean;
 use tinygram_proto::wire::{IPV4_HEADER_LEN, TCP_HEADER_LEN};
 use tinygram_proto::{
-    CcFactory, Config, DelackCount, LossIs, OptionSet, SlowStart, WindowAdvertise, WindowUpdate,
+    CcFactory, Config, DelackCount, LossIs, OptionSet, RecoverySet, SlowStart, WindowAdvertise,
+    WindowUpdate,
 };
 use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 
@@ -248,6 +249,7 @@ fn host_default(short: &str) -> Option<String> {
                 (o.sack, "sack"),
                 (o.big_window, "bigwin"),
                 (o.nak, "nak"),
+                (o.ecn, "ecn"),
             ]
             .iter()
             .filter(|(on, _)| *on)
@@ -258,9 +260,19 @@ fn host_default(short: &str) -> Option<String> {
         "loss_is" => quoted(match c.loss_is {
             LossIs::Congestion => "congestion",
             LossIs::Noise => "noise",
+            LossIs::EcnOnly => "ecn-only",
         }),
         "slow_start" => quoted(c.slow_start.name()),
         "congestion" => quoted(c.congestion.name()),
+        "recovery" => format!(
+            "[{}]",
+            c.recovery
+                .names()
+                .iter()
+                .map(quoted)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         "rto_min" => dur(c.rto_min),
         "rto_max" => dur(c.rto_max),
         "rto_initial" => dur(c.rto_initial),
@@ -288,6 +300,8 @@ fn link_default(short: &str) -> Option<String> {
         "reorder" => l.reorder.to_string(),
         "reorder_delay" => quoted(fmt_duration(l.reorder_delay)),
         "duplicate" => l.duplicate.to_string(),
+        "ecn_mark" if l.ecn_mark_bytes == 0 => "0".to_string(),
+        "ecn_mark" => size_text(l.ecn_mark_bytes as u64),
         _ => return None,
     })
 }
@@ -338,6 +352,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("reorder", "0", "probability a frame is held back reorder_delay, so later frames pass it"),
         ("reorder_delay", "\"1ms\"", "extra delay of a reordered frame"),
         ("duplicate", "0", "probability a frame arrives twice"),
+        ("ecn_mark", "0", "ECN step marking (RFC 3168 5): an ECN-capable frame offered while this many wire bytes are queued is marked CE instead of waiting to be dropped (0: off)"),
     ],
     host: [
         ("profile", "\"rfc\"", "stack profile applied before this host's other keys: a name from `tinygram profiles` (rfc, linux, freebsd3, ...)"),
@@ -355,9 +370,10 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("adaptive_max", "\"500ms\"", "ack_policy adaptive: greatest delay, at most 500ms (RFC 1122 4.2.3.2)"),
         ("rcv_buf", "\"64KiB\"", "receive buffer: the most window ever offered"),
         ("snd_buf", "\"256KiB\"", "send buffer: unacknowledged plus unsent bytes accepted from the application"),
-        ("options", "[]", "TCP options offered besides MSS: wscale, timestamps, sack, bigwin, nak"),
-        ("loss_is", "\"congestion\"", "\"congestion\" halves cwnd on a repaired loss, \"noise\" does not (RFC 1106 4.2)"),
+        ("options", "[]", "TCP options offered besides MSS: wscale, timestamps, sack, bigwin, nak, ecn (RFC 3168)"),
+        ("loss_is", "\"congestion\"", "\"congestion\" halves cwnd on a repaired loss, \"noise\" does not (RFC 1106 4.2); \"ecn-only\" (experimental): only ECN CE marks reduce cwnd"),
         ("slow_start", "\"standard\"", "\"standard\" (1 segment per ACK, RFC 5681), \"double\" (2, RFC 1106 4.2), \"hystart\" (Linux tcp_cubic.c) or \"hystart++\" (RFC 9406)"),
+        ("recovery", "[]", "loss-recovery modules besides RFC 6675 SACK / RFC 6582 NewReno recovery: \"prr\" (RFC 6937); see `tinygram congestion`"),
         ("congestion", "\"newreno\"", "congestion control: \"newreno\" (RFC 5681, RFC 6582) or \"cubic\" (RFC 9438); see `tinygram congestion`"),
         ("rto_min", "\"200ms\"", "lower bound on the retransmission timeout (Linux; RFC 6298 2.4 says 1s)"),
         ("rto_max", "\"60s\"", "upper bound on the retransmission timeout (RFC 6298 2.5)"),
@@ -988,6 +1004,9 @@ impl Doc {
         if let Some(v) = self.probability(&k("duplicate"))? {
             c.duplicate = v;
         }
+        if let Some(v) = self.usize_size(&k("ecn_mark"))? {
+            c.ecn_mark_bytes = v;
+        }
         Ok(c)
     }
 
@@ -1079,6 +1098,24 @@ impl Doc {
         }
         if let Some((e, s)) = self.string(&k("slow_start"))? {
             c.slow_start = s.parse::<SlowStart>().map_err(|m| self.fail(e, m))?;
+        }
+        if let Some(e) = self.get(&k("recovery")) {
+            let items: Vec<&Value> = match &e.value {
+                Value::Array(a) => a.iter().collect(),
+                v => vec![v],
+            };
+            let mut set = RecoverySet::default();
+            for v in items {
+                let name = v.as_str().ok_or_else(|| {
+                    self.fail_at(
+                        e,
+                        v,
+                        format!("expected recovery module names like \"prr\", {}", found(v)),
+                    )
+                })?;
+                set.enable(name).map_err(|m| self.fail_at(e, v, m))?;
+            }
+            c.recovery = set;
         }
         if let Some((e, s)) = self.string(&k("congestion"))? {
             c.congestion = CcFactory::by_name(&s).map_err(|m| self.fail(e, m))?;

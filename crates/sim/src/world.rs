@@ -29,6 +29,16 @@ const SERVER: usize = 1;
 struct Packet {
     repr: TcpRepr,
     payload: Vec<u8>,
+    /// IP ECN field: ECT(0) from the sender, CE once a link marked it (RFC 3168 5).
+    ecn: Ecn,
+}
+
+/// The IP ECN codepoints the simulator carries (RFC 3168 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ecn {
+    NotEct,
+    Ect0,
+    Ce,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -426,8 +436,15 @@ impl Sim {
                 let at = self.now + host.rx_coalesce;
                 self.queue.push(at, Ev::RxFlush { host: to });
             }
+            // The batch keeps no ECN field: a CE mark rides the batch's next segment.
+            if p.ecn == Ecn::Ce {
+                host.conn.note_ce();
+            }
             host.rx_batch.push((p.repr, p.payload));
             return;
+        }
+        if p.ecn == Ecn::Ce {
+            self.hosts[to].conn.note_ce();
         }
         self.hosts[to]
             .conn
@@ -472,12 +489,19 @@ impl Sim {
                 self.spare_payloads.push(payload);
                 break;
             };
-            self.transmit(h, repr, payload);
+            let ect = self.hosts[h].conn.transmit_ect();
+            self.transmit(h, repr, payload, ect);
         }
     }
 
-    fn transmit(&mut self, from: usize, repr: TcpRepr, payload: Vec<u8>) {
+    fn transmit(&mut self, from: usize, repr: TcpRepr, payload: Vec<u8>, ect: bool) {
         let ip_len = IPV4_HEADER_LEN + repr.header_len() + payload.len();
+        let mark_at = self.links[from].config().ecn_mark_bytes;
+        let ecn = match ect {
+            false => Ecn::NotEct,
+            true if mark_at > 0 && self.links[from].backlog(self.now) >= mark_at => Ecn::Ce,
+            true => Ecn::Ect0,
+        };
         let fate = self.links[from].transmit(self.now, ip_len, &mut self.rng);
         if let Some(cap) = &mut self.capture {
             cap.push(WireEvent {
@@ -510,10 +534,11 @@ impl Sim {
                     let pkt = self.store(Packet {
                         repr,
                         payload: copy,
+                        ecn,
                     });
                     self.queue.push(dup_at, Ev::Arrive { to, pkt });
                 }
-                let pkt = self.store(Packet { repr, payload });
+                let pkt = self.store(Packet { repr, payload, ecn });
                 self.schedule_arrival(from, at, pkt);
             }
         }

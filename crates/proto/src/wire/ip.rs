@@ -12,8 +12,9 @@ const IPV4_MF: u16 = 0x2000;
 /// IPv4 fragment offset mask (RFC 791 3.1).
 const IPV4_FRAG_OFFSET: u16 = 0x1fff;
 
-/// An IPv4 header carrying TCP (RFC 791 3.1). TOS/ECN are emitted as zero and
-/// ignored on parse; options are skipped on parse and never emitted.
+/// An IPv4 header carrying TCP (RFC 791 3.1). The DSCP bits are emitted as
+/// zero and ignored on parse; the ECN field is kept (RFC 3168 5); options are
+/// skipped on parse and never emitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Ipv4Repr {
     /// Source address.
@@ -28,7 +29,15 @@ pub struct Ipv4Repr {
     pub dont_frag: bool,
     /// Bytes after the IPv4 header (the TCP segment).
     pub payload_len: usize,
+    /// The ECN field, the TOS byte's low two bits (RFC 3168 5: 0 Not-ECT,
+    /// 2 ECT(0), 1 ECT(1), 3 CE).
+    pub ecn: u8,
 }
+
+/// RFC 3168 5: ECT(0) codepoint.
+pub const ECN_ECT0: u8 = 0b10;
+/// RFC 3168 5: CE codepoint.
+pub const ECN_CE: u8 = 0b11;
 
 impl Ipv4Repr {
     /// Length of the header emit writes (no options, RFC 791 3.1).
@@ -78,6 +87,7 @@ impl Ipv4Repr {
             ident: be16(4),
             dont_frag: frag & IPV4_DF != 0,
             payload_len: total - hl,
+            ecn: h[1] & 0b11,
         };
         Ok((repr, hl..total))
     }
@@ -99,7 +109,7 @@ impl Ipv4Repr {
         };
         let frag = if self.dont_frag { IPV4_DF } else { 0 };
         h[0] = 0x45;
-        h[1] = 0;
+        h[1] = self.ecn & 0b11;
         h[2..4].copy_from_slice(&total.to_be_bytes());
         h[4..6].copy_from_slice(&self.ident.to_be_bytes());
         h[6..8].copy_from_slice(&frag.to_be_bytes());
@@ -244,6 +254,7 @@ mod tests {
             ident: 0,
             dont_frag: true,
             payload_len: 0x73 - 20,
+            ecn: 0,
         };
         let mut out = [0u8; 20];
         r.emit(&mut out).unwrap();
@@ -262,6 +273,7 @@ mod tests {
             ident: 0xbeef,
             dont_frag: true,
             payload_len: 0,
+            ecn: 0,
         };
         let tcp = TcpRepr {
             src_port: 1,
@@ -272,6 +284,7 @@ mod tests {
         let tcp_len = tcp.buffer_len(payload.len());
         let ip = Ipv4Repr {
             payload_len: tcp_len,
+            ecn: 0,
             ..ip
         };
         let mut pkt = vec![0u8; Ipv4Repr::HEADER_LEN + tcp_len];
@@ -305,6 +318,7 @@ mod tests {
         let r = Ipv4Repr {
             ttl: 1,
             payload_len: 4,
+            ecn: 0,
             ..Default::default()
         };
         let mut b = v4_bytes(&r);
@@ -322,6 +336,7 @@ mod tests {
         let r = Ipv4Repr {
             ttl: 9,
             payload_len: 8,
+            ecn: 0,
             ..Default::default()
         };
         let good = v4_bytes(&r);
@@ -356,6 +371,7 @@ mod tests {
         assert_eq!(
             Ipv4Repr {
                 payload_len: 65516,
+                ecn: 0,
                 ..r
             }
             .emit(&mut [0; 20]),
@@ -424,8 +440,9 @@ mod tests {
         fn ipv4_roundtrip(
             src in any::<[u8; 4]>(), dst in any::<[u8; 4]>(), ttl in any::<u8>(),
             ident in any::<u16>(), dont_frag in any::<bool>(), payload_len in 0usize..64,
+            ecn in 0u8..4,
         ) {
-            let r = Ipv4Repr { src, dst, ttl, ident, dont_frag, payload_len };
+            let r = Ipv4Repr { src, dst, ttl, ident, dont_frag, payload_len, ecn };
             let b = v4_bytes(&r);
             prop_assert_eq!(Ipv4Repr::parse(&b), Ok((r, 20..20 + payload_len)));
         }

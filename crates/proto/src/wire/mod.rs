@@ -11,7 +11,7 @@ mod segment;
 
 pub use checksum::{accumulate, fold, internet_checksum, ChecksumCtx, IP_PROTO_TCP};
 pub use error::WireError;
-pub use ip::{Ipv4Repr, Ipv6Repr};
+pub use ip::{Ipv4Repr, Ipv6Repr, ECN_CE, ECN_ECT0};
 pub use options::{
     kind, rfc1106, MAX_OPTIONS_LEN, MAX_WINDOW_SCALE, RFC1106_BIGWIN_MAX, RFC1106_BIGWIN_UPPER_MAX,
 };
