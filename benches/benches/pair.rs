@@ -181,6 +181,7 @@ impl Tinygram {
             ident: 0,
             dont_frag: true,
             payload_len: 0,
+            ecn: 0,
         };
         let mut t = Tinygram {
             a: Connection::connect(

@@ -423,6 +423,7 @@ mod tests {
             ident: seq as u16,
             dont_frag: true,
             payload_len: tcp_len,
+            ecn: 0,
         };
         let mut p = vec![0u8; 20 + tcp_len];
         let (h, t) = p.split_at_mut(20);

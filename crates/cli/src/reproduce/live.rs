@@ -2003,14 +2003,14 @@ mod tests {
             let mut ov = simulated_linux("client", nodelay);
             ov.extend(simulated_linux("server", false));
             let s = scenario(base, "test", &ov);
-            let mut want = tinygram_drill::stack::Stack::Linux.config();
+            let mut want = tinygram_drill::stack::Stack::linux().config();
             if nodelay {
                 want.send_policy = tinygram_proto::policy::SendPolicyKind::NoDelay;
             }
             assert_eq!(format!("{:?}", s.client.tcp), format!("{want:?}"));
             assert_eq!(
                 format!("{:?}", s.server.tcp),
-                format!("{:?}", tinygram_drill::stack::Stack::Linux.config())
+                format!("{:?}", tinygram_drill::stack::Stack::linux().config())
             );
         }
     }
