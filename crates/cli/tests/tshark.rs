@@ -90,6 +90,11 @@ fn tshark_reads_every_example_capture_cleanly() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        // Many-flow scenarios have no single connection to capture (run refuses --pcap).
+        .filter(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            !text.contains("[[flows]]") && !text.contains("[bottleneck]")
+        })
         .collect();
     files.sort();
     assert!(!files.is_empty());
