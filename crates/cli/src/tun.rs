@@ -26,7 +26,8 @@ virtio-net header, the kernel hands over TSO super-packets of up to 64 KB
 (cut into MSS-sized segments here) and takes ours (it cuts them on its side),
 TCP checksums between tinygram and the kernel are left partial as a NIC with
 checksum offload leaves them (packets with a full checksum are still
-verified; with --pcap, tinygram computes its own). --busy-poll spins on the
+verified; with --pcap, tinygram computes its own, and the capture shows the
+kernel's super-packets as they came, up to 64 KB each). --busy-poll spins on the
 device instead of sleeping: lower latency, one core kept busy.
 
 The line `tinygram: serving ...` (stderr) comes once the device is up with the
@@ -42,7 +43,7 @@ pub enum TunCmd {
         /// TCP port to listen on.
         #[arg(long)]
         port: u16,
-        /// Application (echo | discard | source:N | http:N | ack-after:N | request:N[:REPLY[:COUNT]]).
+        /// Application (echo | discard | source:N | sink | blast:N | http:N | ack-after:N | request:N[:REPLY[:COUNT]]); sink and blast:N hash nothing (for benchmarks).
         #[arg(long, default_value = "echo")]
         app: String,
         /// Exit after this many connections have ended (default: until Ctrl-C).
