@@ -18,7 +18,8 @@ measure() {
     local out
     out=$(TINYGRAM_PAIR_BYTES=$2 TINYGRAM_PAIR_ONE=$1 valgrind --tool=cachegrind --cache-sim=no \
         --cachegrind-out-file=/dev/null "$bin" 2>&1)
-    echo "$(echo "$out" | sed -n 's/.*I *refs: *//p' | tr -d ,) $(echo "$out" | sed -n 's/.* bytes, \([0-9]*\) data segments.*/\1/p')"
+    # The last count is the benchmark's own (criterion forks a probe for gnuplot first).
+    echo "$(echo "$out" | sed -n 's/.*I *refs: *//p' | tail -1 | tr -d ,) $(echo "$out" | sed -n 's/.* bytes, \([0-9]*\) data segments.*/\1/p')"
 }
 for which in tinygram:lockstep smoltcp:lockstep tinygram:batch smoltcp:batch; do
     read -r i1 s1 < <(measure "$which" "$small")
