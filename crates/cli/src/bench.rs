@@ -133,11 +133,24 @@ write_size = {write_size}
         format!(
             "bulk {} in {}-byte writes over 10 Gbps, 1 ms one-way delay, raw framing, 4.5 MB queue, \
              {} buffers, timestamps + SACK + window scaling, {SEGMENT_PAYLOAD}-byte segments{loss}",
-            fmt_size(self.bytes),
+            with_commas(self.bytes),
             self.write_size,
             fmt_size(self.buf)
         )
     }
+}
+
+/// `1234567` as `"1,234,567 bytes"`.
+fn with_commas(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out + " bytes"
 }
 
 /// Peak resident memory of this process in KiB (Linux VmHWM), if known.
@@ -570,6 +583,14 @@ mod tests {
         assert!(parse_ns3_output(&missing, 500_000_000)
             .unwrap_err()
             .contains("cpu_s"));
+    }
+
+    #[test]
+    fn byte_counts_are_grouped() {
+        assert_eq!(with_commas(0), "0 bytes");
+        assert_eq!(with_commas(999), "999 bytes");
+        assert_eq!(with_commas(1000), "1,000 bytes");
+        assert_eq!(with_commas(10_000_000_000), "10,000,000,000 bytes");
     }
 
     #[test]
