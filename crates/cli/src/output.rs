@@ -184,7 +184,7 @@ pub fn congestion() -> String {
         &SIGNAL_NAMES,
     );
     s += "Defaults: congestion = \"newreno\", slow_start = \"standard\", recovery = []; \
-          drill --stack linux: cubic, hystart, prr (as the kernel's defaults)\n";
+          drill --stack linux: cubic, hystart, prr, tlp (as the kernel's defaults)\n";
     s
 }
 

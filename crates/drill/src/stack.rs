@@ -59,7 +59,9 @@ impl Stack {
     /// - `congestion` CUBIC (net.ipv4.tcp_congestion_control = cubic, the
     ///   default since 2.6.19; RFC 9438) with `slow_start` HyStart (tcp_cubic.c
     ///   hystart = 1, hystart_detect = ACK train and delay);
-    /// - `recovery` PRR (RFC 6937; tcp_input.c tcp_cwnd_reduction, always on).
+    /// - `recovery` PRR (RFC 6937; tcp_input.c tcp_cwnd_reduction, always on)
+    ///   and TLP (RFC 8985 7; net.ipv4.tcp_early_retrans = 3, tcp_output.c
+    ///   tcp_schedule_loss_probe).
     ///
     /// Buffers keep the engine's sizes: Linux autotunes its receive and send
     /// buffers (tcp_rmem, tcp_wmem, rcv_ssthresh growth), which the engine
@@ -89,7 +91,10 @@ impl Stack {
                 mss: 1460,
                 congestion: CcFactory::cubic(),
                 slow_start: SlowStart::Hystart,
-                recovery: RecoverySet { prr: true },
+                recovery: RecoverySet {
+                    prr: true,
+                    tlp: true,
+                },
                 ..base
             },
         }
