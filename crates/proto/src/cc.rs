@@ -207,7 +207,7 @@ pub const SLOW_START_NAMES: [ModuleInfo; 4] = [
     },
     ModuleInfo {
         name: "hystart",
-        rfc: "Linux tcp_cubic.c (Ha, Rhee: HyStart)",
+        rfc: "Linux tcp_cubic.c hystart_update",
         about: "leave slow start on an ACK train over delay_min/2 or an RTT rise (Linux default)",
     },
     ModuleInfo {
