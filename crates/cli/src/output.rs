@@ -220,11 +220,11 @@ pub fn congestion() -> String {
         &RECOVERY_NAMES,
     );
     table(
-        "Congestion signals (options = [\"ecn\"], loss_is = \"...\"; drill: net.ipv4.tcp_ecn, TCP_TINYGRAM_LOSS_IS):",
+        "Congestion signals (options = [\"ecn\"], loss_is = \"...\"; drill: ECE on the script's SYN or TCP_TINYGRAM_OPTIONS \"ecn\", TCP_TINYGRAM_LOSS_IS):",
         &SIGNAL_NAMES,
     );
     s += "Defaults: congestion = \"newreno\", slow_start = \"standard\", recovery = []; \
-          drill --stack linux: cubic, hystart, prr (as the kernel's defaults)\n";
+          drill --stack linux: cubic, hystart, prr, tlp (as the kernel's defaults)\n";
     s
 }
 

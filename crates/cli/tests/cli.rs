@@ -151,6 +151,8 @@ fn congestion_lists_every_module_with_its_rfc() {
         "RFC 3168",
         "ecn-only",
         "EXPERIMENTAL",
+        "tlp",
+        "RFC 8985",
     ] {
         assert!(s.contains(p), "missing {p}:\n{s}");
     }

@@ -218,7 +218,7 @@ pub const SLOW_START_NAMES: [ModuleInfo; 5] = [
     },
     ModuleInfo {
         name: "hystart",
-        rfc: "Linux tcp_cubic.c (Ha, Rhee: HyStart)",
+        rfc: "Linux tcp_cubic.c hystart_update",
         about: "leave slow start on an ACK train over delay_min/2 or an RTT rise (Linux default)",
     },
     ModuleInfo {
@@ -229,7 +229,7 @@ pub const SLOW_START_NAMES: [ModuleInfo; 5] = [
 ];
 
 /// Loss-recovery modules `Config::recovery` takes (scenario key `recovery`).
-pub const RECOVERY_NAMES: [ModuleInfo; 2] = [
+pub const RECOVERY_NAMES: [ModuleInfo; 3] = [
     ModuleInfo {
         name: "newreno",
         rfc: "RFC 6675, RFC 6582",
@@ -239,6 +239,11 @@ pub const RECOVERY_NAMES: [ModuleInfo; 2] = [
         name: "prr",
         rfc: "RFC 6937",
         about: "Proportional Rate Reduction: cwnd falls to ssthresh in step with delivered data (SACK recovery)",
+    },
+    ModuleInfo {
+        name: "tlp",
+        rfc: "RFC 8985 7",
+        about: "Tail Loss Probe at 2 SRTT (SACK): a lost tail is found without an RTO; RACK's time-based loss marking is not modelled",
     },
 ];
 

@@ -61,17 +61,21 @@ impl OptionSet {
 pub struct RecoverySet {
     /// RFC 6937 Proportional Rate Reduction sets cwnd during SACK recovery.
     pub prr: bool,
+    /// RFC 8985 7 Tail Loss Probe: a probe at 2 SRTT brings back an ACK (and
+    /// SACK) for a lost tail before the RTO. RACK's time-based loss marking is not modelled.
+    pub tlp: bool,
 }
 
 impl RecoverySet {
     /// Every module name, for errors and listings.
-    pub const NAMES: [&'static str; 2] = ["prr", "newreno"];
+    pub const NAMES: [&'static str; 3] = ["prr", "tlp", "newreno"];
 
     /// Parses one module name as used in scenario files (`recovery = [...]`);
     /// `"newreno"` names the default (no module) and enables nothing.
     pub fn enable(&mut self, name: &str) -> Result<(), String> {
         match name {
             "prr" => self.prr = true,
+            "tlp" => self.tlp = true,
             "newreno" | "none" => {}
             other => {
                 return Err(format!(
@@ -86,7 +90,7 @@ impl RecoverySet {
 
     /// The enabled modules' names, in `NAMES` order.
     pub fn names(self) -> Vec<&'static str> {
-        [(self.prr, "prr")]
+        [(self.prr, "prr"), (self.tlp, "tlp")]
             .into_iter()
             .filter(|(on, _)| *on)
             .map(|(_, n)| n)

@@ -84,8 +84,10 @@ enum Timer {
     TimeWait,
     /// A send policy asked to be consulted again (cork's cap).
     Policy,
+    /// RFC 8985 7.2 tail loss probe timeout (PTO).
+    Tlp,
 }
-const TIMERS: usize = 5;
+const TIMERS: usize = 6;
 
 /// A TCP connection driven by the caller (see the module docs for the call order).
 pub struct Connection {
@@ -167,6 +169,10 @@ pub struct Connection {
     ce_next: bool,
     /// The segment poll_transmit last returned goes out ECT(0) (RFC 3168 6.1.2, 6.1.5).
     last_tx_ect: bool,
+    /// RFC 8985 7.3 TLP.end_seq: SND.MAX when the outstanding probe went out.
+    tlp_end: Option<SeqNumber>,
+    /// New data went out: re-arm the probe timeout (RFC 8985 7.2).
+    tlp_rearm: bool,
     /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
     nak_rx: NakReceiver,
     /// RFC 1106 2.1: NAKed data the peer asked for, to resend at once.
@@ -327,6 +333,8 @@ impl Connection {
             ecn_recover: None,
             ce_next: false,
             last_tx_ect: false,
+            tlp_end: None,
+            tlp_rearm: false,
             nak_rx: NakReceiver::default(),
             nak_tx: NakSender::default(),
             pending_naks: VecDeque::new(),
@@ -744,6 +752,11 @@ impl Connection {
             self.enter_closed(None);
             return;
         }
+        // A probe due with the RTO goes first and re-arms it (RFC 8985 7.3).
+        if due(self, Timer::Tlp) {
+            self.disarm(Timer::Tlp);
+            self.on_tlp_timeout(now);
+        }
         if due(self, Timer::Retransmit) {
             self.disarm(Timer::Retransmit);
             self.on_retransmit_timeout(now);
@@ -769,6 +782,59 @@ impl Connection {
             self.policy_timer_fired = true;
         }
         self.debug_check_invariants();
+    }
+
+    /// Whether a tail loss probe may be scheduled now (RFC 8985 7.2: SACK in
+    /// use, data outstanding, not in recovery, an RTT measured, no probe out).
+    fn tlp_eligible(&self) -> bool {
+        self.cfg.recovery.tlp
+            && self.sack_ok
+            && matches!(self.state, State::Established | State::CloseWait)
+            && !self.in_recovery
+            && self.snd_una < self.snd_max
+            && self.tlp_end.is_none()
+            && self.rtt.srtt().is_some()
+    }
+
+    /// RFC 8985 7.2: PTO = 2 SRTT, plus WCDelAckT (200 ms) when one segment is
+    /// in flight, and never later than the RTO, which the probe then stands in for.
+    fn arm_tlp(&mut self, now: Instant) {
+        self.disarm(Timer::Tlp);
+        if !self.tlp_eligible() {
+            return;
+        }
+        let Some(srtt) = self.rtt.srtt() else {
+            return;
+        };
+        let mut pto = srtt * 2;
+        if self.snd_max.distance_from(self.snd_una) <= self.snd_mss {
+            pto += Duration::from_millis(200);
+        }
+        let mut at = now + pto;
+        if let Some(rto) = self.timers[Timer::Retransmit as usize] {
+            at = at.min(rto);
+        }
+        self.arm(Timer::Tlp, at);
+    }
+
+    /// RFC 8985 7.3: send one new segment if the window allows, else resend
+    /// the last one, so an ACK (with SACK) comes back before the RTO.
+    fn on_tlp_timeout(&mut self, now: Instant) {
+        if !self.tlp_eligible() {
+            return;
+        }
+        self.counters.tlp_probes += 1;
+        self.tlp_end = Some(self.snd_max);
+        let flight = self.snd_max.distance_from(self.snd_una);
+        if self.unsent() > 0 && self.snd_wnd > flight {
+            self.force_one = true;
+        } else {
+            let back = flight.min(self.snd_mss).max(1);
+            self.rexmit_one = Some(self.snd_max - back);
+            self.rtt_probe = None; // Karn: the timed segment may be resent.
+        }
+        // RFC 8985 7.3: the RTO is re-armed after a probe.
+        self.arm(Timer::Retransmit, now + self.rtt.rto());
     }
 
     /// RFC 6298 5.4-5.6: retransmit the earliest unacknowledged segment, back off.
@@ -808,6 +874,7 @@ impl Connection {
                 self.in_recovery = false;
                 self.sack_recovery = false;
                 self.prr = None;
+                self.tlp_end = None;
                 self.rxt_first = false;
                 self.dupacks = 0;
                 self.rexmit_one = None;
@@ -1423,6 +1490,11 @@ impl Connection {
             } else {
                 self.arm(Timer::Retransmit, now + self.rtt.rto());
             }
+            // RFC 8985 7.4: the probe's episode ends once it is acknowledged.
+            if self.tlp_end.is_some_and(|e| ack >= e) {
+                self.tlp_end = None;
+            }
+            self.tlp_rearm = true;
         }
         // RFC 6675 Update(): fold the ACK's SACK blocks into the scoreboard.
         let sack_new = self.sack_ok
@@ -1853,6 +1925,9 @@ impl Connection {
     pub fn poll_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
         self.last_tx_ect = false;
         let r = self.next_transmit(now, payload);
+        if std::mem::take(&mut self.tlp_rearm) && self.cfg.recovery.tlp {
+            self.arm_tlp(now);
+        }
         // The drain budget only feeds a debug assertion: no work in release.
         if !cfg!(debug_assertions) {
             return r;
@@ -2522,6 +2597,7 @@ impl Connection {
         }
         let acked_new = self.segs_since_ack > 0;
         let new_data = len > 0 && seq >= self.snd_max;
+        self.tlp_rearm |= new_data;
         if self.ecn_ok && self.cwr_pending && new_data {
             // RFC 3168 6.1.2: CWR on the first new data after the reduction.
             flags = flags | Flags::CWR;

@@ -89,6 +89,8 @@ pub struct Counters {
     pub ece_received: u64,
     /// cwnd reductions for ECE, at most one per window (RFC 3168 6.1.2).
     pub ecn_reductions: u64,
+    /// Tail loss probes sent (RFC 8985 7.3).
+    pub tlp_probes: u64,
     /// Retransmissions answering a NAK (RFC 1106 2.1).
     pub nak_retransmits: u64,
     /// Duplicate-ACK thresholds reached but not acted on because NAKs are in use (RFC 1106 4.3).
