@@ -414,9 +414,9 @@ const BSD_1990S: [Setting; 8] = [
         "4.4BSD tcp_fasttimo: delayed ACKs leave on a free-running 200 ms tick",
     ),
     s(
-        "delack_count",
-        "any",
-        "4.4BSD: the read after any second segment sends the ACK (Cheshire)",
+        "delack_segments",
+        "4294967295",
+        "4.4BSD tcp_input.c TCP_REASS: in-order data only sets TF_DELACK; every other segment is ACKed by the window update after the read (tcp_output.c: adv >= 2 * t_maxseg)",
     ),
     s(
         "window_advertise",
@@ -844,6 +844,9 @@ mod tests {
         assert_eq!(c.window_advertise, WindowAdvertise::Bsd);
         assert_eq!(c.delack_tick, Some(Duration::from_millis(200)));
         assert_eq!(c.send_policy, SendPolicyKind::Nagle);
+        // No input-side ACK of every second segment before FreeBSD's DELAY_ACK.
+        assert_eq!(c.delack_segments, u32::MAX);
+        assert_eq!(find("freebsd").unwrap().config().delack_segments, 2);
         let c = find("uw7").unwrap().config();
         assert_eq!(c.rcv_buf, 32768);
         assert_eq!(c.options, crate::config::OptionSet::default());

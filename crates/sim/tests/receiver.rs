@@ -142,3 +142,39 @@ fn linux_profile_acks_as_linux_on_davids_pattern() {
         "back to back: the held tail waits for a 40-44 ms delayed ACK, got {slowest} ms"
     );
 }
+
+/// Doupnik (A new TCP transmission policy, 3.0, Table 1): a FreeBSD 3.2 client
+/// with a 4 KB window and a UnixWare 7 server with strict Nagle, 2.2 KB file:
+/// 5 req/s. BSD's receiver offers all free space on every segment and ACKs a
+/// read only once it opens two segments, so the server's held tail waits for
+/// the client's 200 ms delayed-ACK tick. Under RFC 1122's held right edge the
+/// read "opens" a window and the window update releases the tail: thousands
+/// of requests per second, hiding the stall.
+#[test]
+fn bsd_receiver_keeps_doupniks_held_tail_stall() {
+    let web = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/doupnik-web.toml"
+    ))
+    .unwrap();
+    let base = [
+        "client.profile=freebsd3",
+        "client.rcv_buf=\"4KiB\"",
+        "server.profile=uw7",
+        "duration=\"10s\"",
+    ];
+    let bsd = run_with(&web, &base);
+    assert!(
+        (3.0..=7.0).contains(&bsd.transactions_per_s),
+        "freebsd3 client: {} req/s (published: 5)",
+        bsd.transactions_per_s
+    );
+    let mut rfc = base.to_vec();
+    rfc.push("client.window_advertise=rfc1122");
+    let held_edge = run_with(&web, &rfc);
+    assert!(
+        held_edge.transactions_per_s > 100.0 * bsd.transactions_per_s,
+        "the RFC 1122 rule should hide the stall: {} req/s",
+        held_edge.transactions_per_s
+    );
+}
