@@ -977,32 +977,23 @@ fn tun_blocks(cfg: Config, block: usize, dur: Duration) -> Result<f64, String> {
 
 // ----- the simulated `linux` stack ------------------------------------------------------------
 
-/// The simulated `linux` stack's host keys: drill's `--stack linux` settings
-/// (its `Stack::Linux`) as scenario keys, with Linux's Nagle (`minshall`) or
-/// TCP_NODELAY. When the `linux` profile lands this becomes
-/// `HOST.profile = "linux"` plus the send policy.
+/// The simulated `linux` stack for one host: the `linux` profile, with the
+/// keys the experiments' base files and jobs set explicitly put back to the
+/// profile's values (or, where the profile leaves a key alone, the engine's
+/// defaults, as drill's `--stack linux` does), and TCP_NODELAY if asked.
 pub fn simulated_linux(host: &str, nodelay: bool) -> Vec<String> {
     let send = if nodelay { "nodelay" } else { "minshall" };
     [
+        ("profile", "\"linux\"".to_string()),
         ("send_policy", format!("\"{send}\"")),
         ("ack_policy", "\"quickack\"".into()),
-        ("initial_window", "10".into()),
-        ("rto_min", "\"200ms\"".into()),
-        ("rto_max", "\"120s\"".into()),
-        ("rto_initial", "\"1s\"".into()),
-        ("max_retries", "15".into()),
-        ("syn_retries", "6".into()),
-        ("msl", "\"30s\"".into()),
-        ("dupack_threshold", "3".into()),
-        ("options", "[\"wscale\", \"timestamps\", \"sack\"]".into()),
         ("mss", "1460".into()),
-        // What the experiments' base files set otherwise, back to the engine's
-        // defaults, which drill's linux stack keeps.
+        ("rto_min", "\"200ms\"".into()),
+        ("rcv_buf", "65536".into()),
         ("delack", "\"200ms\"".into()),
         ("delack_count", "\"any\"".into()),
         ("delack_segments", "2".into()),
         ("delack_tick", "\"none\"".into()),
-        ("rcv_buf", "\"64KiB\"".into()),
     ]
     .into_iter()
     .map(|(k, v)| format!("{host}.{k}={v}"))
