@@ -457,6 +457,24 @@ fn doupnik_jobs(quick: bool) -> Vec<Job> {
             });
         }
     }
+    // Context sweep over the pacing of the server's writes, which the paper
+    // describes ("the network drains data faster than the application can
+    // supply it", 3.0) but does not measure.
+    for r in table1_rows(quick).filter(|r| r.published[0] < 10.0) {
+        for gap in RESPONSE_GAPS {
+            for (file, response, _) in FILES {
+                let mut ov = web_overrides(r, response, quick);
+                ov.push(o("workload.response_gap", format!("\"{gap}\"")));
+                let mut key = row_key(r, file);
+                key.push(format!("response gap {gap}"));
+                jobs.push(Job {
+                    key,
+                    scenario: scenario(base, "scenarios/doupnik-web.toml", &ov),
+                    capture: false,
+                });
+            }
+        }
+    }
     // Context sweep over what the paper does not give: the sizes of the two
     // header writes, on the strict-Nagle cells (whose stall depends on them).
     for r in table1_rows(quick).filter(|r| r.published[0] < 10.0) {
@@ -506,6 +524,10 @@ fn label_of(policy: &str, ack: Option<&str>) -> String {
         None => policy.to_string(),
     }
 }
+
+/// Pauses between the server's writes of one response, swept as context (the
+/// verdicts use the profile's instantaneous writes).
+const RESPONSE_GAPS: [&str; 3] = ["100us", "1ms", "10ms"];
 
 /// Header write sizes swept as context (the paper gives none; ours are 40 and 150).
 const HEADER_SWEEP: [(usize, usize); 4] = [(20, 100), (60, 200), (100, 300), (200, 400)];
@@ -781,6 +803,30 @@ fn doupnik_section(quick: bool, done: &[Done]) -> Section {
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
+        }
+    }
+    for r in rows.iter().filter(|r| r.published[0] < 10.0) {
+        for (file, _, bytes) in FILES {
+            let rates: Vec<String> = RESPONSE_GAPS
+                .iter()
+                .filter_map(|gap| {
+                    let mut key = row_key(r, file);
+                    key.push(format!("response gap {gap}"));
+                    find(done, &key.iter().map(String::as_str).collect::<Vec<_>>())
+                        .map(|d| format!("{:.1} req/s at {gap}", web_figures(d, bytes).0))
+                })
+                .collect();
+            if !rates.is_empty() {
+                findings.push(format!(
+                    "{} client ({}) to {} server, Nagle on, {file}, with a pause between the \
+                     server's writes (the paper says its application was slower than the network \
+                     but gives no figure; the verdict uses none): {}.",
+                    r.client,
+                    r.rwnd,
+                    r.server,
+                    rates.join(", ")
+                ));
+            }
         }
     }
     differences.push(
