@@ -1257,12 +1257,13 @@ fn live_doupnik(
     };
     let pols = [("Nagle on", false), ("Nagle off", true)];
     let Some(t) = sec.tables.first() else { return };
-    // TUN runs: one per (server, rwnd, policy, file) row of the table.
-    let mut tun_keys: Vec<(String, String, String)> = Vec::new();
+    // TUN runs: one per (client, rwnd, server, policy) row of the table, and file.
+    let mut tun_keys: Vec<(String, String, String, String)> = Vec::new();
     for r in &t.rows {
         let k = (
             r.labels[0].clone(),
             r.labels[1].clone(),
+            r.labels[2].clone(),
             r.labels[3].clone(),
         );
         if !tun_keys.contains(&k) {
@@ -1312,9 +1313,9 @@ fn live_doupnik(
     }
     let sim = run_jobs(jobs, threads, false);
     let mut tun = Vec::new();
-    for (server, rw, pol) in &tun_keys {
+    for (client, rw, server, pol) in &tun_keys {
         for (file, bytes) in WEB_FILES {
-            let r = match row_config(EXP, quick, &[server, rw, "any", pol, file], false) {
+            let r = match row_config(EXP, quick, &[client, rw, server, pol, file], false) {
                 Some(cfg) => tun_web(cfg, rwnd_bytes(rw), bytes, dur),
                 None => Err("no such simulated row".into()),
             };
@@ -1324,7 +1325,10 @@ fn live_doupnik(
                 ),
                 &show(&r),
             );
-            tun.push(((server.clone(), rw.clone(), pol.clone(), file), r));
+            tun.push((
+                (format!("{client}|{server}"), rw.clone(), pol.clone(), file),
+                r,
+            ));
         }
     }
     let kget = |rw: &str, pol: &str, file: &str| {
@@ -1366,7 +1370,10 @@ fn live_doupnik(
             .map(|r| {
                 tun.iter()
                     .find(|((s, rw, pol, f), _)| {
-                        *s == r.labels[0] && *rw == r.labels[1] && *pol == r.labels[3] && *f == file
+                        *s == format!("{}|{}", r.labels[0], r.labels[2])
+                            && *rw == r.labels[1]
+                            && *pol == r.labels[3]
+                            && *f == file
                     })
                     .map_or(LiveCell::Absent("not run".into()), |(_, x)| cell(x))
             })
@@ -1752,9 +1759,11 @@ fn live_cheshire(
     /// The client's Linux setting for a row: (TCP_NODELAY, outstanding), or why none.
     fn linux_client(client: &str) -> Result<(bool, u32), String> {
         match client {
-            "nagle" | "minshall" => Ok((false, 1)),
-            "nodelay" => Ok((true, 1)),
-            "nagle, 2 outstanding" => Ok((false, 2)),
+            "macosx-tiger" | "macosx" | "windows-xp" => Ok((false, 1)),
+            "macosx-tiger, nodelay" => Ok((true, 1)),
+            "macosx-tiger, 2 outstanding" => Ok((false, 2)),
+            "macosx-tiger, 3 outstanding" => Ok((false, 3)),
+            "macosx-tiger, 4 outstanding" => Ok((false, 4)),
             _ => Err(format!("no Linux equivalent ({client})")),
         }
     }
@@ -1764,7 +1773,7 @@ fn live_cheshire(
     let kernel_rows: Vec<(String, String)> = {
         let mut v = Vec::new();
         for (link, mss, client) in &rows {
-            if measured(link) && client != "minshall" && linux_client(client).is_ok() {
+            if measured(link) && client != "macosx" && linux_client(client).is_ok() {
                 let k = (mss.clone(), client.clone());
                 if !v.contains(&k) {
                     v.push(k);
@@ -1834,8 +1843,8 @@ fn live_cheshire(
                 if !measured(link) {
                     return LiveCell::Absent("needs link shaping (no netem here)".into());
                 }
-                let c = if client == "minshall" {
-                    "nagle"
+                let c = if client == "macosx" {
+                    "macosx-tiger"
                 } else {
                     client.as_str()
                 };
@@ -1956,8 +1965,7 @@ fn live_cheshire(
         "Measured live on this machine: {name} at both ends of a veth pair (MTU 1500, the \
          kernel's defaults; the MSS 1460 rows turn timestamps off in both namespaces), runs of \
          {:.1} s. Linux's Nagle is Minshall's (tcp_nagle_check, tcp_minshall_check), so the \
-         minshall row shows the kernel's Nagle; Doupnik's policy has no Linux equivalent, and \
-         the WiFi-like rows need link shaping. The TUN columns run tinygram as the row's \
+         macosx (Minshall) row shows the kernel's Nagle, and the WiFi rows need link shaping. The TUN columns run tinygram as the row's \
          client (its simulated settings) against the kernel's server. {}",
         dur.as_secs_f64(),
         how_checked(rtt)

@@ -124,10 +124,45 @@ pub fn q(value: f64, unit: &str) -> Option<Quantity> {
     })
 }
 
-/// True when measured and published differ by more than 2x either way.
+/// The one tolerance for every numeric comparison with a published figure:
+/// ours agrees when it lies within this factor of the document's number,
+/// either way. Stated once at the top of the report; no verdict uses another.
+pub const TOLERANCE: f64 = 2.0;
+
+/// The tolerance in words, as the report states it up front.
+pub fn tolerance_text() -> String {
+    format!(
+        "A number of ours agrees with a published one when it lies within a factor of \
+         {TOLERANCE} of it either way (between 1/{TOLERANCE} and {TOLERANCE} times the \
+         published value). A document's bound is read with the same factor: \"under 30 kb/s\" \
+         holds when ours is under {TOLERANCE} x 30, \"at least 3.5 Mb/s\" when ours is at least \
+         3.5 / {TOLERANCE}. Every numeric verdict in this report applies that one rule, and every \
+         threshold is the document's own figure."
+    )
+}
+
+/// True when `measured` lies within [`TOLERANCE`] of `published`, either way.
+pub fn within_tolerance(published: f64, measured: f64) -> bool {
+    if published <= 0.0 {
+        return measured <= 0.0;
+    }
+    measured >= published / TOLERANCE && measured <= published * TOLERANCE
+}
+
+/// A document's upper bound ("under", "at most"), read with [`TOLERANCE`].
+pub fn at_most(bound: f64, measured: f64) -> bool {
+    measured <= bound * TOLERANCE
+}
+
+/// A document's lower bound ("at least", a floor), read with [`TOLERANCE`].
+pub fn at_least(bound: f64, measured: f64) -> bool {
+    measured >= bound / TOLERANCE
+}
+
+/// True when measured and published differ by more than [`TOLERANCE`] either way.
 pub fn mismatch(published: Option<f64>, measured: Option<f64>) -> bool {
     match (published, measured) {
-        (Some(p), Some(m)) if p > 0.0 && m >= 0.0 => m > 2.0 * p || 2.0 * m < p,
+        (Some(p), Some(m)) if p > 0.0 && m >= 0.0 => !within_tolerance(p, m),
         _ => false,
     }
 }
@@ -378,9 +413,19 @@ pub struct Cell {
     pub detail: String,
     pub verdict: Verdict,
     pub cause: Option<String>,
+    /// The one configuration the cell was run with, where it stands for a
+    /// published cell: the profiles and overrides, e.g.
+    /// "client profile uw7, server profile freebsd3, client.rcv_buf 32KiB".
+    pub config: Option<String>,
 }
 
 impl Cell {
+    /// The cell with the configuration it was run with.
+    pub fn with_config(mut self, config: String) -> Cell {
+        self.config = Some(config);
+        self
+    }
+
     /// A cell; `cause` is asked for only when the verdict is not reproduced.
     pub fn new(
         labels: &[&str],
@@ -402,6 +447,7 @@ impl Cell {
             detail,
             verdict,
             cause,
+            config: None,
         }
     }
 }

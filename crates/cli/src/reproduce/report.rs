@@ -13,7 +13,7 @@ use std::path::Path;
 /// The report.json schema's name; bump the number when a field changes meaning.
 pub const SCHEMA: &str = "tinygram-reproduce/1";
 
-const MISMATCH_LEGEND: &str = "differs from the published value by more than 2x either way";
+const MISMATCH_LEGEND: &str = "lies outside the tolerance stated above";
 
 fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -407,6 +407,7 @@ pub fn write_report(dir: &Path, sections: &[Section], quick: bool) -> std::io::R
          does not give what the claim depends on). The same claims and tables are in \
          `report.json`."
     );
+    let intro = format!("{intro}\n\n**Tolerance.** {}", super::tolerance_text());
     let intro = if sections.iter().any(|s| !s.live.columns.is_empty()) {
         format!(
             "{intro} The columns named \"{}\" and \"tinygram ... over TUN\" were measured \
@@ -428,7 +429,7 @@ pub fn write_report(dir: &Path, sections: &[Section], quick: bool) -> std::io::R
          <title>tinygram reproduce</title><style>{CSS}</style></head><body>\n\
          <h1>tinygram: the source documents' experiments, reproduced</h1>\n<p>{}</p>\n\
          <nav id=\"contents\"><h2>Contents</h2><ol>\n<li><a href=\"#overview\">Overview</a></li>\n",
-        inline(&intro)
+        inline(&intro).replace("**Tolerance.**", "<b>Tolerance.</b>")
     );
     for (i, sec) in sections.iter().enumerate() {
         let _ = writeln!(md, "- [{}. {}](#{})", i + 1, sec.title, sec.name);
@@ -649,6 +650,7 @@ fn claim_json(sec: &Section, c: &Claim) -> Value {
             "detail": cell.detail,
             "verdict": cell.verdict.key(),
             "cause": cell.cause,
+            "configuration": cell.config,
         })).collect::<Vec<_>>(),
     })
 }
@@ -690,6 +692,10 @@ pub fn json(sections: &[Section], quick: bool) -> Value {
     json!({
         "schema": SCHEMA,
         "mode": if quick { "quick" } else { "full" },
+        "tolerance": {
+            "factor": super::TOLERANCE,
+            "text": super::tolerance_text(),
+        },
         "sources": DOCUMENTS.iter().map(|d| json!({
             "key": d.key,
             "author": d.author,
