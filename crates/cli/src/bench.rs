@@ -161,7 +161,7 @@ fn peak_rss_kib() -> Option<u64> {
 }
 
 /// CPU time of the calling thread, in seconds (0 where unknown).
-fn thread_cpu_s() -> f64 {
+pub(crate) fn thread_cpu_s() -> f64 {
     #[cfg(unix)]
     {
         let mut ts = libc::timespec {

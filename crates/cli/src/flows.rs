@@ -346,20 +346,24 @@ pub fn idle_connection_bytes(n: usize) -> (usize, Option<f64>) {
 
 /// `tinygram bench sim --flows N`.
 pub fn bench(flows: u64, requests: u64) -> ExitCode {
-    let run = |n: u64, req: u64| -> Result<(FlowsResult, f64), String> {
+    // Wall-clock and CPU seconds of each run: on a shared machine the
+    // thread's CPU time is the cost, and the ratio is taken of it.
+    let run = |n: u64, req: u64| -> Result<(FlowsResult, f64, f64), String> {
         let sc = Scenario::from_str(&bench_text(n, req), "<bench sim --flows>", &[])
             .map_err(|e| e.to_string())?;
         let mut sim = FlowSim::new(&sc);
+        let cpu0 = crate::bench::thread_cpu_s();
         let started = std::time::Instant::now();
         let r = sim.run(&mut |_, _| {});
-        Ok((r, started.elapsed().as_secs_f64()))
+        let wall = started.elapsed().as_secs_f64();
+        Ok((r, wall, crate::bench::thread_cpu_s() - cpu0))
     };
     eprintln!(
         "bench sim --flows {flows}: request/response 100 B / 100 B, {requests} per flow, 1 s think, over a 10 Gbps, 1 ms bottleneck"
     );
     // First, in a fresh heap, so freed memory of the runs does not hide it.
     let (size, measured) = idle_connection_bytes(10_000);
-    let (r, wall) = match run(flows, requests) {
+    let (r, wall, cpu) = match run(flows, requests) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
@@ -368,38 +372,48 @@ pub fn bench(flows: u64, requests: u64) -> ExitCode {
     };
     let peak = status_kib("VmHWM:");
     // The same workload on one flow, as many segments: the cost to compare with.
-    let (one, one_wall) = match run(1, (flows * requests).min(200_000)) {
+    let (one, one_wall, one_cpu) = match run(1, (flows * requests).min(200_000)) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    let ns = |r: &FlowsResult, wall: f64| wall * 1e9 / r.segments.max(1) as f64;
+    let ns = |r: &FlowsResult, secs: f64| secs * 1e9 / r.segments.max(1) as f64;
+    // Without a CPU clock (0), fall back to wall-clock time.
+    let by_cpu = cpu > 0.0 && one_cpu > 0.0;
+    let (cost, one_cost) = if by_cpu {
+        (cpu, one_cpu)
+    } else {
+        (wall, one_wall)
+    };
     println!("flows                 {}", thousands(r.flow_count));
     println!("simulated time        {:.3} s", r.sim_time_s);
-    println!("wall-clock time       {wall:.3} s");
+    println!("wall-clock time       {wall:.3} s (CPU {cpu:.3} s)");
     println!("segments              {}", thousands(r.segments));
     println!("transactions          {}", thousands(r.transactions));
     println!("events                {}", thousands(r.events));
     println!(
-        "speed                 {:.0} segments/s, {:.0} ns per segment",
+        "speed                 {:.0} segments/s, {:.0} ns per segment ({:.0} ns CPU)",
         r.segments as f64 / wall,
-        ns(&r, wall)
+        ns(&r, wall),
+        ns(&r, cpu)
     );
     match peak {
         Some(k) => println!("peak memory           {:.1} MiB", k as f64 / 1024.0),
         None => println!("peak memory           unknown (no /proc/self/status)"),
     }
     println!(
-        "one flow, same work   {} segments in {one_wall:.3} s: {:.0} ns per segment",
+        "one flow, same work   {} segments in {one_wall:.3} s: {:.0} ns per segment ({:.0} ns CPU)",
         thousands(one.segments),
-        ns(&one, one_wall)
+        ns(&one, one_wall),
+        ns(&one, one_cpu)
     );
     println!(
-        "cost ratio            {:.2}x per segment ({} flows / 1 flow)",
-        ns(&r, wall) / ns(&one, one_wall),
-        thousands(r.flow_count)
+        "cost ratio            {:.2}x per segment ({} flows / 1 flow, {} time)",
+        ns(&r, cost) / ns(&one, one_cost),
+        thousands(r.flow_count),
+        if by_cpu { "CPU" } else { "wall-clock" }
     );
     println!(
         "idle connection       {size} bytes (size_of Connection); {} measured per established idle connection (10,000 pairs, RSS)",

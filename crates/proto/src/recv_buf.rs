@@ -8,6 +8,10 @@ use std::collections::BTreeMap;
 /// Default cap on out-of-order ranges held (FreeBSD's reassembly queue
 /// default is 100 segments per connection).
 pub const DEFAULT_MAX_OOO_RANGES: usize = 100;
+/// The smallest storage a receive buffer allocates: room for a few small
+/// messages, so 100,000 connections of request/response traffic hold 512 B
+/// each instead of whole pages (a bulk flow doubles past it in a few steps).
+const MIN_STORAGE: usize = 512;
 
 /// A ring of `capacity` bytes addressed by stream offset (bytes since the
 /// peer's first data byte). Bytes before `nxt` are readable; ranges after it
@@ -87,7 +91,7 @@ impl RecvBuffer {
 
     /// Makes room for stream offsets up to `end` (exclusive): below full
     /// size the stored bytes never wrap, so they move to the front and the
-    /// storage doubles (at least 4 KiB, at most `cap`); at full size it is
+    /// storage doubles (at least [`MIN_STORAGE`], at most `cap`); at full size it is
     /// the ring it always was. Memory only: capacity and windows are unchanged.
     fn grow_to_hold(&mut self, end: u64) {
         let len = self.storage.len();
@@ -103,7 +107,7 @@ impl RecvBuffer {
         self.storage.copy_within(from..to, 0);
         self.base = self.read;
         let need = (end - self.base) as usize;
-        let new_len = need.max(2 * len).max(4096).min(self.cap);
+        let new_len = need.max(2 * len).max(MIN_STORAGE).min(self.cap);
         self.storage.reserve_exact(new_len - len);
         self.storage.resize(new_len, 0);
     }

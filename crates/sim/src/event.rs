@@ -95,6 +95,160 @@ impl<E> EventQueue<E> {
     }
 }
 
+/// Bucket width of [`CalendarQueue`]: 2^20 ns, about one millisecond.
+const SLOT_SHIFT: u32 = 20;
+/// Buckets in the calendar: 4096 of about 1 ms, a horizon of about 4.4 s.
+const SLOTS: usize = 4096;
+
+/// The many-flow world's event queue: the same (time, insertion) order as
+/// [`EventQueue`], but only events due within the current millisecond sit
+/// in a binary heap; later ones wait in a calendar of 1 ms buckets (O(1)
+/// append; Brown, "Calendar queues", CACM 31(10), 1988) and those beyond
+/// its 4.4 s horizon in an overflow heap. With 100,000 connections each
+/// holding a timer and an application wake-up, the heap stays the size of
+/// one millisecond's events instead of every connection's, so pops and
+/// pushes stay in cache.
+pub struct CalendarQueue<E> {
+    /// Events in slots before `cur` (due before the calendar's start).
+    near: BinaryHeap<Entry<E>>,
+    /// Bucket `s % SLOTS` holds events of slot `s`, for `cur <= s < cur + SLOTS`.
+    wheel: Vec<Vec<Entry<E>>>,
+    /// One bit per bucket: set when it holds events.
+    occupied: [u64; SLOTS / 64],
+    /// Events of slots at or beyond `cur + SLOTS`.
+    far: BinaryHeap<Entry<E>>,
+    /// The first slot the calendar covers.
+    cur: u64,
+    in_wheel: usize,
+    next_seq: u64,
+}
+
+impl<E> Default for CalendarQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E> CalendarQueue<E> {
+    /// An empty queue.
+    pub fn new() -> Self {
+        CalendarQueue {
+            near: BinaryHeap::new(),
+            wheel: (0..SLOTS).map(|_| Vec::new()).collect(),
+            occupied: [0; SLOTS / 64],
+            far: BinaryHeap::new(),
+            cur: 0,
+            in_wheel: 0,
+            next_seq: 0,
+        }
+    }
+
+    fn slot(at: Instant) -> u64 {
+        at.as_nanos() >> SLOT_SHIFT
+    }
+
+    /// Schedules `ev` at `at`; after every event already scheduled at the same instant.
+    pub fn push(&mut self, at: Instant, ev: E) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.insert(Entry { at, seq, ev });
+    }
+
+    fn insert(&mut self, e: Entry<E>) {
+        let s = Self::slot(e.at);
+        if s < self.cur {
+            self.near.push(e);
+        } else if s - self.cur < SLOTS as u64 {
+            let b = (s % SLOTS as u64) as usize;
+            self.wheel[b].push(e);
+            self.occupied[b / 64] |= 1 << (b % 64);
+            self.in_wheel += 1;
+        } else {
+            self.far.push(e);
+        }
+    }
+
+    /// Moves overflow events that the calendar now covers into it.
+    fn pull_far(&mut self) {
+        while self
+            .far
+            .peek()
+            .is_some_and(|e| Self::slot(e.at) - self.cur < SLOTS as u64)
+        {
+            let e = self.far.pop().expect("peeked");
+            self.insert(e);
+        }
+    }
+
+    /// The first occupied bucket at or after `cur`, as a slot number.
+    fn next_occupied(&self) -> Option<u64> {
+        let start = (self.cur % SLOTS as u64) as usize;
+        let words = SLOTS / 64;
+        // Bits at or after `start` in its word, then the following words
+        // (wrapping), then the bits before `start` in its word.
+        for k in 0..=words {
+            let w = (start / 64 + k) % words;
+            let mut bits = self.occupied[w];
+            if k == 0 {
+                bits &= u64::MAX << (start % 64);
+            } else if k == words {
+                bits &= !(u64::MAX << (start % 64));
+            }
+            if bits != 0 {
+                let b = w * 64 + bits.trailing_zeros() as usize;
+                let ahead = (b + SLOTS - start) % SLOTS;
+                return Some(self.cur + ahead as u64);
+            }
+        }
+        None
+    }
+
+    /// Makes `near` hold the earliest events when there are any.
+    fn refill(&mut self) {
+        if !self.near.is_empty() {
+            return;
+        }
+        if self.in_wheel == 0 {
+            let Some(first) = self.far.peek().map(|e| Self::slot(e.at)) else {
+                return;
+            };
+            self.cur = first;
+            self.pull_far();
+        }
+        let s = self.next_occupied().expect("the calendar holds events");
+        let b = (s % SLOTS as u64) as usize;
+        self.cur = s + 1;
+        self.occupied[b / 64] &= !(1 << (b % 64));
+        let mut bucket = std::mem::take(&mut self.wheel[b]);
+        self.in_wheel -= bucket.len();
+        self.near.extend(bucket.drain(..));
+        self.wheel[b] = bucket;
+        self.pull_far();
+    }
+
+    /// Removes and returns the earliest event (the first pushed among equal times).
+    pub fn pop(&mut self) -> Option<(Instant, E)> {
+        self.refill();
+        self.near.pop().map(|e| (e.at, e.ev))
+    }
+
+    /// The time of the earliest event, without removing it.
+    pub fn peek_time(&mut self) -> Option<Instant> {
+        self.refill();
+        self.near.peek().map(|e| e.at)
+    }
+
+    /// Number of scheduled events.
+    pub fn len(&self) -> usize {
+        self.near.len() + self.in_wheel + self.far.len()
+    }
+
+    /// True when nothing is scheduled.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +311,70 @@ mod tests {
         let mut q = EventQueue::with_capacity(4);
         q.push(Instant::ZERO, NotOrd(1.5));
         assert_eq!(q.pop(), Some((Instant::ZERO, NotOrd(1.5))));
+    }
+
+    /// The calendar pops exactly what the plain heap pops, over times that
+    /// span same-slot ties, many buckets, wrap-around and the overflow heap.
+    #[test]
+    fn calendar_matches_the_heap() {
+        let mut heap = EventQueue::new();
+        let mut cal = CalendarQueue::new();
+        let mut state = 7u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            state >> 33
+        };
+        let mut now = 0u64;
+        let mut id = 0u32;
+        for round in 0..20_000 {
+            // Mostly near (same slot, next ms), some seconds ahead, some beyond the horizon.
+            let pushes = 1 + next() % 3;
+            for _ in 0..pushes {
+                let ahead = match next() % 10 {
+                    0 => 0,
+                    1..=4 => next() % 2_000_000,
+                    5..=7 => next() % 1_500_000_000,
+                    8 => 4_000_000_000 + next() % 6_000_000_000,
+                    _ => next() % (1 << 20) * 3,
+                };
+                let at = Instant::from_nanos(now + ahead);
+                heap.push(at, id);
+                cal.push(at, id);
+                id += 1;
+            }
+            let pops = if round % 50 == 0 { 0 } else { 1 + next() % 3 };
+            for _ in 0..pops {
+                assert_eq!(cal.len(), heap.len());
+                assert_eq!(cal.peek_time(), heap.peek_time());
+                let (a, b) = (cal.pop(), heap.pop());
+                assert_eq!(a, b);
+                if let Some((t, _)) = a {
+                    now = t.as_nanos();
+                }
+            }
+        }
+        while let Some(e) = heap.pop() {
+            assert_eq!(cal.pop(), Some(e));
+        }
+        assert!(cal.is_empty());
+        assert_eq!(cal.pop(), None);
+    }
+
+    #[test]
+    fn calendar_jumps_over_long_idle_gaps() {
+        let mut q = CalendarQueue::new();
+        q.push(Instant::from_millis(100_000), 'b');
+        q.push(Instant::from_millis(5), 'a');
+        q.push(Instant::from_millis(100_000), 'c');
+        assert_eq!(q.pop(), Some((Instant::from_millis(5), 'a')));
+        assert_eq!(q.peek_time(), Some(Instant::from_millis(100_000)));
+        // Pushed "in the past" of the calendar's window: still in order.
+        q.push(Instant::from_millis(6), 'z');
+        assert_eq!(q.pop(), Some((Instant::from_millis(6), 'z')));
+        assert_eq!(q.pop(), Some((Instant::from_millis(100_000), 'b')));
+        assert_eq!(q.pop(), Some((Instant::from_millis(100_000), 'c')));
+        assert_eq!(q.pop(), None);
     }
 }

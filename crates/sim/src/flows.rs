@@ -9,10 +9,10 @@
 //! and answers segments for no connection with an RST (RFC 9293 3.10.7.1).
 //! One seeded RNG (connection open times, link randomness) and one event
 //! queue ordered by (time, insertion) make a run a function of its scenario.
-//! Engine timers are lazy heap entries, so idle connections cost nothing per
-//! event beyond the heap's logarithm.
+//! Engine timers are lazy queue entries in a calendar of 1 ms buckets
+//! ([`CalendarQueue`]), so idle connections cost nothing per event.
 
-use crate::event::EventQueue;
+use crate::event::CalendarQueue;
 use crate::link::{Fate, Link};
 use crate::metrics::{
     Delivery, Flow, FlowResult, FlowsResult, GroupResult, Histogram, LatencyHistogram, LinkDrops,
@@ -193,11 +193,57 @@ enum Ev {
     },
 }
 
+/// The event queue of a run.
+#[cfg(not(test))]
+type Queue = CalendarQueue<Ev>;
+
+/// In unit tests the queue can be the plain heap, to check that both give
+/// the same run byte for byte.
+#[cfg(test)]
+#[allow(clippy::large_enum_variant)] // a test-only choice
+enum Queue {
+    Calendar(CalendarQueue<Ev>),
+    Heap(crate::event::EventQueue<Ev>),
+}
+
+#[cfg(test)]
+impl Queue {
+    fn new() -> Queue {
+        Queue::Calendar(CalendarQueue::new())
+    }
+    fn push(&mut self, at: Instant, ev: Ev) {
+        match self {
+            Queue::Calendar(q) => q.push(at, ev),
+            Queue::Heap(q) => q.push(at, ev),
+        }
+    }
+    fn pop(&mut self) -> Option<(Instant, Ev)> {
+        match self {
+            Queue::Calendar(q) => q.pop(),
+            Queue::Heap(q) => q.pop(),
+        }
+    }
+    fn peek_time(&mut self) -> Option<Instant> {
+        match self {
+            Queue::Calendar(q) => q.peek_time(),
+            Queue::Heap(q) => q.peek_time(),
+        }
+    }
+    /// Moves every scheduled event, in order, to a plain heap.
+    fn switch_to_heap(&mut self) {
+        let mut heap = crate::event::EventQueue::new();
+        while let Some((at, ev)) = self.pop() {
+            heap.push(at, ev);
+        }
+        *self = Queue::Heap(heap);
+    }
+}
+
 /// A many-flow simulation run in progress.
 pub struct FlowSim {
     now: Instant,
     end: Instant,
-    queue: EventQueue<Ev>,
+    queue: Queue,
     rng: ChaCha8Rng,
     hosts: Vec<NetHost>,
     eps: Vec<Endpoint>,
@@ -303,7 +349,7 @@ impl FlowSim {
                 opens.push((at, id));
             }
         }
-        let mut queue = EventQueue::with_capacity(opens.len() * 2 + 16);
+        let mut queue = Queue::new();
         for (at, flow) in opens {
             queue.push(at, Ev::Open { flow });
         }
@@ -1039,5 +1085,26 @@ mod tests {
         assert_eq!(b.next_isn(t, 1, 2), SeqNumber(7));
         assert_eq!(a.next_isn(t, 1, 2), b.next_isn(t, 1, 2));
         assert_ne!(a.next_isn(t, 1, 2), a.next_isn(t, 1, 2));
+    }
+
+    /// The calendar queue and the plain heap give byte-identical results.
+    #[test]
+    fn calendar_queue_runs_like_the_heap() {
+        let texts = [
+            include_str!("../../../examples/competing-policies.toml").to_string(),
+            "name = \"rpc\"\nseed = 3\nduration = \"30s\"\n[bottleneck]\nrate = \"100Mbps\"\ndelay = \"2ms\"\nqdisc = \"codel\"\n[[flows]]\ncount = 300\nclient_hosts = [\"a\", \"b\"]\nserver_host = \"s\"\nspread = \"exponential\"\ninterval = \"3ms\"\nworkload = { request = [200], response = [3000], requests = 5, think = \"700ms\" }\n".to_string(),
+        ];
+        for text in texts {
+            let sc = Scenario::from_str(&text, "<t>", &[]).unwrap();
+            let cal = FlowSim::new(&sc).run(&mut |_, _| {});
+            let mut sim = FlowSim::new(&sc);
+            sim.queue.switch_to_heap();
+            let heap = sim.run(&mut |_, _| {});
+            assert!(cal.transactions > 0);
+            assert_eq!(
+                serde_json::to_string(&cal).unwrap(),
+                serde_json::to_string(&heap).unwrap()
+            );
+        }
     }
 }

@@ -14,7 +14,7 @@ pub mod variant;
 pub mod workload;
 pub mod world;
 
-pub use event::EventQueue;
+pub use event::{CalendarQueue, EventQueue};
 pub use link::{DropReason, Fate, Framing, Link, LinkConfig, LinkStats};
 pub use metrics::RunResult;
 pub use scenario::{Direction, HostConfig, KeyDoc, Scenario, ScenarioError, Workload, KEYS};

@@ -705,17 +705,53 @@ impl Doc {
             }
             Err(_) => Value::from(text),
         };
-        // The override replaces the key, anything below it, and any leaf above it.
-        self.entries.retain(|e| {
+        // `flows.N.KEY` sets KEY in the Nth `[[flows]]` table (file order, from 0).
+        if let Some(rest) = key.strip_prefix("flows.") {
+            let (index, sub) = rest.split_once('.').unwrap_or((rest, ""));
+            let n = self.flows.len();
+            let Some(i) = index.parse::<usize>().ok().filter(|&i| i < n) else {
+                let why = if n == 0 {
+                    "the scenario has no [[flows]] tables".to_string()
+                } else {
+                    format!(
+                        "expected flows.N.KEY with N from 0 to {} (the [[flows]] tables in file order)",
+                        n - 1
+                    )
+                };
+                return Err(err(&file, None, &key, why));
+            };
+            if sub.is_empty() {
+                return Err(err(
+                    &file,
+                    None,
+                    &key,
+                    "expected flows.N.KEY, like flows.0.count=10",
+                ));
+            }
+            let outer = std::mem::replace(
+                &mut self.entries,
+                std::mem::take(&mut self.flows[i].entries),
+            );
+            Self::remove_covered(&mut self.entries, sub);
+            let set = self.flatten_item(sub.to_string(), None, &Item::Value(value), &file, false);
+            self.flows[i].entries = std::mem::replace(&mut self.entries, outer);
+            return set;
+        }
+        Self::remove_covered(&mut self.entries, &key);
+        self.flatten_item(key, None, &Item::Value(value), &file, false)
+    }
+
+    /// Removes what an override of `key` replaces: the key, anything below it, and any leaf above it.
+    fn remove_covered(entries: &mut Vec<Entry>, key: &str) {
+        entries.retain(|e| {
             let below = e.key.len() > key.len()
-                && e.key.starts_with(&key)
+                && e.key.starts_with(key)
                 && e.key.as_bytes()[key.len()] == b'.';
             let above = key.len() > e.key.len()
                 && key.starts_with(&e.key)
                 && key.as_bytes()[e.key.len()] == b'.';
             e.key != key && !below && !above
         });
-        self.flatten_item(key, None, &Item::Value(value), &file, false)
     }
 
     fn get(&self, key: &str) -> Option<&Entry> {
@@ -2304,5 +2340,47 @@ isn = 4294967295
         let missing = Scenario::from_file(&dir.join("nope.toml"), &[]).unwrap_err();
         assert!(missing.message.contains("cannot read"), "{missing}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn set_reaches_a_flows_table() {
+        let text = "[bottleneck]\n[[flows]]\ncount = 5\nserver_host = \"s\"\nclient_hosts = [\"c\"]\n[[flows]]\nname = \"b\"\ncount = 7\nserver_host = \"s\"\nclient_hosts = [\"c\"]\nworkload = { request = [100], requests = 2 }\n";
+        let sets = [
+            "flows.1.count=10".to_string(),
+            "flows.0.name=first".to_string(),
+            "flows.1.workload.requests=4".to_string(),
+        ];
+        let t = Scenario::from_str(text, "<t>", &sets)
+            .unwrap()
+            .topology
+            .unwrap();
+        assert_eq!(t.groups[0].count, 5);
+        assert_eq!(t.groups[1].count, 10);
+        assert_eq!(t.groups[0].name, "first");
+        assert_eq!(t.groups[1].name, "b");
+        let plain = Scenario::from_str(text, "<t>", &[])
+            .unwrap()
+            .topology
+            .unwrap();
+        assert_ne!(
+            format!("{:?}", plain.groups[1].workload),
+            format!("{:?}", t.groups[1].workload)
+        );
+        for (set, says) in [
+            ("flows.2.count=1", "from 0 to 1"),
+            ("flows.x.count=1", "from 0 to 1"),
+            ("flows.0=1", "flows.N.KEY"),
+            ("flows.0.bogus=1", "bogus"),
+            ("flows.0.count=many", "count"),
+        ] {
+            let e = Scenario::from_str(text, "<t>", &[set.to_string()])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{set}: {e}");
+        }
+        let e = Scenario::from_str("", "<t>", &["flows.0.count=1".to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no [[flows]] tables"), "{e}");
     }
 }
