@@ -207,6 +207,14 @@ pub fn set(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         "msl" => c.msl = duration(v)?,
         "dupack_threshold" => c.dupack_threshold = num(v)?,
         "congestion" => c.congestion = crate::cc::CcFactory::by_name(v)?,
+        "recovery" => {
+            let mut r = crate::config::RecoverySet::default();
+            let names = if v == "none" { "" } else { v };
+            for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                r.enable(name)?;
+            }
+            c.recovery = r;
+        }
         other => {
             return Err(format!(
                 "a profile cannot set {other:?}{} (keys: {})",
@@ -327,7 +335,7 @@ pub const LINUX: Profile = Profile {
         s("window_update", "doubling", "tcp.c tcp_cleanup_rbuf: ACK after a read only if the window at least doubles"),
         s("congestion", "cubic", "net.ipv4.tcp_congestion_control = cubic, the default since 2.6.19 (RFC 9438)"),
         s("slow_start", "hystart", "tcp_cubic.c hystart = 1, hystart_detect = ACK train and delay increase"),
-        s("recovery", "prr,tlp", "tcp_input.c tcp_cwnd_reduction: PRR (RFC 6937), always on since 3.2; tcp_output.c tcp_schedule_loss_probe: TLP (net.ipv4.tcp_early_retrans = 3)"),
+        s("recovery", "prr,tlp,rack", "tcp_input.c tcp_cwnd_reduction: PRR (RFC 6937), always on since 3.2; tcp_output.c tcp_schedule_loss_probe: TLP (net.ipv4.tcp_early_retrans = 3); tcp_recovery.c tcp_rack_detect_loss: RACK (RFC 8985, net.ipv4.tcp_recovery = 1)"),
     ],
 };
 
