@@ -1538,7 +1538,11 @@ impl Connection {
                 self.rack_detect(now);
             }
             let thresh = self.cfg.dupack_threshold;
+            // With RACK only its marks start recovery (RFC 8985 6.2; Linux's
+            // tcp_time_to_recover skips the DupThresh heuristic under RACK):
+            // reordering seen earlier keeps a window open for late segments.
             if !self.in_recovery
+                && !self.cfg.recovery.rack
                 && self.snd_una > self.recover
                 && self.snd_una < self.snd_max
                 && (self.dupacks >= thresh
@@ -1665,13 +1669,7 @@ impl Connection {
         }
         if det.newly_lost {
             self.counters.rack_losses += 1;
-            if !self.in_recovery
-                && self.snd_una > self.recover
-                && self.snd_una < self.snd_max
-                && self
-                    .scoreboard
-                    .is_lost(self.snd_una, self.cfg.dupack_threshold, self.snd_mss)
-            {
+            if !self.in_recovery && self.snd_una > self.recover && self.snd_una < self.snd_max {
                 self.enter_sack_recovery();
             }
         }
