@@ -107,7 +107,7 @@ mod tests {
         assert_eq!(l.rto_max, Duration::from_secs(120));
         assert_eq!(l.congestion.name(), "cubic");
         assert_eq!(l.slow_start, SlowStart::Hystart);
-        assert!(l.recovery.prr && l.recovery.tlp);
+        assert!(l.recovery.prr && l.recovery.tlp && l.recovery.rack);
         let t = Stack::rfc().config();
         assert_eq!(format!("{t:?}"), format!("{:?}", Config::default()));
         assert_eq!("linux".parse::<Stack>(), Ok(Stack::linux()));

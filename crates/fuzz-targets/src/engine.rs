@@ -154,6 +154,9 @@ pub fn config(inp: &mut Input) -> Config {
         cfg.congestion = tinygram_proto::CcFactory::cubic();
     }
     cfg.recovery.prr = c & 4 != 0;
+    // RFC 8985: RACK and TLP, alone or together (as the linux profile runs them).
+    cfg.recovery.rack = c & 16 != 0;
+    cfg.recovery.tlp = c & 32 != 0;
     cfg.options.ecn = a & 1 != 0 && b & 1 != 0;
     if c & 2 != 0 && b & 128 == 0 {
         cfg.slow_start = if a & 2 != 0 {

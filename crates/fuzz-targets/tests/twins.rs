@@ -143,6 +143,17 @@ fn every_fuzz_config_validates() {
     }
 }
 
+/// The engine twin draws RACK and TLP (RFC 8985) on and off, alone and together.
+#[test]
+fn fuzz_config_draws_rack_and_tlp() {
+    let mut seen = [[false; 2]; 2];
+    for c in 0..=255u8 {
+        let cfg = config(&mut Input::new(&[0, 0, c]));
+        seen[cfg.recovery.rack as usize][cfg.recovery.tlp as usize] = true;
+    }
+    assert_eq!(seen, [[true; 2]; 2]);
+}
+
 /// Each file under fuzz/corpus/TARGET and fuzz/artifacts/TARGET, replayed.
 fn replay(target: &str, f: fn(&[u8])) -> usize {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");

@@ -229,7 +229,7 @@ pub const SLOW_START_NAMES: [ModuleInfo; 5] = [
 ];
 
 /// Loss-recovery modules `Config::recovery` takes (scenario key `recovery`).
-pub const RECOVERY_NAMES: [ModuleInfo; 3] = [
+pub const RECOVERY_NAMES: [ModuleInfo; 4] = [
     ModuleInfo {
         name: "newreno",
         rfc: "RFC 6675, RFC 6582",
@@ -243,7 +243,12 @@ pub const RECOVERY_NAMES: [ModuleInfo; 3] = [
     ModuleInfo {
         name: "tlp",
         rfc: "RFC 8985 7",
-        about: "Tail Loss Probe at 2 SRTT (SACK): a lost tail is found without an RTO; RACK's time-based loss marking is not modelled",
+        about: "Tail Loss Probe at 2 SRTT (SACK): a lost tail is found without an RTO",
+    },
+    ModuleInfo {
+        name: "rack",
+        rfc: "RFC 8985 6",
+        about: "RACK (SACK): a segment is lost once a later-sent one is delivered and RTT + min_RTT/4 (DSACK-widened) has passed; reordering timer",
     },
 ];
 

@@ -62,13 +62,16 @@ pub struct RecoverySet {
     /// RFC 6937 Proportional Rate Reduction sets cwnd during SACK recovery.
     pub prr: bool,
     /// RFC 8985 7 Tail Loss Probe: a probe at 2 SRTT brings back an ACK (and
-    /// SACK) for a lost tail before the RTO. RACK's time-based loss marking is not modelled.
+    /// SACK) for a lost tail before the RTO.
     pub tlp: bool,
+    /// RFC 8985 6 RACK: a segment is lost once one sent after it is delivered
+    /// and RACK.rtt + reo_wnd has passed (SACK in use).
+    pub rack: bool,
 }
 
 impl RecoverySet {
     /// Every module name, for errors and listings.
-    pub const NAMES: [&'static str; 3] = ["prr", "tlp", "newreno"];
+    pub const NAMES: [&'static str; 4] = ["prr", "tlp", "rack", "newreno"];
 
     /// Parses one module name as used in scenario files (`recovery = [...]`);
     /// `"newreno"` names the default (no module) and enables nothing.
@@ -76,6 +79,7 @@ impl RecoverySet {
         match name {
             "prr" => self.prr = true,
             "tlp" => self.tlp = true,
+            "rack" => self.rack = true,
             "newreno" | "none" => {}
             other => {
                 return Err(format!(
@@ -90,7 +94,7 @@ impl RecoverySet {
 
     /// The enabled modules' names, in `NAMES` order.
     pub fn names(self) -> Vec<&'static str> {
-        [(self.prr, "prr"), (self.tlp, "tlp")]
+        [(self.prr, "prr"), (self.tlp, "tlp"), (self.rack, "rack")]
             .into_iter()
             .filter(|(on, _)| *on)
             .map(|(_, n)| n)

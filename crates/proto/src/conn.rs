@@ -23,6 +23,7 @@ use crate::policy::{
     SendPolicyKind, WindowAdvertise, WindowUpdate,
 };
 use crate::prr::Prr;
+use crate::rack::Rack;
 use crate::recv_buf::RecvBuffer;
 use crate::rtt::RttEstimator;
 use crate::sack::{SackReporter, Scoreboard};
@@ -86,8 +87,10 @@ enum Timer {
     Policy,
     /// RFC 8985 7.2 tail loss probe timeout (PTO).
     Tlp,
+    /// RFC 8985 6.3 RACK reordering timer.
+    Rack,
 }
-const TIMERS: usize = 6;
+const TIMERS: usize = 7;
 
 /// A TCP connection driven by the caller (see the module docs for the call order).
 pub struct Connection {
@@ -173,6 +176,8 @@ pub struct Connection {
     tlp_end: Option<SeqNumber>,
     /// New data went out: re-arm the probe timeout (RFC 8985 7.2).
     tlp_rearm: bool,
+    /// RFC 8985 6 RACK per-segment transmit times and loss marks, when `recovery.rack` is on.
+    rack: Rack,
     /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
     nak_rx: NakReceiver,
     /// RFC 1106 2.1: NAKed data the peer asked for, to resend at once.
@@ -335,6 +340,7 @@ impl Connection {
             last_tx_ect: false,
             tlp_end: None,
             tlp_rearm: false,
+            rack: Rack::default(),
             nak_rx: NakReceiver::default(),
             nak_tx: NakSender::default(),
             pending_naks: VecDeque::new(),
@@ -752,6 +758,10 @@ impl Connection {
             self.enter_closed(None);
             return;
         }
+        if due(self, Timer::Rack) {
+            self.disarm(Timer::Rack);
+            self.rack_detect(now); // RFC 8985 6.3
+        }
         // A probe due with the RTO goes first and re-arms it (RFC 8985 7.3).
         if due(self, Timer::Tlp) {
             self.disarm(Timer::Tlp);
@@ -875,6 +885,9 @@ impl Connection {
                 self.sack_recovery = false;
                 self.prr = None;
                 self.tlp_end = None;
+                self.rack.on_rto();
+                self.scoreboard.set_rack_lost(None);
+                self.disarm(Timer::Rack);
                 self.rxt_first = false;
                 self.dupacks = 0;
                 self.rexmit_one = None;
@@ -1436,6 +1449,7 @@ impl Connection {
             && window == self.snd_wnd
             && flight_before > 0;
 
+        let mut exited_recovery = false;
         if ack > self.snd_una {
             let acked = ack.distance_from(self.snd_una);
             let fin_now_acked = self.fin_queued && ack > self.fin_seq();
@@ -1471,6 +1485,7 @@ impl Connection {
                     }
                     self.in_recovery = false;
                     self.sack_recovery = false;
+                    exited_recovery = true;
                     // RFC 6937 3: on exit cwnd = ssthresh, which the controller holds.
                     self.prr = None;
                 } else if self.sack_recovery {
@@ -1510,8 +1525,24 @@ impl Connection {
                 self.counters.dup_acks_received += is_dup as u64;
                 self.dupacks += 1;
             }
+            if self.cfg.recovery.rack {
+                let blocks = seg.options.sack_blocks.as_slice();
+                // RFC 2883 4: a D-SACK is a first block below the cumulative
+                // ACK or inside the second block.
+                let dsack = blocks.first().is_some_and(|&(l, r)| {
+                    r <= ack || blocks.get(1).is_some_and(|&(l2, r2)| l >= l2 && r <= r2)
+                });
+                self.rack.on_ack(now, self.snd_una, blocks);
+                self.rack
+                    .on_dsack_and_exit(dsack, exited_recovery, self.snd_una, self.snd_max);
+                self.rack_detect(now);
+            }
             let thresh = self.cfg.dupack_threshold;
+            // With RACK only its marks start recovery (RFC 8985 6.2; Linux's
+            // tcp_time_to_recover skips the DupThresh heuristic under RACK):
+            // reordering seen earlier keeps a window open for late segments.
             if !self.in_recovery
+                && !self.cfg.recovery.rack
                 && self.snd_una > self.recover
                 && self.snd_una < self.snd_max
                 && (self.dupacks >= thresh
@@ -1613,6 +1644,35 @@ impl Connection {
     /// RFC 3168 6.1.1: ECN was negotiated on this connection.
     pub fn ecn_enabled(&self) -> bool {
         self.ecn_ok
+    }
+
+    /// RFC 8985 6.2 steps 4-5 and 6.3: mark segments lost by time, resend a
+    /// lost retransmission, start recovery on a loss, (re)arm the reordering timer.
+    fn rack_detect(&mut self, now: Instant) {
+        if !self.cfg.recovery.rack || !self.sack_ok || self.nak_ok || !self.state.synchronized() {
+            return;
+        }
+        let thresh = self.cfg.dupack_threshold as usize;
+        let dupthresh_sacked = self.scoreboard.sacked_bytes() >= thresh * self.snd_mss;
+        let reo = self
+            .rack
+            .reo_wnd(self.in_recovery, dupthresh_sacked, self.rtt.srtt());
+        let det = self.rack.detect_loss(now, reo);
+        if let Some(s) = det.lost_rexmit {
+            // The retransmission is lost too: NextSeg finds it again.
+            self.high_rxt = self.high_rxt.min(s).max(self.snd_una);
+        }
+        self.scoreboard.set_rack_lost(self.rack.lost_end());
+        match det.timeout {
+            Some(d) => self.arm(Timer::Rack, now + d),
+            None => self.disarm(Timer::Rack),
+        }
+        if det.newly_lost {
+            self.counters.rack_losses += 1;
+            if !self.in_recovery && self.snd_una > self.recover && self.snd_una < self.snd_max {
+                self.enter_sack_recovery();
+            }
+        }
     }
 
     /// RFC 6675 5 step 4: enter loss recovery driven by the SACK scoreboard.
@@ -2598,6 +2658,10 @@ impl Connection {
         let acked_new = self.segs_since_ack > 0;
         let new_data = len > 0 && seq >= self.snd_max;
         self.tlp_rearm |= new_data;
+        if self.cfg.recovery.rack && self.sack_ok && (len > 0 || fin) {
+            // RFC 8985 6.1: Segment.xmit_ts for RACK.
+            self.rack.on_sent(seq, seq + len + fin as usize, now);
+        }
         if self.ecn_ok && self.cwr_pending && new_data {
             // RFC 3168 6.1.2: CWR on the first new data after the reduction.
             flags = flags | Flags::CWR;

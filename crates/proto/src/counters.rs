@@ -91,6 +91,8 @@ pub struct Counters {
     pub ecn_reductions: u64,
     /// Tail loss probes sent (RFC 8985 7.3).
     pub tlp_probes: u64,
+    /// Times RACK marked segments lost by their transmit time (RFC 8985 6.2).
+    pub rack_losses: u64,
     /// Retransmissions answering a NAK (RFC 1106 2.1).
     pub nak_retransmits: u64,
     /// Duplicate-ACK thresholds reached but not acted on because NAKs are in use (RFC 1106 4.3).

@@ -14,6 +14,7 @@ pub mod nak;
 pub mod policy;
 pub mod profile;
 pub mod prr;
+pub mod rack;
 pub mod recv_buf;
 pub mod rtt;
 pub mod sack;

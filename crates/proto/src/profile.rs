@@ -335,7 +335,7 @@ pub const LINUX: Profile = Profile {
         s("window_update", "doubling", "tcp.c tcp_cleanup_rbuf: ACK after a read only if the window at least doubles"),
         s("congestion", "cubic", "net.ipv4.tcp_congestion_control = cubic, the default since 2.6.19 (RFC 9438)"),
         s("slow_start", "hystart", "tcp_cubic.c hystart = 1, hystart_detect = ACK train and delay increase"),
-        s("recovery", "prr,tlp", "tcp_input.c tcp_cwnd_reduction: PRR (RFC 6937), always on since 3.2; tcp_output.c tcp_schedule_loss_probe: TLP (net.ipv4.tcp_early_retrans = 3)"),
+        s("recovery", "prr,tlp,rack", "tcp_input.c tcp_cwnd_reduction: PRR (RFC 6937), always on since 3.2; tcp_output.c tcp_schedule_loss_probe: TLP (net.ipv4.tcp_early_retrans = 3); tcp_recovery.c tcp_rack_detect_loss: RACK (RFC 8985, net.ipv4.tcp_recovery = 1)"),
     ],
 };
 

@@ -78,6 +78,8 @@ pub struct Scoreboard {
     /// Sorted, disjoint, non-adjacent [left, right) ranges.
     ranges: Vec<(SeqNumber, SeqNumber)>,
     sacked: usize,
+    /// RFC 8985 6.2: unSACKed bytes below this are lost by RACK's time rule.
+    rack_lost: Option<SeqNumber>,
 }
 
 impl Scoreboard {
@@ -95,6 +97,13 @@ impl Scoreboard {
     pub fn clear(&mut self) {
         self.ranges.clear();
         self.sacked = 0;
+        self.rack_lost = None;
+    }
+
+    /// RFC 8985 6.2 step 5: RACK marked every hole below `end` lost (the
+    /// segments it judged were sent in sequence order).
+    pub fn set_rack_lost(&mut self, end: Option<SeqNumber>) {
+        self.rack_lost = end;
     }
 
     /// RFC 6675 "Update": adds the ACK's blocks; returns whether any byte was
@@ -204,6 +213,16 @@ impl Scoreboard {
                 let lost = above_ranges >= dupthresh as usize || above_bytes > limit;
                 (hole.0 < hole.1).then_some((hole.0, hole.1, lost))
             })
+            .flat_map(move |(s, e, lost)| {
+                // RACK's marks split a hole: lost below, undecided above.
+                match self.rack_lost.filter(|&m| !lost && m > s) {
+                    Some(m) if m < e => [Some((s, m, true)), Some((m, e, false))],
+                    Some(_) => [Some((s, e, true)), None],
+                    None => [Some((s, e, lost)), None],
+                }
+                .into_iter()
+                .flatten()
+            })
     }
 
     /// RFC 6675 IsLost(seq) for the first unSACKed byte at `snd_una`.
@@ -310,6 +329,26 @@ mod tests {
         c.update(s(0), s(100), &[(s(10), s(20))]);
         assert!(!c.is_lost(s(0), 3, mss));
         assert_eq!(c.pipe(s(0), s(100), s(0), 3, mss), 90);
+    }
+
+    #[test]
+    fn rack_marks_split_holes() {
+        let mss = 10;
+        let mut b = Scoreboard::default();
+        // One SACKed segment above a 30-byte hole: not lost by DupThresh.
+        b.update(s(0), s(100), &[(s(30), s(40))]);
+        assert!(!b.is_lost(s(0), 3, mss));
+        // RACK judged the first two segments lost by time.
+        b.set_rack_lost(Some(s(20)));
+        assert!(b.is_lost(s(0), 3, mss));
+        assert_eq!(b.next_lost(s(0), s(0), 3, mss), Some((s(0), s(20))));
+        assert_eq!(b.next_lost(s(0), s(20), 3, mss), None);
+        // 100 - 10 SACKed - 20 lost.
+        assert_eq!(b.pipe(s(0), s(100), s(0), 3, mss), 70);
+        b.clear();
+        assert!(b.is_empty());
+        b.update(s(0), s(100), &[(s(30), s(40))]);
+        assert!(!b.is_lost(s(0), 3, mss), "clear forgets RACK's marks");
     }
 
     #[test]

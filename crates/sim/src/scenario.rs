@@ -373,7 +373,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("options", "[]", "TCP options offered besides MSS: wscale, timestamps, sack, bigwin, nak, ecn (RFC 3168)"),
         ("loss_is", "\"congestion\"", "\"congestion\" halves cwnd on a repaired loss, \"noise\" does not (RFC 1106 4.2); \"ecn-only\" (experimental): only ECN CE marks reduce cwnd"),
         ("slow_start", "\"standard\"", "\"standard\" (1 segment per ACK, RFC 5681), \"double\" (2, RFC 1106 4.2), \"hystart\" (Linux tcp_cubic.c) or \"hystart++\" (RFC 9406)"),
-        ("recovery", "[]", "loss-recovery modules besides RFC 6675 SACK / RFC 6582 NewReno recovery: \"prr\" (RFC 6937), \"tlp\" (RFC 8985 7); see `tinygram congestion`"),
+        ("recovery", "[]", "loss-recovery modules besides RFC 6675 SACK / RFC 6582 NewReno recovery: \"prr\" (RFC 6937), \"tlp\" (RFC 8985 7), \"rack\" (RFC 8985 6); see `tinygram congestion`"),
         ("congestion", "\"newreno\"", "congestion control: \"newreno\" (RFC 5681, RFC 6582) or \"cubic\" (RFC 9438); see `tinygram congestion`"),
         ("rto_min", "\"200ms\"", "lower bound on the retransmission timeout (Linux; RFC 6298 2.4 says 1s)"),
         ("rto_max", "\"60s\"", "upper bound on the retransmission timeout (RFC 6298 2.5)"),
