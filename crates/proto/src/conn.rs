@@ -1070,24 +1070,37 @@ impl Connection {
     /// is dropped (the client sends it again after the handshake, 4.2.2).
     fn fast_open_server(&mut self, seg: &TcpRepr, payload: &[u8]) {
         let fo_cfg = &self.cfg.fast_open;
-        let Some(fo) = seg.options.fast_open.filter(|_| fo_cfg.server) else {
+        let opt = seg.options.fast_open;
+        // Only a SYN that carries data or asks for Fast Open, and only while
+        // the queue has room (RFC 7413 5.1).
+        if !fo_cfg.server || (payload.is_empty() && opt.is_none()) || fo_cfg.queue == 0 {
             return;
-        };
-        let valid = fo_cfg.server_cookie.is_some_and(|c| c == fo.cookie)
-            || (fo_cfg.server_no_cookie && fo.cookie.is_request());
-        if valid && fo_cfg.queue > 0 {
+        }
+        let valid = fo_cfg.server_no_cookie
+            || opt
+                .is_some_and(|o| !o.cookie.is_request() && fo_cfg.server_cookie == Some(o.cookie));
+        if valid {
+            self.tfo.child = true;
             if !payload.is_empty() {
                 let keep = payload.len().min(self.syn_window());
                 let r = self.recv_buf.insert(0, &payload[..keep]);
                 self.counters.bytes_delivered += r.advanced as u64;
                 self.tfo.syn_data = true;
+                self.tfo.syn_data_acked = true;
             }
-        } else if let Some(cookie) = fo_cfg.server_cookie {
+        } else if let (Some(o), Some(cookie)) = (opt, fo_cfg.server_cookie) {
+            // A request or a wrong cookie: answer with the right one (4.3.1).
             self.tfo.reply = Some(crate::fastopen::FastOpenOption {
-                experimental: fo.experimental,
+                experimental: o.experimental,
                 cookie,
             });
         }
+    }
+
+    /// Changes the Fast Open settings of a connection not yet synchronized
+    /// (TCP_FASTOPEN on a listener, set after listen()).
+    pub fn set_fast_open(&mut self, f: crate::fastopen::FastOpenConfig) {
+        self.cfg.fast_open = f;
     }
 
     /// Fast Open progress: whether SYN data was sent or taken, and the cookie
@@ -1192,6 +1205,9 @@ impl Connection {
             // as ordinary data; a cookie it carries is kept for the cache.
             if let Some(fo) = seg.options.fast_open.filter(|f| !f.cookie.is_request()) {
                 self.tfo.learned = Some(fo);
+            }
+            if self.cfg.fast_open.client {
+                self.tfo.peer_mss = seg.options.mss;
             }
             let data_acked = seg.ack.diff(self.iss + 1).max(0) as usize;
             if data_acked > 0 {
@@ -2083,7 +2099,11 @@ impl Connection {
                 if self.need_syn {
                     return Some(self.emit_syn_with(now, payload));
                 }
-                return self.maybe_pure_ack(now);
+                // RFC 7413 4.3.2: a Fast Open server may send data before
+                // the handshake completes.
+                if !(self.state == State::SynReceived && self.tfo.child) {
+                    return self.maybe_pure_ack(now);
+                }
             }
             _ => {}
         }
@@ -2134,7 +2154,9 @@ impl Connection {
             return r;
         }
         let fo = self.cfg.fast_open.clone();
-        if !fo.client {
+        // A retransmitted SYN goes plain, without data or option, as Linux's
+        // does: the path may drop what it does not know (RFC 7413 4.2.2).
+        if !fo.client || self.retries > 0 {
             return r;
         }
         let cookie = fo.cookie.filter(|c| !c.is_request());
@@ -2147,7 +2169,8 @@ impl Connection {
         let may_carry = (cookie.is_some() || fo.client_no_cookie) && self.retries == 0;
         if may_carry && !self.send_buf.is_empty() {
             // Linux's room for SYN data: the MSS less the most options take.
-            let room = (self.cfg.mss as usize).saturating_sub(crate::wire::MAX_OPTIONS_LEN);
+            let mss = self.cfg.mss.min(fo.peer_mss.unwrap_or(u16::MAX));
+            let room = (mss as usize).saturating_sub(crate::wire::MAX_OPTIONS_LEN);
             let len = self.send_buf.len().min(room).min(self.snd_wnd.max(room));
             self.send_buf.copy_out(self.send_buf.head(), len, payload);
             self.snd_nxt = self.iss + 1 + len;

@@ -134,6 +134,9 @@ pub struct FastOpenConfig {
     pub client_no_cookie: bool,
     /// The cookie cached for this peer (RFC 7413 4.1.3), handed in at connect.
     pub cookie: Option<TfoCookie>,
+    /// The MSS the peer offered last time (from the cache): the SYN's data
+    /// fits it.
+    pub peer_mss: Option<u16>,
     /// Passive open: hand out cookies and accept data in SYNs with a valid
     /// one (RFC 7413 4.3). Linux 0x2 with a TCP_FASTOPEN queue, or 0x400.
     pub server: bool,
@@ -165,6 +168,12 @@ pub struct TfoState {
     pub syn_data_acked: bool,
     /// Client: the cookie the server's SYN-ACK carried, for the caller's cache.
     pub learned: Option<FastOpenOption>,
+    /// Client: the MSS the server's SYN-ACK offered, for the caller's cache
+    /// (it bounds the next SYN's data, as Linux's cache does).
+    pub peer_mss: Option<u16>,
+    /// Server: a Fast Open connection (valid cookie, or cookies waived): it
+    /// can be accepted and send before the handshake completes (4.3.2).
+    pub child: bool,
 }
 
 /// A client's cookie cache (RFC 7413 4.1.3), keyed by the server's address:
@@ -172,6 +181,7 @@ pub struct TfoState {
 #[derive(Clone, Debug, Default)]
 pub struct CookieCache {
     entries: HashMap<IpAddr, (TfoCookie, bool)>,
+    mss: HashMap<IpAddr, u16>,
 }
 
 impl CookieCache {
@@ -185,9 +195,18 @@ impl CookieCache {
             self.entries.insert(server, (cookie, experimental));
         }
     }
+    /// Remembers the MSS a server's SYN-ACK offered.
+    pub fn set_mss(&mut self, server: IpAddr, mss: u16) {
+        self.mss.insert(server, mss);
+    }
+    /// The MSS cached for `server`.
+    pub fn mss(&self, server: IpAddr) -> Option<u16> {
+        self.mss.get(&server).copied()
+    }
     /// Forgets everything (Linux flushes its cache when tcp_fastopen changes).
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.mss.clear();
     }
 }
 
