@@ -465,6 +465,12 @@ impl<'a> Runner<'a> {
                 if len > 64 << 20 {
                     return Err(self.unsupported(idx, "writes over 64 MiB are not supported"));
                 }
+                // tcp_sendmsg_fastopen: an AF_UNSPEC address is refused.
+                let unspec = name == "sendto"
+                    && matches!(spec.args.get(4), Some(Expr::Ident(n)) if n == "AF_UNSPEC");
+                if fastopen && unspec && first {
+                    return Ok(Outcome::Done(Err("EOPNOTSUPP")));
+                }
                 if let Some(out) = self.fast_open_send(idx, fd, &sock, len, fastopen, first)? {
                     return Ok(out);
                 }
