@@ -175,6 +175,14 @@ pub enum OptSpec {
         /// TSecr.
         ecr: u32,
     },
+    /// `FO [cookie]` / `FOEXP [cookie]`: RFC 7413 4.1.1 Fast Open, kind 34 or
+    /// the experimental kind 254 with magic 0xF989; no cookie is a request.
+    FastOpen {
+        /// Kind 254 (`FOEXP`).
+        exp: bool,
+        /// The cookie bytes (empty for a request).
+        cookie: Vec<u8>,
+    },
     /// tinygram: `nakOK`, RFC 1106 NAK-permitted (kind 253, ExID 0x1106, 'P').
     NakOk,
     /// tinygram: `nak S N`, RFC 1106 2.1 NAK of N segments from S (the data
@@ -290,6 +298,16 @@ impl fmt::Display for OptSpec {
             OptSpec::Nak { seq, count } => write!(f, "nak {seq} {count}"),
             OptSpec::BigWin(w) => write!(f, "bigwin {w}"),
             OptSpec::WinHi(w) => write!(f, "winhi {w}"),
+            OptSpec::FastOpen { exp, cookie } => {
+                f.write_str(if *exp { "FOEXP" } else { "FO" })?;
+                if !cookie.is_empty() {
+                    f.write_str(" ")?;
+                    for b in cookie {
+                        write!(f, "{b:02x}")?;
+                    }
+                }
+                Ok(())
+            }
         }
     }
 }

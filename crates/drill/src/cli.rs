@@ -160,6 +160,13 @@ pub fn run_scripts(
         tcp_ts_tick_usecs: args.tcp_ts_tick_usecs,
         ..Settings::default()
     };
+    let mut settings = settings;
+    if let Some(a) = args.local_ip {
+        settings.local_ip = a.into();
+    }
+    if let Some(a) = args.remote_ip {
+        settings.remote_ip = a.into();
+    }
     if let Some(dir) = &args.suite {
         return run_suite_cmd(args, dir, &settings, out, err);
     }

@@ -522,6 +522,18 @@ fn parse_seq_range(tok: &str) -> Result<(u32, u32), String> {
     Ok((start, len))
 }
 
+/// A Fast Open cookie written in hex: 4 to 16 bytes (RFC 7413 4.1.1).
+fn tfo_cookie(hex: &str) -> Result<Vec<u8>, String> {
+    let bad = || format!("Fast Open cookie {hex:?}: expected 8 to 32 hex digits, an even number");
+    if !hex.len().is_multiple_of(2) || !(8..=32).contains(&hex.len()) {
+        return Err(bad());
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2).unwrap_or("x"), 16).map_err(|_| bad()))
+        .collect()
+}
+
 /// Parses the inside of `<...>`.
 fn parse_options(s: &str) -> Result<OptionsSpec, String> {
     if s.trim() == "..." {
@@ -560,6 +572,13 @@ fn parse_options(s: &str) -> Result<OptionsSpec, String> {
                 val: num_u32(v, "TS val")?,
                 ecr: num_u32(e, "TS ecr")?,
             },
+            [w @ ("FO" | "FOEXP"), rest @ ..] if rest.len() <= 1 => OptSpec::FastOpen {
+                exp: *w == "FOEXP",
+                cookie: match rest.first() {
+                    None => Vec::new(),
+                    Some(hex) => tfo_cookie(hex)?,
+                },
+            },
             ["nakOK"] => OptSpec::NakOk,
             ["nak", seq, n] => OptSpec::Nak {
                 seq: num_u32(seq, "nak sequence number")?,
@@ -582,7 +601,7 @@ fn parse_options(s: &str) -> Result<OptionsSpec, String> {
             [] => return Err("empty TCP option in list".into()),
             _ => {
                 return Err(format!(
-                    "unsupported TCP option {:?} (supported: mss N, nop, eol, wscale N, sackOK, sack a:b, TS val X ecr Y, nakOK, nak S N, bigwin N, winhi N, ...)",
+                    "unsupported TCP option {:?} (supported: mss N, nop, eol, wscale N, sackOK, sack a:b, TS val X ecr Y, nakOK, nak S N, bigwin N, winhi N, FO [cookie], FOEXP [cookie], ...)",
                     part.trim()
                 ))
             }

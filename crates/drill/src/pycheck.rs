@@ -90,7 +90,8 @@ pub(crate) fn tcp_info(c: &Connection) -> Vec<(&'static str, u64)> {
     let wscale_on = c.config().options.window_scale && (snd_ws > 0 || rcv_ws > 0);
     let options = u64::from(c.timestamps_enabled())
         | u64::from(c.sack_enabled()) << 1
-        | u64::from(wscale_on) << 2;
+        | u64::from(wscale_on) << 2
+        | u64::from(c.fast_open().syn_data_acked) << 5;
     let n = c.counters();
     vec![
         ("tcpi_state", state),

@@ -5,6 +5,7 @@ use crate::report::{secs, FailKind, Failure, ScriptReport, QUICK_ACK_HINT};
 use crate::stack::Stack;
 use crate::syscall::{Outcome, Sock};
 use std::collections::{BTreeMap, VecDeque};
+use tinygram_proto::fastopen::{FastOpenOption, TfoCookie};
 use tinygram_proto::policy::SendPolicyKind;
 use tinygram_proto::wire::{Nak, SackBlocks, Timestamps};
 use tinygram_proto::{Config, Connection, Flags, Instant, SeqNumber, TcpOptions, TcpRepr};
@@ -44,6 +45,11 @@ pub struct Settings {
     /// set, an outbound TSval is checked against the script's (0: unchecked,
     /// as in packetdrill).
     pub tcp_ts_tick_usecs: i64,
+    /// packetdrill's `--local_ip`: the host's address, which the Fast Open
+    /// server cookie covers (RFC 7413 4.1.2).
+    pub local_ip: std::net::IpAddr,
+    /// packetdrill's `--remote_ip`: the scripted peer's address.
+    pub remote_ip: std::net::IpAddr,
 }
 
 impl Default for Settings {
@@ -55,6 +61,9 @@ impl Default for Settings {
             stack: Stack::rfc(),
             defines: Vec::new(),
             tcp_ts_tick_usecs: 0,
+            // packetdrill's IPv4 defaults.
+            local_ip: std::net::IpAddr::V4(std::net::Ipv4Addr::new(192, 168, 0, 1)),
+            remote_ip: std::net::IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 1)),
         }
     }
 }
@@ -142,6 +151,12 @@ pub(crate) struct Runner<'a> {
     pub more_corked: bool,
     /// The live connection's MSG_ZEROCOPY sends and notifications.
     pub zc: crate::zerocopy::ZeroCopy,
+    /// The host's Fast Open cookie cache (RFC 7413 4.1.3), across the
+    /// script's connections.
+    pub tfo_cache: tinygram_proto::fastopen::CookieCache,
+    /// The peer's ISN as the script wrote its last SYN (packetdrill numbers
+    /// the peer's later segments from it).
+    pub remote_isn: u32,
 }
 
 /// Converts script-relative nanoseconds to an engine instant.
@@ -220,6 +235,8 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         host: crate::sysctl::HostSysctls::default(),
         more_corked: false,
         zc: crate::zerocopy::ZeroCopy::default(),
+        tfo_cache: Default::default(),
+        remote_isn: 0,
     };
     if let Err(f) = r.run() {
         r.report.failure = Some(*f);
@@ -250,6 +267,17 @@ fn apply_option(s: &mut Settings, o: &ScriptOption) -> Result<bool, String> {
                 .and_then(|v| v.parse().ok())
                 .filter(|v: &i64| (0..=1_000_000).contains(v))
                 .ok_or("--tcp_ts_tick_usecs needs an integer from 0 to 1000000")?;
+            Ok(true)
+        }
+        "local_ip" | "remote_ip" => {
+            let a: std::net::IpAddr = v
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| format!("--{} needs an IP address", o.name))?;
+            if o.name == "local_ip" {
+                s.local_ip = a;
+            } else {
+                s.remote_ip = a;
+            }
             Ok(true)
         }
         "strict_segments" => {
@@ -558,6 +586,11 @@ impl<'a> Runner<'a> {
     /// Delivers a scripted inbound segment (or answers it as the host would).
     fn inject(&mut self, p: &PacketSpec) {
         let repr = self.inbound_repr(p);
+        // The SYN that opens a connection fixes the peer's ISN (a SYN on a
+        // synchronized connection, RFC 5961 4, does not).
+        if p.flags & flag::SYN != 0 && !self.ever_synced {
+            self.remote_isn = p.seq;
+        }
         let len = p.len as usize;
         self.report.trace.push(format!("{} < {p}", secs(self.now)));
         let alive = self
@@ -572,6 +605,13 @@ impl<'a> Runner<'a> {
                     c.note_ce();
                 }
                 c.handle_segment(now, &repr, &payload);
+                if let Some(fo) = c.fast_open().learned {
+                    let remote = self.settings.remote_ip;
+                    self.tfo_cache.insert(remote, fo.cookie, fo.experimental);
+                }
+                if let Some(m) = c.fast_open().peer_mss {
+                    self.tfo_cache.set_mss(self.settings.remote_ip, m);
+                }
             }
             self.release_more_cork();
             self.drain();
@@ -638,6 +678,12 @@ impl<'a> Runner<'a> {
                     }
                     OptSpec::BigWin(w) => o.big_window_offer = Some(*w),
                     OptSpec::WinHi(w) => o.big_window_upper = Some(*w),
+                    OptSpec::FastOpen { exp, cookie } => {
+                        o.fast_open = TfoCookie::new(cookie).map(|cookie| FastOpenOption {
+                            experimental: *exp,
+                            cookie,
+                        })
+                    }
                     OptSpec::Nop | OptSpec::Eol => {}
                 }
             }
@@ -645,12 +691,26 @@ impl<'a> Runner<'a> {
         TcpRepr {
             src_port: self.remote_port,
             dst_port: self.local_port,
-            seq: SeqNumber(p.seq.wrapping_add(REMOTE_BASE)),
+            seq: SeqNumber(
+                p.seq
+                    .wrapping_add(self.remote_base(p.flags & flag::SYN != 0)),
+            ),
             ack: SeqNumber(p.ack.map_or(0, |a| self.local_wire(a))),
             flags: Flags(p.flags),
             window: p.win.unwrap_or(65_535),
             urgent: 0,
             options: o,
+        }
+    }
+
+    /// Wire value of the peer's script sequence number 0. As in packetdrill,
+    /// the peer's SYN and the ACK of it in our SYN-ACK are written absolute;
+    /// every later number is relative to the peer's ISN.
+    fn remote_base(&self, syn: bool) -> u32 {
+        if syn {
+            REMOTE_BASE
+        } else {
+            REMOTE_BASE.wrapping_add(self.remote_isn)
         }
     }
 
@@ -878,7 +938,7 @@ impl<'a> Runner<'a> {
             ));
         }
         if let Some(ack) = p.ack {
-            let actual = a.ack.0.wrapping_sub(REMOTE_BASE);
+            let actual = a.ack.0.wrapping_sub(self.remote_base(a.flags.syn()));
             if actual != ack {
                 return Err(format!(
                     "ack number: expected {ack} but the engine sent {actual}"
@@ -910,6 +970,7 @@ impl<'a> Runner<'a> {
                     || o.nak_permitted
                     || o.nak.is_some()
                     || o.big_window_offer.is_some()
+                    || o.fast_open.is_some()
                     || extra_engine
                 {
                     return Err("options: the script expects none but the engine sent some".into());
@@ -924,6 +985,7 @@ impl<'a> Runner<'a> {
         let mut sack: Option<&Vec<(u32, u32)>> = None;
         let mut ts = None;
         let (mut nak_ok, mut nak, mut bigwin, mut winhi) = (false, None, None, None);
+        let mut fo = None;
         for opt in list {
             match opt {
                 OptSpec::Mss(v) => mss = Some(*v),
@@ -935,8 +997,22 @@ impl<'a> Runner<'a> {
                 OptSpec::Nak { seq, count } => nak = Some((*seq, *count)),
                 OptSpec::BigWin(w) => bigwin = Some(*w),
                 OptSpec::WinHi(w) => winhi = Some(*w),
+                OptSpec::FastOpen { exp, cookie } => {
+                    fo = TfoCookie::new(cookie).map(|cookie| FastOpenOption {
+                        experimental: *exp,
+                        cookie,
+                    })
+                }
                 OptSpec::Nop | OptSpec::Eol => {}
             }
+        }
+        if o.fast_open != fo {
+            let show = |f: Option<FastOpenOption>| f.map_or("none".to_string(), |f| fmt_fo(&f));
+            return Err(format!(
+                "Fast Open option: expected {} but the engine sent {}",
+                show(fo),
+                show(o.fast_open)
+            ));
         }
         if o.nak_permitted != nak_ok {
             return Err(format!(
@@ -945,7 +1021,8 @@ impl<'a> Runner<'a> {
                 if o.nak_permitted { "it" } else { "none" }
             ));
         }
-        let actual_nak = o.nak.map(|n| (n.seq.0.wrapping_sub(REMOTE_BASE), n.count));
+        let base = self.remote_base(false);
+        let actual_nak = o.nak.map(|n| (n.seq.0.wrapping_sub(base), n.count));
         if actual_nak != nak {
             let show =
                 |n: Option<(u32, u8)>| n.map_or("none".into(), |(s, c)| format!("nak {s} {c}"));
@@ -998,7 +1075,7 @@ impl<'a> Runner<'a> {
             .sack_blocks
             .as_slice()
             .iter()
-            .map(|(l, r)| (l.0.wrapping_sub(REMOTE_BASE), r.0.wrapping_sub(REMOTE_BASE)))
+            .map(|(l, r)| (l.0.wrapping_sub(base), r.0.wrapping_sub(base)))
             .collect();
         let want_sack = sack.cloned().unwrap_or_default();
         if actual_sack != want_sack {
@@ -1065,7 +1142,10 @@ impl<'a> Runner<'a> {
             len
         );
         if a.flags.ack() {
-            s.push_str(&format!(" ack {}", a.ack.0.wrapping_sub(REMOTE_BASE)));
+            s.push_str(&format!(
+                " ack {}",
+                a.ack.0.wrapping_sub(self.remote_base(a.flags.syn()))
+            ));
         }
         s.push_str(&format!(" win {}", a.window));
         let o = &a.options;
@@ -1084,6 +1164,9 @@ impl<'a> Runner<'a> {
         if let Some(w) = o.window_scale {
             parts.push(format!("wscale {w}"));
         }
+        if let Some(f) = &o.fast_open {
+            parts.push(fmt_fo(f));
+        }
         if !o.sack_blocks.is_empty() {
             let b: Vec<String> = o
                 .sack_blocks
@@ -1092,8 +1175,8 @@ impl<'a> Runner<'a> {
                 .map(|(l, r)| {
                     format!(
                         "{}:{}",
-                        l.0.wrapping_sub(REMOTE_BASE),
-                        r.0.wrapping_sub(REMOTE_BASE)
+                        l.0.wrapping_sub(self.remote_base(false)),
+                        r.0.wrapping_sub(self.remote_base(false))
                     )
                 })
                 .collect();
@@ -1105,7 +1188,7 @@ impl<'a> Runner<'a> {
         if let Some(n) = o.nak {
             parts.push(format!(
                 "nak {} {}",
-                n.seq.0.wrapping_sub(REMOTE_BASE),
+                n.seq.0.wrapping_sub(self.remote_base(false)),
                 n.count
             ));
         }
@@ -1284,6 +1367,22 @@ impl<'a> Runner<'a> {
         f.expected = Some(format!("{} = {expected}", spec.name));
         f.actual = Some(format!("{} = {actual}", spec.name));
         Err(f)
+    }
+}
+
+/// A Fast Open option in script syntax: `FO cookie` or `FOEXP cookie`.
+fn fmt_fo(f: &FastOpenOption) -> String {
+    let hex: String = f
+        .cookie
+        .as_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let name = if f.experimental { "FOEXP" } else { "FO" };
+    if hex.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} {hex}")
     }
 }
 

@@ -59,6 +59,11 @@ pub(crate) struct Sock {
     pub uncork_to: SendPolicyKind,
     /// Socket options the script set successfully (they override `--stack`).
     pub set_by_script: BTreeSet<String>,
+    /// TCP_FASTOPEN: the listener's Fast Open queue length (0: off).
+    pub tfo_queue: u32,
+    /// A blocking sendto(MSG_FASTOPEN) waits for the handshake; it then
+    /// returns this many bytes.
+    pub tfo_sending: Option<usize>,
 }
 
 /// Linux errno name of an engine error.
@@ -300,6 +305,8 @@ impl<'a> Runner<'a> {
                     zerocopy: false,
                     rcvbuf_set: false,
                     set_by_script: BTreeSet::new(),
+                    tfo_queue: 0,
+                    tfo_sending: None,
                 },
             );
             return Ok(Outcome::Done(Ok(spec.ret)));
@@ -352,6 +359,8 @@ impl<'a> Runner<'a> {
                     return Ok(Outcome::Done(Err("EINVAL")));
                 }
                 let mut cfg = self.infer_options(&sock);
+                let backlog = spec.args.get(1).and_then(int_of).unwrap_or(0).max(0) as u32;
+                self.fast_open_listener(&mut cfg, &sock, backlog);
                 let synack = self.host.synack_retries();
                 if let Some(n) = synack.or(self.settings.stack.synack_retries()) {
                     if !sock.set_by_script.contains("TCP_TINYGRAM_SYN_RETRIES") {
@@ -388,7 +397,9 @@ impl<'a> Runner<'a> {
                 if sock.kind != SockKind::Listener || self.listener_fd != Some(fd) {
                     return Ok(Outcome::Done(Err("EINVAL")));
                 }
-                if !self.conn_accepted && self.conn.is_some() && self.ever_synced {
+                // A Fast Open SYN whose data was taken is accepted at once (RFC 7413 4.3.2).
+                let tfo_child = self.conn.as_ref().is_some_and(|c| c.fast_open().child);
+                if !self.conn_accepted && self.conn.is_some() && (self.ever_synced || tfo_child) {
                     let new_fd = if spec.ret >= 0 {
                         spec.ret
                     } else {
@@ -437,8 +448,10 @@ impl<'a> Runner<'a> {
                 let mut more = false;
                 let mut dontwait = false;
                 let mut zerocopy = false;
+                let mut fastopen = false;
                 for f in &flags {
                     match f.as_str() {
+                        "MSG_FASTOPEN" => fastopen = true,
                         "MSG_MORE" => more = true,
                         "MSG_DONTWAIT" => dontwait = true,
                         "MSG_NOSIGNAL" => {}
@@ -451,6 +464,15 @@ impl<'a> Runner<'a> {
                     usize::try_from(len).map_err(|_| self.unsupported(idx, "negative length"))?;
                 if len > 64 << 20 {
                     return Err(self.unsupported(idx, "writes over 64 MiB are not supported"));
+                }
+                // tcp_sendmsg_fastopen: an AF_UNSPEC address is refused.
+                let unspec = name == "sendto"
+                    && matches!(spec.args.get(4), Some(Expr::Ident(n)) if n == "AF_UNSPEC");
+                if fastopen && unspec && first {
+                    return Ok(Outcome::Done(Err("EOPNOTSUPP")));
+                }
+                if let Some(out) = self.fast_open_send(idx, fd, &sock, len, fastopen, first)? {
+                    return Ok(out);
                 }
                 // send(2): MSG_MORE has the effect of TCP_CORK until a send
                 // without it, also under TCP_NODELAY (Linux's tcp_push corks
@@ -708,6 +730,103 @@ impl<'a> Runner<'a> {
         Ok(Outcome::Block)
     }
 
+    /// Fast Open on a listener (Linux's tcp_fastopen bits, ip-sysctl.rst):
+    /// on with TCP_FASTOPEN under 0x2, or for every listener under 0x400
+    /// (the listen backlog is then the queue). The cookie is the one
+    /// Linux's key gives the scripted peer (RFC 7413 4.1.2).
+    fn fast_open_listener(&self, cfg: &mut Config, sock: &Sock, backlog: u32) {
+        use crate::sysctl::{TFO_SERVER, TFO_SERVER_ALL, TFO_SERVER_NO_COOKIE};
+        let bits = self.host.fastopen_bits();
+        let queue = if bits & TFO_SERVER != 0 && sock.tfo_queue > 0 {
+            sock.tfo_queue
+        } else if bits & TFO_SERVER_ALL != 0 {
+            backlog.max(1)
+        } else {
+            return;
+        };
+        let key = self.host.fastopen_key();
+        cfg.fast_open.server = true;
+        cfg.fast_open.queue = queue;
+        cfg.fast_open.server_no_cookie = bits & TFO_SERVER_NO_COOKIE != 0;
+        cfg.fast_open.server_cookie = Some(tinygram_proto::fastopen::server_cookie(
+            &key,
+            self.settings.remote_ip,
+            self.settings.local_ip,
+        ));
+    }
+
+    /// sendto()/sendmsg() with MSG_FASTOPEN on an unconnected socket: connect
+    /// with a cookie request, or with the cached cookie and data in the SYN
+    /// (RFC 7413 4.2.1). Nonblocking, it returns the bytes the SYN carries or
+    /// EINPROGRESS when it carries none; blocking, it waits for the handshake
+    /// and returns the whole length. `None`: not a Fast Open send.
+    fn fast_open_send(
+        &mut self,
+        idx: usize,
+        fd: i64,
+        sock: &Sock,
+        len: usize,
+        fastopen: bool,
+        first: bool,
+    ) -> Res<Option<Outcome>> {
+        use crate::sysctl::{TFO_CLIENT, TFO_CLIENT_NO_COOKIE};
+        if let (false, Some(n)) = (first, sock.tfo_sending) {
+            if let Some(e) = self.take_error(fd) {
+                return Ok(Some(Outcome::Done(Err(e))));
+            }
+            if !self.ever_synced {
+                return Ok(Some(Outcome::Block));
+            }
+            if let Some(s) = self.socks.get_mut(&fd) {
+                s.tfo_sending = None;
+            }
+            return Ok(Some(if n < len {
+                // No cookie: the data waited for the handshake.
+                self.write(fd, &self.socks[&fd].clone(), len, false, false)?
+            } else {
+                Outcome::Done(Ok(n as i64))
+            }));
+        }
+        if !fastopen || !first || !matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
+            return Ok(None);
+        }
+        let bits = self.host.fastopen_bits();
+        if bits & TFO_CLIENT == 0 {
+            return Ok(Some(Outcome::Done(Err("EOPNOTSUPP"))));
+        }
+        let cached = self.tfo_cache.get(self.settings.remote_ip);
+        let no_cookie = bits & TFO_CLIENT_NO_COOKIE != 0;
+        let mut s = sock.clone();
+        s.cfg.fast_open.client = true;
+        s.cfg.fast_open.client_no_cookie = no_cookie;
+        s.cfg.fast_open.cookie = cached.map(|c| c.0);
+        s.cfg.fast_open.experimental = cached.is_some_and(|c| c.1);
+        s.cfg.fast_open.peer_mss = self.tfo_cache.mss(self.settings.remote_ip);
+        self.socks.insert(fd, s.clone());
+        let connected = self.connect(idx, fd, &s, true)?;
+        let carries = cached.is_some() || no_cookie;
+        let mut sent = 0;
+        if carries && len > 0 {
+            if let Some(c) = self.conn.as_mut() {
+                let mss = s.cfg.mss.min(s.cfg.fast_open.peer_mss.unwrap_or(u16::MAX));
+                let room = usize::from(mss).saturating_sub(tinygram_proto::wire::MAX_OPTIONS_LEN);
+                let take = if sock.nonblocking { len.min(room) } else { len };
+                sent = c.write(&vec![0u8; take], false).unwrap_or(0);
+            }
+        }
+        if sock.nonblocking {
+            return Ok(Some(if sent > 0 {
+                Outcome::Done(Ok(sent as i64))
+            } else {
+                connected
+            }));
+        }
+        if let Some(s) = self.socks.get_mut(&fd) {
+            s.tfo_sending = Some(sent);
+        }
+        Ok(Some(Outcome::Block))
+    }
+
     /// write()/send(): hands bytes to the engine, blocking or partial as Linux would.
     fn write(
         &mut self,
@@ -846,6 +965,24 @@ impl<'a> Runner<'a> {
         let mut explicit = sock.explicit_options;
         let live =
             matches!(sock.kind, SockKind::Listener | SockKind::Stream) && self.conn.is_some();
+        if name == "TCP_FASTOPEN" {
+            // tcp(7): the listener's queue of Fast Open requests not yet accepted.
+            let q = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?;
+            if let Some(s) = self.socks.get_mut(&fd) {
+                s.tfo_queue = q;
+            }
+            // Set after listen(): the live listener takes it.
+            if sock.kind == SockKind::Listener && self.listener_fd == Some(fd) {
+                let mut s = sock.clone();
+                s.tfo_queue = q;
+                let mut cfg = s.cfg.clone();
+                self.fast_open_listener(&mut cfg, &s, 1);
+                if let Some(c) = self.conn.as_mut() {
+                    c.set_fast_open(cfg.fast_open);
+                }
+            }
+            return Ok(Outcome::Done(Ok(0)));
+        }
         match name.as_str() {
             // SO_MARK only steers routing, which the runner has none of.
             "SO_REUSEADDR" | "SO_REUSEPORT" | "SO_MARK" => return Ok(Outcome::Done(Ok(0))),
@@ -1067,6 +1204,7 @@ impl<'a> Runner<'a> {
                 i64::from(base == SendPolicyKind::NoDelay)
             }
             "TCP_CORK" => i64::from(cfg.send_policy == SendPolicyKind::Cork),
+            "TCP_FASTOPEN" => i64::from(sock.tfo_queue),
             "SO_REUSEADDR" => 1,
             other => {
                 return Err(self.unsupported(

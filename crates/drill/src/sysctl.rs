@@ -20,12 +20,28 @@ const DEFAULTS_SH: &[(&str, &str)] = &[
     ("net.ipv4.tcp_congestion_control", "cubic"),
     ("net.ipv4.tcp_slow_start_after_idle", "0"),
     ("net.ipv4.tcp_ecn", "0"),
+    ("net.ipv4.tcp_fastopen", "0x70403"),
+    (
+        "net.ipv4.tcp_fastopen_key",
+        "a1a1a1a1-b2b2b2b2-c3c3c3c3-d4d4d4d4",
+    ),
 ];
 
 /// What `common/defaults.sh` sets that the engine does not model.
 const DEFAULTS_SH_NOT_MODELLED: &str = "tcp_rmem (autotuning), tcp_frto, tcp_dsack, tcp_fack, \
 tcp_early_retrans/tcp_recovery (RACK, TLP), tcp_tso_win_divisor, \
-tcp_ecn_option, pacing ratios, tcp_notsent_lowat, tcp_fastopen, tcp_syncookies, the qdisc";
+tcp_ecn_option, pacing ratios, tcp_notsent_lowat, tcp_syncookies, the qdisc";
+
+/// net.ipv4.tcp_fastopen bits (ip-sysctl.rst): client on.
+pub(crate) const TFO_CLIENT: u32 = 0x1;
+/// Server on, for listeners that set TCP_FASTOPEN.
+pub(crate) const TFO_SERVER: u32 = 0x2;
+/// Client sends SYN data without a cookie.
+pub(crate) const TFO_CLIENT_NO_COOKIE: u32 = 0x4;
+/// Server takes SYN data without a cookie.
+pub(crate) const TFO_SERVER_NO_COOKIE: u32 = 0x200;
+/// Server on for every listener, TCP_FASTOPEN or not.
+pub(crate) const TFO_SERVER_ALL: u32 = 0x400;
 
 /// Settings the script's shell lines changed, applied to each new socket.
 #[derive(Clone, Debug, Default)]
@@ -40,6 +56,10 @@ pub(crate) struct HostSysctls {
     sack: Option<bool>,
     rfc5961_rst: Option<bool>,
     rfc5961_syn: Option<bool>,
+    /// net.ipv4.tcp_fastopen's bits (ip-sysctl.rst); Linux's default is 1.
+    fastopen: Option<u32>,
+    /// net.ipv4.tcp_fastopen_key, as the cookie function takes it.
+    fastopen_key: Option<[u8; 16]>,
 }
 
 /// What a shell line amounted to.
@@ -144,6 +164,24 @@ impl HostSysctls {
                 self.sack = flag;
                 flag.is_some()
             }
+            "net.ipv4.tcp_fastopen" => {
+                let v = value.trim();
+                self.fastopen = match v.strip_prefix("0x") {
+                    Some(hex) => u32::from_str_radix(hex, 16).ok(),
+                    None => v.parse().ok(),
+                };
+                self.fastopen.is_some()
+            }
+            "net.ipv4.tcp_fastopen_key" => match tinygram_proto::fastopen::parse_key(value) {
+                Ok(k) => {
+                    self.fastopen_key = Some(k);
+                    true
+                }
+                Err(e) => {
+                    out.not_modelled.push(format!("{key}: {e}"));
+                    return;
+                }
+            },
             // The engine never restarts slow start after idle, and has ECN off.
             "net.ipv4.tcp_slow_start_after_idle" | "net.ipv4.tcp_ecn" => num == Some(0),
             // FreeBSD tcp(4): insecure_rst=1 / insecure_syn=1 turn RFC 5961's
@@ -191,6 +229,18 @@ impl HostSysctls {
         if self.rfc5961_rst == Some(false) || self.rfc5961_syn == Some(false) {
             cfg.rfc5961 = false;
         }
+    }
+
+    /// net.ipv4.tcp_fastopen: what the script set, else Linux's default (1,
+    /// client only).
+    pub(crate) fn fastopen_bits(&self) -> u32 {
+        self.fastopen.unwrap_or(TFO_CLIENT)
+    }
+
+    /// The server key: tcp_fastopen_key, else a fixed stand-in for the
+    /// kernel's random key (no script can know that one).
+    pub(crate) fn fastopen_key(&self) -> [u8; 16] {
+        self.fastopen_key.unwrap_or([0x5a; 16])
     }
 
     /// SYN-ACK retransmissions a listener gets, if a line set them.

@@ -317,6 +317,8 @@ pub struct Config {
     /// Linux's tcp_ack does (RFC 9293 3.10.7.4 and RFC 5961 5.2 say to send
     /// an ACK). Off: answer it (rate-limited by `invalid_ack_interval`).
     pub silent_unsent_ack: bool,
+    /// TCP Fast Open (RFC 7413), client and server; off by default.
+    pub fast_open: crate::fastopen::FastOpenConfig,
 }
 
 impl Default for Config {
@@ -358,6 +360,7 @@ impl Default for Config {
             max_ooo_ranges: crate::recv_buf::DEFAULT_MAX_OOO_RANGES,
             psh_at_window_limit: false,
             silent_unsent_ack: false,
+            fast_open: crate::fastopen::FastOpenConfig::default(),
         }
     }
 }

@@ -162,6 +162,8 @@ pub struct Connection {
     prr: Option<Prr>,
     /// RFC 3168 6.1.1: both SYNs negotiated ECN.
     ecn_ok: bool,
+    /// TCP Fast Open progress (RFC 7413).
+    tfo: crate::fastopen::TfoState,
     /// RFC 3168 6.1.3: a CE mark arrived; set ECE on every segment until CWR.
     ece_pending: bool,
     /// RFC 3168 6.1.2: cwnd was reduced for ECE; the next new data carries CWR.
@@ -333,6 +335,7 @@ impl Connection {
             rxt_first: false,
             prr: None,
             ecn_ok: false,
+            tfo: crate::fastopen::TfoState::default(),
             ece_pending: false,
             cwr_pending: false,
             ecn_recover: None,
@@ -1039,7 +1042,7 @@ impl Connection {
                     self.pending_rst = Some(r);
                 }
             }
-            State::Listen => self.on_listen(now, seg),
+            State::Listen => self.on_listen(now, seg, payload),
             State::SynSent => self.on_syn_sent(now, seg),
             _ => self.on_synchronized(now, seg, payload),
         }
@@ -1050,7 +1053,7 @@ impl Connection {
     }
 
     /// RFC 9293 3.10.7.2.
-    fn on_listen(&mut self, now: Instant, seg: &TcpRepr) {
+    fn on_listen(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
         if seg.flags.rst() {
             return;
         }
@@ -1067,8 +1070,56 @@ impl Connection {
         let iss = self.isn_gen.next_isn(now, self.local_port, seg.src_port);
         self.set_iss(iss);
         self.accept_syn(now, seg);
+        self.tfo = crate::fastopen::TfoState::default();
+        self.fast_open_server(seg, payload);
         self.state = State::SynReceived;
         self.need_syn = true;
+    }
+
+    /// RFC 7413 4.3: a SYN with a valid cookie (or, when the listener waives
+    /// cookies, an empty Fast Open option) has its data taken into the
+    /// receive buffer and acknowledged by the SYN-ACK; a SYN asking for a
+    /// cookie, or carrying a wrong one, gets one in the SYN-ACK and its data
+    /// is dropped (the client sends it again after the handshake, 4.2.2).
+    fn fast_open_server(&mut self, seg: &TcpRepr, payload: &[u8]) {
+        let fo_cfg = &self.cfg.fast_open;
+        let opt = seg.options.fast_open;
+        // Only a SYN that carries data or asks for Fast Open, and only while
+        // the queue has room (RFC 7413 5.1).
+        if !fo_cfg.server || (payload.is_empty() && opt.is_none()) || fo_cfg.queue == 0 {
+            return;
+        }
+        let valid = fo_cfg.server_no_cookie
+            || opt
+                .is_some_and(|o| !o.cookie.is_request() && fo_cfg.server_cookie == Some(o.cookie));
+        if valid {
+            self.tfo.child = true;
+            if !payload.is_empty() {
+                let keep = payload.len().min(self.syn_window());
+                let r = self.recv_buf.insert(0, &payload[..keep]);
+                self.counters.bytes_delivered += r.advanced as u64;
+                self.tfo.syn_data = true;
+                self.tfo.syn_data_acked = true;
+            }
+        } else if let (Some(o), Some(cookie)) = (opt, fo_cfg.server_cookie) {
+            // A request or a wrong cookie: answer with the right one (4.3.1).
+            self.tfo.reply = Some(crate::fastopen::FastOpenOption {
+                experimental: o.experimental,
+                cookie,
+            });
+        }
+    }
+
+    /// Changes the Fast Open settings of a connection not yet synchronized
+    /// (TCP_FASTOPEN on a listener, set after listen()).
+    pub fn set_fast_open(&mut self, f: crate::fastopen::FastOpenConfig) {
+        self.cfg.fast_open = f;
+    }
+
+    /// Fast Open progress: whether SYN data was sent or taken, and the cookie
+    /// a server gave this client (the caller keeps it in its [`CookieCache`](crate::fastopen::CookieCache)).
+    pub fn fast_open(&self) -> &crate::fastopen::TfoState {
+        &self.tfo
     }
 
     /// Takes the peer's ISN and SYN options (RFC 9293 3.7.1, RFC 7323 2.2).
@@ -1163,6 +1214,23 @@ impl Connection {
         }
         self.accept_syn(now, seg);
         if seg.flags.ack() {
+            // RFC 7413 4.2.2: data the SYN-ACK does not cover is sent again
+            // as ordinary data; a cookie it carries is kept for the cache.
+            if let Some(fo) = seg.options.fast_open.filter(|f| !f.cookie.is_request()) {
+                self.tfo.learned = Some(fo);
+            }
+            if self.cfg.fast_open.client {
+                self.tfo.peer_mss = seg.options.mss;
+            }
+            let data_acked = seg.ack.diff(self.iss + 1).max(0) as usize;
+            if data_acked > 0 {
+                self.send_buf.ack(data_acked.min(self.send_buf.len()));
+                self.tfo.syn_data_acked = true;
+            }
+            if seg.ack < self.snd_nxt {
+                self.snd_nxt = seg.ack;
+                self.snd_max = seg.ack;
+            }
             self.snd_una = seg.ack;
             let rtt = self.take_rtt_sample(now, seg);
             self.cc.on_ack_sample(&AckSample {
@@ -2089,9 +2157,13 @@ impl Connection {
             }
             State::SynSent | State::SynReceived => {
                 if self.need_syn {
-                    return Some(self.emit_syn(now));
+                    return Some(self.emit_syn_with(now, payload));
                 }
-                return self.maybe_pure_ack(now);
+                // RFC 7413 4.3.2: a Fast Open server may send data before
+                // the handshake completes.
+                if !(self.state == State::SynReceived && self.tfo.child) {
+                    return self.maybe_pure_ack(now);
+                }
             }
             _ => {}
         }
@@ -2130,6 +2202,45 @@ impl Connection {
         self.counters.pure_acks_sent += 1;
         self.counters.segments_sent += 1;
         Some(seg)
+    }
+
+    /// The SYN or SYN-ACK, and on an active open with Fast Open the cookie
+    /// option and, when a cookie is known, data in the first SYN (RFC 7413
+    /// 4.2.1); a retransmitted SYN carries no data (4.2.2).
+    fn emit_syn_with(&mut self, now: Instant, payload: &mut Vec<u8>) -> TcpRepr {
+        let mut r = self.emit_syn(now);
+        if self.state == State::SynReceived {
+            r.options.fast_open = self.tfo.reply;
+            return r;
+        }
+        let fo = self.cfg.fast_open.clone();
+        // A retransmitted SYN goes plain, without data or option, as Linux's
+        // does: the path may drop what it does not know (RFC 7413 4.2.2).
+        if !fo.client || self.retries > 0 {
+            return r;
+        }
+        let cookie = fo.cookie.filter(|c| !c.is_request());
+        if cookie.is_some() || !fo.client_no_cookie {
+            r.options.fast_open = Some(crate::fastopen::FastOpenOption {
+                experimental: fo.experimental,
+                cookie: cookie.unwrap_or_default(),
+            });
+        }
+        let may_carry = (cookie.is_some() || fo.client_no_cookie) && self.retries == 0;
+        if may_carry && !self.send_buf.is_empty() {
+            // Linux's room for SYN data: the MSS less the most options take.
+            let mss = self.cfg.mss.min(fo.peer_mss.unwrap_or(u16::MAX));
+            let room = (mss as usize).saturating_sub(crate::wire::MAX_OPTIONS_LEN);
+            let len = self.send_buf.len().min(room).min(self.snd_wnd.max(room));
+            self.send_buf.copy_out(self.send_buf.head(), len, payload);
+            self.snd_nxt = self.iss + 1 + len;
+            if self.snd_max < self.snd_nxt {
+                self.snd_max = self.snd_nxt;
+            }
+            self.tfo.syn_data = true;
+            self.tfo.syn_data_len = len;
+        }
+        r
     }
 
     fn emit_syn(&mut self, now: Instant) -> TcpRepr {

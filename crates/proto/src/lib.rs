@@ -9,6 +9,7 @@ pub mod cc;
 pub mod config;
 pub mod conn;
 pub mod counters;
+pub mod fastopen;
 pub mod isn;
 pub mod nak;
 pub mod policy;

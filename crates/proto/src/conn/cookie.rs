@@ -80,7 +80,7 @@ impl Connection {
                 ..TcpOptions::default()
             },
         };
-        c.on_listen(now, &syn);
+        c.on_listen(now, &syn, &[]);
         c
     }
 

@@ -11,6 +11,7 @@ use super::repr::{
     Nak, SackBlocks, TcpOptions, Timestamps, RFC1106_BIGWIN_OFFER_LEN, RFC1106_BIGWIN_UPPER_LEN,
     RFC1106_EXID, RFC1106_NAK_LEN, RFC1106_NAK_PERMITTED_LEN, TCPOPT_EXPERIMENTAL,
 };
+use crate::fastopen::{self, FastOpenOption, TfoCookie};
 use crate::seq::SeqNumber;
 
 /// Most option bytes a TCP header can carry: 4-bit data offset, 15 words, minus 5 (RFC 9293 3.1).
@@ -94,6 +95,9 @@ impl TcpOptions {
         if self.nak.is_some() {
             n += 12; // 2 NOP + 10
         }
+        if let Some(fo) = &self.fast_open {
+            n += fo.encoded_len();
+        }
         n + ((self.unknown.as_bytes().len() + 3) & !3)
     }
 
@@ -159,6 +163,28 @@ impl TcpOptions {
                 kind::EXPERIMENTAL if data.starts_with(&EXID) => {
                     if !parse_rfc1106(&mut o, opt)? {
                         keep_unknown(&mut o, kind, data);
+                    }
+                }
+                fastopen::KIND_TFO if data.is_empty() || data.len() >= fastopen::COOKIE_MIN => {
+                    match TfoCookie::new(data) {
+                        Some(cookie) => {
+                            o.fast_open = Some(FastOpenOption {
+                                experimental: false,
+                                cookie,
+                            })
+                        }
+                        None => keep_unknown(&mut o, kind, data),
+                    }
+                }
+                fastopen::KIND_EXP if data.starts_with(&fastopen::EXP_MAGIC) => {
+                    match TfoCookie::new(&data[2..]) {
+                        Some(cookie) => {
+                            o.fast_open = Some(FastOpenOption {
+                                experimental: true,
+                                cookie,
+                            })
+                        }
+                        None => keep_unknown(&mut o, kind, data),
                     }
                 }
                 _ => keep_unknown(&mut o, kind, data),
@@ -248,6 +274,21 @@ impl TcpOptions {
             w.rfc1106(RFC1106_NAK_LEN, rfc1106::NAK);
             w.put(&nak.seq.0.to_be_bytes());
             w.put(&[nak.count]);
+        }
+        if let Some(fo) = &self.fast_open {
+            // Linux's layout: the option, then NOPs to the next 4-byte boundary.
+            let cookie = fo.cookie.as_bytes();
+            let start = w.at;
+            if fo.experimental {
+                w.put(&[fastopen::KIND_EXP, 4 + cookie.len() as u8]);
+                w.put(&fastopen::EXP_MAGIC);
+            } else {
+                w.put(&[fastopen::KIND_TFO, 2 + cookie.len() as u8]);
+            }
+            w.put(cookie);
+            while w.at < start + fo.encoded_len() {
+                w.put(&[NOP]);
+            }
         }
         w.put(self.unknown.as_bytes());
         let Writer { buf, at } = w;
@@ -373,6 +414,39 @@ pub(crate) mod tests {
             s.push(SeqNumber(1000 * i + 1), SeqNumber(1000 * i + 500));
         }
         s
+    }
+
+    /// RFC 7413 4.1.1: kind 34 and kind 254/0xF989, request and cookie, in
+    /// Linux's layout (option then NOPs), round trip; bad lengths stay unknown.
+    #[test]
+    fn fast_open_option_round_trips() {
+        let fo = |experimental, c: &[u8]| FastOpenOption {
+            experimental,
+            cookie: TfoCookie::new(c).unwrap(),
+        };
+        let cases: [(FastOpenOption, &[u8]); 3] = [
+            (fo(false, &[]), &[34, 2, 1, 1]),
+            (
+                fo(false, &[0xab, 0xcd, 0x12, 0x34]),
+                &[34, 6, 0xab, 0xcd, 0x12, 0x34, 1, 1],
+            ),
+            (fo(true, &[]), &[254, 4, 0xf9, 0x89]),
+        ];
+        for (opt, bytes) in cases {
+            let o = TcpOptions {
+                fast_open: Some(opt),
+                ..TcpOptions::default()
+            };
+            let mut buf = vec![0; o.encoded_len()];
+            o.emit(&mut buf).unwrap();
+            assert_eq!(buf, bytes);
+            assert_eq!(TcpOptions::parse(&buf).unwrap(), o);
+        }
+        let o = TcpOptions::parse(&[34, 4, 1, 2]).unwrap();
+        assert!(o.fast_open.is_none());
+        assert!(!o.unknown.is_empty());
+        let o = TcpOptions::parse(&[254, 4, 0x12, 0x34]).unwrap();
+        assert!(o.fast_open.is_none());
     }
 
     #[test]

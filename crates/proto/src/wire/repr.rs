@@ -238,6 +238,9 @@ pub struct TcpOptions {
     pub nak_permitted: bool,
     /// RFC 1106 2.1 option A: a NAK.
     pub nak: Option<Nak>,
+    /// RFC 7413 4.1.1 Fast Open option (kind 34 or experimental 254): a
+    /// cookie request (empty) or a cookie.
+    pub fast_open: Option<crate::fastopen::FastOpenOption>,
     /// Options we do not interpret, verbatim.
     pub unknown: RawOptions,
 }
