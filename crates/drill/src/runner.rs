@@ -142,6 +142,9 @@ pub(crate) struct Runner<'a> {
     pub more_corked: bool,
     /// The live connection's MSG_ZEROCOPY sends and notifications.
     pub zc: crate::zerocopy::ZeroCopy,
+    /// When (ns) the connection last took in data or completed its handshake:
+    /// Linux's icsk_ack.lrcvtime, behind tcpi_last_data_recv.
+    last_data_in: Option<i64>,
 }
 
 /// Converts script-relative nanoseconds to an engine instant.
@@ -220,6 +223,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         host: crate::sysctl::HostSysctls::default(),
         more_corked: false,
         zc: crate::zerocopy::ZeroCopy::default(),
+        last_data_in: None,
     };
     if let Err(f) = r.run() {
         r.report.failure = Some(*f);
@@ -379,7 +383,12 @@ impl<'a> Runner<'a> {
                                 "%{ }% block with no connection to read TCP_INFO from",
                             ));
                         };
-                        let vars = crate::pycheck::tcp_info(c);
+                        let mut vars = crate::pycheck::tcp_info(c);
+                        if let Some(t) = self.last_data_in {
+                            // tcp_get_info: jiffies since lrcvtime, in ms.
+                            let ms = (self.now - t).max(0) / 1_000_000;
+                            vars.push(("tcpi_last_data_recv", ms as u64));
+                        }
                         self.checks.push(&self.script.path, ev.line, &vars, code);
                     }
                 }
@@ -571,7 +580,15 @@ impl<'a> Runner<'a> {
                 if p.ecn == Some(IpEcn::Ce) {
                     c.note_ce();
                 }
+                let before = (synced(c.state()), c.counters().data_segments_received);
                 c.handle_segment(now, &repr, &payload);
+                // Linux stamps lrcvtime when data is taken in (tcp_event_data_recv)
+                // and when the handshake completes (tcp_finish_connect,
+                // tcp_create_openreq_child).
+                let after = (synced(c.state()), c.counters().data_segments_received);
+                if after.1 > before.1 || (after.0 && !before.0) {
+                    self.last_data_in = Some(self.now);
+                }
             }
             self.release_more_cork();
             self.drain();
@@ -1288,6 +1305,17 @@ impl<'a> Runner<'a> {
 }
 
 /// Errno names, with EAGAIN and EWOULDBLOCK the same.
+/// Whether a connection in `s` has completed its handshake.
+fn synced(s: tinygram_proto::State) -> bool {
+    !matches!(
+        s,
+        tinygram_proto::State::Listen
+            | tinygram_proto::State::SynSent
+            | tinygram_proto::State::SynReceived
+            | tinygram_proto::State::Closed
+    )
+}
+
 fn errno_eq(a: &str, b: &str) -> bool {
     let norm = |s: &str| {
         if s == "EWOULDBLOCK" {

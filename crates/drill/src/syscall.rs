@@ -82,6 +82,11 @@ fn errno_number(name: &str) -> i64 {
 }
 
 /// Integer value of `N`, `[N]` or `-N`.
+/// Whether the call's buffer argument (the second) is written `NULL`.
+fn null_buffer(spec: &SyscallSpec) -> bool {
+    matches!(spec.args.get(1), Some(Expr::Ident(n)) if n == "NULL")
+}
+
 fn int_of(e: &Expr) -> Option<i64> {
     match e {
         Expr::Int(v) => Some(*v),
@@ -467,6 +472,11 @@ impl<'a> Runner<'a> {
                     self.set_send_policy(fd, &sock, PolicyOpt::Cork(true), true);
                     self.more_corked = true;
                 }
+                if null_buffer(spec) && len > 0 && sock.kind == SockKind::Stream {
+                    // tcp_sendmsg copies from the caller's buffer: a NULL one faults.
+                    self.errno_reason = Some(format!("{name}: the buffer is NULL"));
+                    return Ok(Outcome::Done(Err("EFAULT")));
+                }
                 let out = self.write(fd, &sock, len, more, dontwait)?;
                 if let (true, Outcome::Done(Ok(n)), Some(c)) = (zerocopy, &out, self.conn.as_ref())
                 {
@@ -504,6 +514,12 @@ impl<'a> Runner<'a> {
                 let n = usize::try_from(n).map_err(|_| self.unsupported(idx, "negative length"))?;
                 if n > 64 << 20 {
                     return Err(self.unsupported(idx, "reads over 64 MiB are not supported"));
+                }
+                let readable = self.conn.as_ref().is_some_and(|c| c.recv_available() > 0);
+                if null_buffer(spec) && n > 0 && sock.kind == SockKind::Stream && readable {
+                    // tcp_recvmsg faults copying into a NULL buffer; the data stays queued.
+                    self.errno_reason = Some(format!("{name}: the buffer is NULL"));
+                    return Ok(Outcome::Done(Err("EFAULT")));
                 }
                 Ok(self.read(fd, &sock, n, dontwait))
             }
@@ -849,6 +865,21 @@ impl<'a> Runner<'a> {
         match name.as_str() {
             // SO_MARK only steers routing, which the runner has none of.
             "SO_REUSEADDR" | "SO_REUSEPORT" | "SO_MARK" => return Ok(Outcome::Done(Ok(0))),
+            // The runner has no path-MTU discovery (no ICMP, no DF bit to
+            // clear), so every IP_PMTUDISC_* mode sends the same segments.
+            "IP_MTU_DISCOVER" => return Ok(Outcome::Done(Ok(0))),
+            // Precedence/DSCP bits change only the IP header, which the runner
+            // does not emit; the ECN bits would change behaviour, so they are refused.
+            "IP_TOS" => {
+                let v = int(self)?;
+                if v & 0x3 != 0 {
+                    return Err(self.unsupported(
+                        idx,
+                        format!("setsockopt IP_TOS {v:#x}: ECN bits set by IP_TOS are not modelled"),
+                    ));
+                }
+                return Ok(Outcome::Done(Ok(0)));
+            }
             "SO_ZEROCOPY" => {
                 let on = int(self)? != 0;
                 if let Some(s) = self.socks.get_mut(&fd) {

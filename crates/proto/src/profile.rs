@@ -207,6 +207,13 @@ pub fn set(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         "msl" => c.msl = duration(v)?,
         "dupack_threshold" => c.dupack_threshold = num(v)?,
         "congestion" => c.congestion = crate::cc::CcFactory::by_name(v)?,
+        "recovery" => {
+            let mut r = crate::config::RecoverySet::default();
+            for name in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                r.enable(name)?;
+            }
+            c.recovery = r;
+        }
         other => {
             return Err(format!(
                 "a profile cannot set {other:?}{} (keys: {})",
