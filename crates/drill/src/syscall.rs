@@ -988,6 +988,30 @@ impl<'a> Runner<'a> {
             let current = self.conn_cfg.as_ref().map(|c| format!("{c:?}"));
             let mut merged = self.conn_cfg.clone().unwrap_or_default();
             apply_named(&mut merged, &cfg, &name);
+            let listening = sock.kind == SockKind::Listener
+                && self
+                    .conn
+                    .as_ref()
+                    .is_some_and(|c| c.state() == tinygram_proto::State::Listen);
+            if listening && current.as_deref() != Some(&format!("{merged:?}")) {
+                // No SYN has come yet: as on Linux, an option set on the
+                // listener applies to the connections it accepts later.
+                if let Err(e) = merged.validate() {
+                    self.errno_reason = Some(format!("{name}: {e}"));
+                    return Ok(Outcome::Done(Err("EINVAL")));
+                }
+                self.conn = Some(Connection::listen(
+                    merged.clone(),
+                    SERVER_PORT,
+                    IsnSeries::with_step(SeqNumber(LOCAL_ISN), 0),
+                ));
+                self.conn_cfg = Some(merged);
+                if let Some(s) = self.socks.get_mut(&fd) {
+                    apply_named(&mut s.cfg, &cfg, &name);
+                    s.set_by_script.insert(name);
+                }
+                return Ok(Outcome::Done(Ok(0)));
+            }
             if current.as_deref() != Some(&format!("{merged:?}")) {
                 return Err(self.unsupported(
                     idx,
