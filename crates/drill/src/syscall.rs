@@ -329,6 +329,7 @@ impl<'a> Runner<'a> {
             "setsockopt",
             "getsockopt",
             "fcntl",
+            "ioctl",
         ];
         if !known.contains(&name) {
             return Err(self.unsupported(
@@ -655,8 +656,63 @@ impl<'a> Runner<'a> {
                     )),
                 }
             }
+            "ioctl" => self.ioctl(idx, &sock, spec),
             _ => Err(self.unsupported(idx, format!("system call {name}() is not supported"))),
         }
+    }
+
+    /// ioctl() with the queue-size requests of tcp(7): SIOCINQ (FIONREAD),
+    /// the unread bytes, and SIOCOUTQ (TIOCOUTQ), the bytes not yet
+    /// acknowledged, as Linux's tcp_ioctl answers them.
+    fn ioctl(&mut self, idx: usize, sock: &Sock, spec: &SyscallSpec) -> Res<Outcome> {
+        use tinygram_proto::State;
+        let req = match spec.args.get(1) {
+            Some(Expr::Ident(r)) => r.clone(),
+            _ => {
+                return Err(self.unsupported(idx, "ioctl: expected a request like SIOCINQ"));
+            }
+        };
+        if !matches!(
+            req.as_str(),
+            "SIOCINQ" | "FIONREAD" | "SIOCOUTQ" | "TIOCOUTQ"
+        ) {
+            return Err(self.unsupported(
+                idx,
+                format!("ioctl request {req} is not supported (SIOCINQ, FIONREAD, SIOCOUTQ, TIOCOUTQ are)"),
+            ));
+        }
+        if sock.kind == SockKind::Listener {
+            self.errno_reason = Some(format!("{req} on a listening socket"));
+            return Ok(Outcome::Done(Err("EINVAL")));
+        }
+        let conn = if sock.kind == SockKind::Stream {
+            self.conn.as_ref()
+        } else {
+            None
+        };
+        let actual = match conn {
+            None => 0,
+            Some(c) if matches!(c.state(), State::SynSent | State::SynReceived) => 0,
+            Some(c) if req == "SIOCINQ" || req == "FIONREAD" => c.recv_available() as i64,
+            // write_seq - snd_una: a FIN queued or sent and not yet ACKed counts one.
+            Some(c) => {
+                let fin = matches!(c.state(), State::FinWait1 | State::Closing | State::LastAck);
+                c.send_queued() as i64 + i64::from(fin)
+            }
+        };
+        if let Some(want) = spec.args.get(2).and_then(int_of) {
+            if want != actual {
+                let mut f = self.fail(
+                    idx,
+                    FailKind::Syscall,
+                    format!("ioctl {req}: value {actual}, the script expects {want}"),
+                );
+                f.expected = Some(format!("[{want}]"));
+                f.actual = Some(format!("[{actual}]"));
+                return Err(f);
+            }
+        }
+        Ok(Outcome::Done(Ok(0)))
     }
 
     /// Resets what the runner tracks per connection when `sock` opens one.
