@@ -145,6 +145,8 @@ pub(crate) struct Runner<'a> {
     /// When (ns) the connection last took in data or completed its handshake:
     /// Linux's icsk_ack.lrcvtime, behind tcpi_last_data_recv.
     last_data_in: Option<i64>,
+    /// The script's epoll instance, if it made one.
+    pub epoll: crate::epoll::Epoll,
 }
 
 /// Converts script-relative nanoseconds to an engine instant.
@@ -224,6 +226,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         more_corked: false,
         zc: crate::zerocopy::ZeroCopy::default(),
         last_data_in: None,
+        epoll: crate::epoll::Epoll::default(),
     };
     if let Err(f) = r.run() {
         r.report.failure = Some(*f);
@@ -574,20 +577,41 @@ impl<'a> Runner<'a> {
             .as_ref()
             .is_some_and(|c| c.state() != tinygram_proto::State::Closed);
         if alive {
+            let out_before = self.epoll.watch.map_or(0, |(fd, _)| self.poll_mask(fd));
             let payload = vec![0u8; len];
             let now = instant(self.now);
+            let mut wake = false;
             if let Some(c) = self.conn.as_mut() {
                 if p.ecn == Some(IpEcn::Ce) {
                     c.note_ce();
                 }
                 let before = (synced(c.state()), c.counters().data_segments_received);
+                let rx_before = (c.recv_available(), c.state(), c.error().is_some());
                 c.handle_segment(now, &repr, &payload);
+                let rx_after = (c.recv_available(), c.state(), c.error().is_some());
                 // Linux stamps lrcvtime when data is taken in (tcp_event_data_recv)
                 // and when the handshake completes (tcp_finish_connect,
                 // tcp_create_openreq_child).
                 let after = (synced(c.state()), c.counters().data_segments_received);
                 if after.1 > before.1 || (after.0 && !before.0) {
                     self.last_data_in = Some(self.now);
+                }
+                // sk_data_ready on new data or an error; sk_state_change on
+                // any change of state (handshake done, FIN in, reset).
+                if rx_after.0 > rx_before.0
+                    || rx_after.1 != rx_before.1
+                    || (rx_after.2 && !rx_before.2)
+                {
+                    wake = true;
+                }
+            }
+            if wake {
+                self.epoll_wake();
+            }
+            // sk_write_space: an ACK made a socket that could not take more writable again.
+            if let Some((fd, _)) = self.epoll.watch {
+                if out_before & 0x4 == 0 && self.poll_mask(fd) & 0x4 != 0 {
+                    self.epoll_wake();
                 }
             }
             self.release_more_cork();

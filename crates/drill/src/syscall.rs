@@ -263,6 +263,9 @@ impl<'a> Runner<'a> {
         first: bool,
     ) -> Res<Outcome> {
         let name = spec.name.as_str();
+        if let Some(r) = self.try_epoll(idx, spec) {
+            return r;
+        }
         if name == "socket" {
             let types = spec.args.get(1).and_then(symbols).unwrap_or_default();
             let other = types
