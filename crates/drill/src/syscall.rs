@@ -291,6 +291,8 @@ impl<'a> Runner<'a> {
                 cfg.psh_at_window_limit = true;
                 // tcp_ack: an ACK of unsent data is dropped without a reply.
                 cfg.silent_unsent_ack = true;
+                // tcp_schedule_loss_probe: TCP_TIMEOUT_MIN on top of 2 SRTT.
+                cfg.tlp_extra = tinygram_proto::Duration::from_millis(2);
             }
             // Sysctls the script's shell lines set (see crate::sysctl).
             self.host.configure(&mut cfg);

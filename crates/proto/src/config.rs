@@ -313,6 +313,11 @@ pub struct Config {
     /// Linux's tcp_ack does (RFC 9293 3.10.7.4 and RFC 5961 5.2 say to send
     /// an ACK). Off: answer it (rate-limited by `invalid_ack_interval`).
     pub silent_unsent_ack: bool,
+    /// Added to a tail loss probe's 2 SRTT when more than one segment is in
+    /// flight: 0 in RFC 8985 7.2; Linux adds TCP_TIMEOUT_MIN, 2 ms
+    /// (tcp_output.c tcp_schedule_loss_probe), so a probe never fires at once
+    /// on a path with no measurable RTT.
+    pub tlp_extra: Duration,
 }
 
 impl Default for Config {
@@ -354,6 +359,7 @@ impl Default for Config {
             max_ooo_ranges: crate::recv_buf::DEFAULT_MAX_OOO_RANGES,
             psh_at_window_limit: false,
             silent_unsent_ack: false,
+            tlp_extra: Duration::ZERO,
         }
     }
 }
