@@ -19,6 +19,10 @@ pub(crate) struct Epoll {
     pub edge: bool,
     /// A wakeup (data, space, state change) happened since the last report.
     pub woken: bool,
+    /// EPOLLONESHOT: report once, then nothing until EPOLL_CTL_MOD re-arms it.
+    pub oneshot: bool,
+    /// A one-shot watch has reported and waits to be re-armed.
+    pub disarmed: bool,
 }
 
 const EPOLLIN: u32 = 0x001;
@@ -26,7 +30,11 @@ const EPOLLOUT: u32 = 0x004;
 const EPOLLERR: u32 = 0x008;
 const EPOLLHUP: u32 = 0x010;
 const EPOLLRDHUP: u32 = 0x2000;
+const EPOLLEXCLUSIVE: u32 = 1 << 28;
+const EPOLLONESHOT: u32 = 1 << 30;
 const EPOLLET: u32 = 1 << 31;
+/// Flags that change how a watch reports, not what it reports.
+const MODES: u32 = EPOLLET | EPOLLONESHOT | EPOLLEXCLUSIVE;
 
 /// The bits of an `events=` value (`EPOLLIN|EPOLLOUT`, `0`); None for an unknown name.
 fn event_bits(e: &Expr) -> Result<u32, String> {
@@ -39,9 +47,12 @@ fn event_bits(e: &Expr) -> Result<u32, String> {
             "EPOLLHUP" => EPOLLHUP,
             "EPOLLRDHUP" => EPOLLRDHUP,
             "EPOLLET" => EPOLLET,
+            "EPOLLONESHOT" => EPOLLONESHOT,
+            // Wakes one of several waiters; the runner has one.
+            "EPOLLEXCLUSIVE" => EPOLLEXCLUSIVE,
             other => {
                 return Err(format!(
-                    "epoll event {other} is not supported (EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP, EPOLLRDHUP, EPOLLET are)"
+                    "epoll event {other} is not supported (EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP, EPOLLRDHUP, EPOLLET, EPOLLONESHOT, EPOLLEXCLUSIVE are)"
                 ))
             }
         }),
@@ -102,7 +113,7 @@ impl Runner<'_> {
         };
         use tinygram_proto::State;
         let mut m = 0;
-        if c.error().is_some() && !sock.err_reported {
+        if (c.error().is_some() && !sock.err_reported) || self.zc.queued() {
             m |= EPOLLERR;
         }
         let st = c.state();
@@ -232,8 +243,14 @@ impl Runner<'_> {
                         if op == "EPOLL_CTL_MOD" && self.epoll.watch.is_none() {
                             return Some(Ok(Outcome::Done(Err("ENOENT"))));
                         }
-                        self.epoll.watch = Some((fd, events & !EPOLLET));
+                        if op == "EPOLL_CTL_MOD" && events & EPOLLEXCLUSIVE != 0 {
+                            // ep_modify: EPOLLEXCLUSIVE is for EPOLL_CTL_ADD only.
+                            return Some(Ok(Outcome::Done(Err("EINVAL"))));
+                        }
+                        self.epoll.watch = Some((fd, events & !MODES));
                         self.epoll.edge = events & EPOLLET != 0;
+                        self.epoll.oneshot = events & EPOLLONESHOT != 0;
+                        self.epoll.disarmed = false;
                         // ep_insert/ep_modify poll the file once: a ready one is queued.
                         self.epoll.woken = true;
                     }
@@ -267,7 +284,8 @@ impl Runner<'_> {
                     });
                 };
                 let mask = self.poll_mask(fd) & (want | EPOLLERR | EPOLLHUP);
-                let report = mask != 0 && (!self.epoll.edge || self.epoll.woken);
+                let report =
+                    mask != 0 && (!self.epoll.edge || self.epoll.woken) && !self.epoll.disarmed;
                 if !report {
                     if self.epoll.edge {
                         self.epoll.woken = false;
@@ -279,6 +297,7 @@ impl Runner<'_> {
                     });
                 }
                 self.epoll.woken = false;
+                self.epoll.disarmed = self.epoll.oneshot;
                 if let Some(want_ev) = spec.args.get(1).and_then(|e| field(e, "events")) {
                     let expected = match event_bits(want_ev) {
                         Ok(b) => b,

@@ -605,6 +605,12 @@ impl<'a> Runner<'a> {
                     wake = true;
                 }
             }
+            // A zerocopy completion queued on the error queue: sk_error_report.
+            if let Some(c) = self.conn.as_ref() {
+                let before = self.zc.outstanding();
+                self.zc.acked(c.snd_una());
+                wake |= self.zc.outstanding() < before;
+            }
             if wake {
                 self.epoll_wake();
             }
