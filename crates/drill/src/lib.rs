@@ -2,6 +2,7 @@
 
 pub mod ast;
 pub mod cli;
+mod epoll;
 pub mod parse;
 mod pycheck;
 pub mod report;

@@ -157,6 +157,11 @@ pub(crate) struct Runner<'a> {
     /// The peer's ISN as the script wrote its last SYN (packetdrill numbers
     /// the peer's later segments from it).
     pub remote_isn: u32,
+    /// When (ns) the connection last took in data or completed its handshake:
+    /// Linux's icsk_ack.lrcvtime, behind tcpi_last_data_recv.
+    last_data_in: Option<i64>,
+    /// The script's epoll instance, if it made one.
+    pub epoll: crate::epoll::Epoll,
 }
 
 /// Converts script-relative nanoseconds to an engine instant.
@@ -237,6 +242,8 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         zc: crate::zerocopy::ZeroCopy::default(),
         tfo_cache: Default::default(),
         remote_isn: 0,
+        last_data_in: None,
+        epoll: crate::epoll::Epoll::default(),
     };
     if let Err(f) = r.run() {
         r.report.failure = Some(*f);
@@ -407,7 +414,12 @@ impl<'a> Runner<'a> {
                                 "%{ }% block with no connection to read TCP_INFO from",
                             ));
                         };
-                        let vars = crate::pycheck::tcp_info(c);
+                        let mut vars = crate::pycheck::tcp_info(c);
+                        if let Some(t) = self.last_data_in {
+                            // tcp_get_info: jiffies since lrcvtime, in ms.
+                            let ms = (self.now - t).max(0) / 1_000_000;
+                            vars.push(("tcpi_last_data_recv", ms as u64));
+                        }
                         self.checks.push(&self.script.path, ev.line, &vars, code);
                     }
                 }
@@ -598,12 +610,16 @@ impl<'a> Runner<'a> {
             .as_ref()
             .is_some_and(|c| c.state() != tinygram_proto::State::Closed);
         if alive {
+            let out_before = self.epoll.watch.map_or(0, |(fd, _)| self.poll_mask(fd));
             let payload = vec![0u8; len];
             let now = instant(self.now);
+            let mut wake = false;
             if let Some(c) = self.conn.as_mut() {
                 if p.ecn == Some(IpEcn::Ce) {
                     c.note_ce();
                 }
+                let before = (synced(c.state()), c.counters().data_segments_received);
+                let rx_before = (c.recv_available(), c.state(), c.error().is_some());
                 c.handle_segment(now, &repr, &payload);
                 if let Some(fo) = c.fast_open().learned {
                     let remote = self.settings.remote_ip;
@@ -611,6 +627,37 @@ impl<'a> Runner<'a> {
                 }
                 if let Some(m) = c.fast_open().peer_mss {
                     self.tfo_cache.set_mss(self.settings.remote_ip, m);
+                }
+                let rx_after = (c.recv_available(), c.state(), c.error().is_some());
+                // Linux stamps lrcvtime when data is taken in (tcp_event_data_recv)
+                // and when the handshake completes (tcp_finish_connect,
+                // tcp_create_openreq_child).
+                let after = (synced(c.state()), c.counters().data_segments_received);
+                if after.1 > before.1 || (after.0 && !before.0) {
+                    self.last_data_in = Some(self.now);
+                }
+                // sk_data_ready on new data or an error; sk_state_change on
+                // any change of state (handshake done, FIN in, reset).
+                if rx_after.0 > rx_before.0
+                    || rx_after.1 != rx_before.1
+                    || (rx_after.2 && !rx_before.2)
+                {
+                    wake = true;
+                }
+            }
+            // A zerocopy completion queued on the error queue: sk_error_report.
+            if let Some(c) = self.conn.as_ref() {
+                let before = self.zc.outstanding();
+                self.zc.acked(c.snd_una());
+                wake |= self.zc.outstanding() < before;
+            }
+            if wake {
+                self.epoll_wake();
+            }
+            // sk_write_space: an ACK made a socket that could not take more writable again.
+            if let Some((fd, _)) = self.epoll.watch {
+                if out_before & 0x4 == 0 && self.poll_mask(fd) & 0x4 != 0 {
+                    self.epoll_wake();
                 }
             }
             self.release_more_cork();
@@ -1387,6 +1434,17 @@ fn fmt_fo(f: &FastOpenOption) -> String {
 }
 
 /// Errno names, with EAGAIN and EWOULDBLOCK the same.
+/// Whether a connection in `s` has completed its handshake.
+fn synced(s: tinygram_proto::State) -> bool {
+    !matches!(
+        s,
+        tinygram_proto::State::Listen
+            | tinygram_proto::State::SynSent
+            | tinygram_proto::State::SynReceived
+            | tinygram_proto::State::Closed
+    )
+}
+
 fn errno_eq(a: &str, b: &str) -> bool {
     let norm = |s: &str| {
         if s == "EWOULDBLOCK" {

@@ -87,6 +87,11 @@ fn errno_number(name: &str) -> i64 {
 }
 
 /// Integer value of `N`, `[N]` or `-N`.
+/// Whether the call's buffer argument (the second) is written `NULL`.
+fn null_buffer(spec: &SyscallSpec) -> bool {
+    matches!(spec.args.get(1), Some(Expr::Ident(n)) if n == "NULL")
+}
+
 fn int_of(e: &Expr) -> Option<i64> {
     match e {
         Expr::Int(v) => Some(*v),
@@ -263,6 +268,9 @@ impl<'a> Runner<'a> {
         first: bool,
     ) -> Res<Outcome> {
         let name = spec.name.as_str();
+        if let Some(r) = self.try_epoll(idx, spec) {
+            return r;
+        }
         if name == "socket" {
             let types = spec.args.get(1).and_then(symbols).unwrap_or_default();
             let other = types
@@ -288,6 +296,8 @@ impl<'a> Runner<'a> {
                 cfg.psh_at_window_limit = true;
                 // tcp_ack: an ACK of unsent data is dropped without a reply.
                 cfg.silent_unsent_ack = true;
+                // tcp_schedule_loss_probe: TCP_TIMEOUT_MIN on top of 2 SRTT.
+                cfg.tlp_extra = tinygram_proto::Duration::from_millis(2);
             }
             // Sysctls the script's shell lines set (see crate::sysctl).
             self.host.configure(&mut cfg);
@@ -331,6 +341,7 @@ impl<'a> Runner<'a> {
             "setsockopt",
             "getsockopt",
             "fcntl",
+            "ioctl",
         ];
         if !known.contains(&name) {
             return Err(self.unsupported(
@@ -489,6 +500,11 @@ impl<'a> Runner<'a> {
                     self.set_send_policy(fd, &sock, PolicyOpt::Cork(true), true);
                     self.more_corked = true;
                 }
+                if null_buffer(spec) && len > 0 && sock.kind == SockKind::Stream {
+                    // tcp_sendmsg copies from the caller's buffer: a NULL one faults.
+                    self.errno_reason = Some(format!("{name}: the buffer is NULL"));
+                    return Ok(Outcome::Done(Err("EFAULT")));
+                }
                 let out = self.write(fd, &sock, len, more, dontwait)?;
                 if let (true, Outcome::Done(Ok(n)), Some(c)) = (zerocopy, &out, self.conn.as_ref())
                 {
@@ -526,6 +542,12 @@ impl<'a> Runner<'a> {
                 let n = usize::try_from(n).map_err(|_| self.unsupported(idx, "negative length"))?;
                 if n > 64 << 20 {
                     return Err(self.unsupported(idx, "reads over 64 MiB are not supported"));
+                }
+                let readable = self.conn.as_ref().is_some_and(|c| c.recv_available() > 0);
+                if null_buffer(spec) && n > 0 && sock.kind == SockKind::Stream && readable {
+                    // tcp_recvmsg faults copying into a NULL buffer; the data stays queued.
+                    self.errno_reason = Some(format!("{name}: the buffer is NULL"));
+                    return Ok(Outcome::Done(Err("EFAULT")));
                 }
                 Ok(self.read(fd, &sock, n, dontwait))
             }
@@ -661,8 +683,63 @@ impl<'a> Runner<'a> {
                     )),
                 }
             }
+            "ioctl" => self.ioctl(idx, &sock, spec),
             _ => Err(self.unsupported(idx, format!("system call {name}() is not supported"))),
         }
+    }
+
+    /// ioctl() with the queue-size requests of tcp(7): SIOCINQ (FIONREAD),
+    /// the unread bytes, and SIOCOUTQ (TIOCOUTQ), the bytes not yet
+    /// acknowledged, as Linux's tcp_ioctl answers them.
+    fn ioctl(&mut self, idx: usize, sock: &Sock, spec: &SyscallSpec) -> Res<Outcome> {
+        use tinygram_proto::State;
+        let req = match spec.args.get(1) {
+            Some(Expr::Ident(r)) => r.clone(),
+            _ => {
+                return Err(self.unsupported(idx, "ioctl: expected a request like SIOCINQ"));
+            }
+        };
+        if !matches!(
+            req.as_str(),
+            "SIOCINQ" | "FIONREAD" | "SIOCOUTQ" | "TIOCOUTQ"
+        ) {
+            return Err(self.unsupported(
+                idx,
+                format!("ioctl request {req} is not supported (SIOCINQ, FIONREAD, SIOCOUTQ, TIOCOUTQ are)"),
+            ));
+        }
+        if sock.kind == SockKind::Listener {
+            self.errno_reason = Some(format!("{req} on a listening socket"));
+            return Ok(Outcome::Done(Err("EINVAL")));
+        }
+        let conn = if sock.kind == SockKind::Stream {
+            self.conn.as_ref()
+        } else {
+            None
+        };
+        let actual = match conn {
+            None => 0,
+            Some(c) if matches!(c.state(), State::SynSent | State::SynReceived) => 0,
+            Some(c) if req == "SIOCINQ" || req == "FIONREAD" => c.recv_available() as i64,
+            // write_seq - snd_una: a FIN queued or sent and not yet ACKed counts one.
+            Some(c) => {
+                let fin = matches!(c.state(), State::FinWait1 | State::Closing | State::LastAck);
+                c.send_queued() as i64 + i64::from(fin)
+            }
+        };
+        if let Some(want) = spec.args.get(2).and_then(int_of) {
+            if want != actual {
+                let mut f = self.fail(
+                    idx,
+                    FailKind::Syscall,
+                    format!("ioctl {req}: value {actual}, the script expects {want}"),
+                );
+                f.expected = Some(format!("[{want}]"));
+                f.actual = Some(format!("[{actual}]"));
+                return Err(f);
+            }
+        }
+        Ok(Outcome::Done(Ok(0)))
     }
 
     /// Resets what the runner tracks per connection when `sock` opens one.
@@ -986,6 +1063,21 @@ impl<'a> Runner<'a> {
         match name.as_str() {
             // SO_MARK only steers routing, which the runner has none of.
             "SO_REUSEADDR" | "SO_REUSEPORT" | "SO_MARK" => return Ok(Outcome::Done(Ok(0))),
+            // The runner has no path-MTU discovery (no ICMP, no DF bit to
+            // clear), so every IP_PMTUDISC_* mode sends the same segments.
+            "IP_MTU_DISCOVER" => return Ok(Outcome::Done(Ok(0))),
+            // Precedence/DSCP bits change only the IP header, which the runner
+            // does not emit; the ECN bits would change behaviour, so they are refused.
+            "IP_TOS" => {
+                let v = int(self)?;
+                if v & 0x3 != 0 {
+                    return Err(self.unsupported(
+                        idx,
+                        format!("setsockopt IP_TOS {v:#x}: ECN bits set by IP_TOS are not modelled"),
+                    ));
+                }
+                return Ok(Outcome::Done(Ok(0)));
+            }
             "SO_ZEROCOPY" => {
                 let on = int(self)? != 0;
                 if let Some(s) = self.socks.get_mut(&fd) {
@@ -1094,6 +1186,30 @@ impl<'a> Runner<'a> {
             let current = self.conn_cfg.as_ref().map(|c| format!("{c:?}"));
             let mut merged = self.conn_cfg.clone().unwrap_or_default();
             apply_named(&mut merged, &cfg, &name);
+            let listening = sock.kind == SockKind::Listener
+                && self
+                    .conn
+                    .as_ref()
+                    .is_some_and(|c| c.state() == tinygram_proto::State::Listen);
+            if listening && current.as_deref() != Some(&format!("{merged:?}")) {
+                // No SYN has come yet: as on Linux, an option set on the
+                // listener applies to the connections it accepts later.
+                if let Err(e) = merged.validate() {
+                    self.errno_reason = Some(format!("{name}: {e}"));
+                    return Ok(Outcome::Done(Err("EINVAL")));
+                }
+                self.conn = Some(Connection::listen(
+                    merged.clone(),
+                    SERVER_PORT,
+                    IsnSeries::with_step(SeqNumber(LOCAL_ISN), 0),
+                ));
+                self.conn_cfg = Some(merged);
+                if let Some(s) = self.socks.get_mut(&fd) {
+                    apply_named(&mut s.cfg, &cfg, &name);
+                    s.set_by_script.insert(name);
+                }
+                return Ok(Outcome::Done(Ok(0)));
+            }
             if current.as_deref() != Some(&format!("{merged:?}")) {
                 return Err(self.unsupported(
                     idx,

@@ -57,6 +57,16 @@ impl ZeroCopy {
         }
     }
 
+    /// Sends not yet acknowledged.
+    pub(crate) fn outstanding(&self) -> usize {
+        self.outstanding.len()
+    }
+
+    /// Whether a notification waits on the error queue (tcp_poll's EPOLLERR).
+    pub(crate) fn queued(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
     /// The oldest notification, taken off the queue.
     pub(crate) fn take(&mut self) -> Option<Notification> {
         if self.ready.is_empty() {

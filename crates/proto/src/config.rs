@@ -319,6 +319,11 @@ pub struct Config {
     pub silent_unsent_ack: bool,
     /// TCP Fast Open (RFC 7413), client and server; off by default.
     pub fast_open: crate::fastopen::FastOpenConfig,
+    /// Added to a tail loss probe's 2 SRTT when more than one segment is in
+    /// flight: 0 in RFC 8985 7.2; Linux adds TCP_TIMEOUT_MIN, 2 ms
+    /// (tcp_output.c tcp_schedule_loss_probe), so a probe never fires at once
+    /// on a path with no measurable RTT.
+    pub tlp_extra: Duration,
 }
 
 impl Default for Config {
@@ -361,6 +366,7 @@ impl Default for Config {
             psh_at_window_limit: false,
             silent_unsent_ack: false,
             fast_open: crate::fastopen::FastOpenConfig::default(),
+            tlp_extra: Duration::ZERO,
         }
     }
 }

@@ -822,6 +822,8 @@ impl Connection {
         let mut pto = srtt * 2;
         if self.snd_max.distance_from(self.snd_una) <= self.snd_mss {
             pto += Duration::from_millis(200);
+        } else {
+            pto += self.cfg.tlp_extra;
         }
         let mut at = now + pto;
         if let Some(rto) = self.timers[Timer::Retransmit as usize] {
