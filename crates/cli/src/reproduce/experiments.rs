@@ -638,6 +638,23 @@ fn doupnik_section(quick: bool, done: &[Done]) -> Section {
                     } else if rps > p && r.server == "Linux" {
                         "no lone small segment behind the 4 KB window in our run: see the differences"
                             .to_string()
+                    } else if rps > p
+                        && tinygram_proto::profile::find(r.client_profile)
+                            .ok()
+                            .and_then(|pr| pr.rows().filter(|x| x.key == "delack_segments").last())
+                            .is_some_and(|x| x.value.parse::<u64>().is_ok_and(|n| n >= u64::from(u32::MAX)))
+                    {
+                        format!(
+                            "no stall in our run where the paper's {} server stalled: the {} client \
+                             sends no ACK on a segment's arrival (4.4BSD's header-prediction path \
+                             only sets TF_DELACK); its early ACKs come from the window update a read \
+                             of 2 x MSS sends, and in our run one of those acknowledges the data \
+                             before the {} server's held runt, so the 200 ms timer never decides. \
+                             When 4.4BSD-derived clients sent that update relative to the server's \
+                             last full segment is not in the paper: the profile's window-update \
+                             rule is the open question here",
+                            r.server, r.client_profile, r.server_profile
+                        )
                     } else if rps > p {
                         let setting = |k: &str| {
                             tinygram_proto::profile::find(r.client_profile)
