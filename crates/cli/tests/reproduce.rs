@@ -181,7 +181,7 @@ fn doupnik_web_claims() {
         .iter()
         .find(|c| c.labels == ["UW7", "32KiB", "FreeBSD", "Nagle on", "33 KB"])
         .expect("the UW7 -> FreeBSD 33 KB cell");
-    let within = rps <= 2.0 * 5.0 && rps >= 5.0 / 2.0;
+    let within = (5.0 / 2.0..=2.0 * 5.0).contains(&rps);
     assert_eq!(
         cell.verdict == Verdict::Reproduced,
         within,
