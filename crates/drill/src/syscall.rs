@@ -460,15 +460,17 @@ impl<'a> Runner<'a> {
                 let mut dontwait = false;
                 let mut zerocopy = false;
                 let mut fastopen = false;
+                let mut eor = false;
                 for f in &flags {
                     match f.as_str() {
                         "MSG_FASTOPEN" => fastopen = true,
                         "MSG_MORE" => more = true,
+                        "MSG_EOR" => eor = true,
                         "MSG_DONTWAIT" => dontwait = true,
                         "MSG_NOSIGNAL" => {}
                         // Ignored unless SO_ZEROCOPY is on, as in Linux.
                         "MSG_ZEROCOPY" => zerocopy = sock.zerocopy,
-                        other => return Err(self.unsupported(idx, format!("send flag {other} is not supported (MSG_MORE, MSG_DONTWAIT, MSG_NOSIGNAL, MSG_ZEROCOPY are)"))),
+                        other => return Err(self.unsupported(idx, format!("send flag {other} is not supported (MSG_MORE, MSG_EOR, MSG_DONTWAIT, MSG_NOSIGNAL, MSG_ZEROCOPY are)"))),
                     }
                 }
                 let len =
@@ -506,6 +508,12 @@ impl<'a> Runner<'a> {
                     return Ok(Outcome::Done(Err("EFAULT")));
                 }
                 let out = self.write(fd, &sock, len, more, dontwait)?;
+                if eor && matches!(out, Outcome::Done(Ok(n)) if n as usize == len && n > 0) {
+                    // tcp_sendmsg_locked marks the tail skb eor once all is copied.
+                    if let Some(c) = self.conn.as_mut() {
+                        c.end_record();
+                    }
+                }
                 if let (true, Outcome::Done(Ok(n)), Some(c)) = (zerocopy, &out, self.conn.as_ref())
                 {
                     if *n > 0 {

@@ -585,6 +585,13 @@ impl Connection {
         Ok(self.send_buf.write(data, more_follows))
     }
 
+    /// Closes a record at the last written byte (send(2) MSG_EOR): no later
+    /// data shares a segment with it, nor does a retransmission merge across
+    /// it (Linux tcp_sendmsg_locked marks the skb eor; tcp_skb_can_collapse_to).
+    pub fn end_record(&mut self) {
+        self.send_buf.mark_record_end();
+    }
+
     /// Ends the current data set and pushes it: the last written byte becomes
     /// an end of application data (like a write without MSG_MORE), and the data
     /// written so far goes as window and cwnd allow, whatever the send policy
@@ -2502,7 +2509,11 @@ impl Connection {
         let queued = self.send_buf.end() - off;
         // Sequence space sent from `seq`: data, plus one if the FIN went too.
         let sent = self.snd_max.distance_from(seq) as u64;
-        let len = queued.min(sent).min(max_len as u64) as usize;
+        let mut len = queued.min(sent).min(max_len as u64) as usize;
+        // A resend never merges across a MSG_EOR record end (tcp_skb_can_collapse).
+        if let Some(e) = self.send_buf.next_record_end_after(off) {
+            len = len.min((e - off) as usize);
+        }
         let fin = self.fin_queued && off + len as u64 == self.send_buf.end() && sent > queued;
         if len == 0 && !fin {
             return None;
@@ -2601,6 +2612,17 @@ impl Connection {
             .min(allowed)
             .min(mss)
             .min(sack_limit.unwrap_or(usize::MAX));
+        // A record closed with MSG_EOR ends the segment; one that is not the
+        // queue's tail goes whatever the policy, as Linux's tcp_write_xmit
+        // applies Nagle's test to the last skb only (tcp_nagle_test).
+        let record_cut = self
+            .send_buf
+            .next_record_end_after(nxt_off)
+            .map(|e| (e - nxt_off) as usize)
+            .filter(|&r| r < len);
+        if let Some(r) = record_cut {
+            len = r;
+        }
         let retransmission = self.snd_nxt < self.snd_max;
         let forced = self.force_one;
 
@@ -2611,7 +2633,7 @@ impl Connection {
             }
             // Persist timer: one byte into a zero window, or what the window allows.
             len = unsent.min(mss).min(wnd_room.max(1));
-        } else if unsent > 0 && len < mss && !retransmission && !forced {
+        } else if unsent > 0 && len < mss && !retransmission && !forced && record_cut.is_none() {
             if len < unsent {
                 // RFC 1122 4.2.3.4 sender SWS avoidance: a window-limited runt goes
                 // only if it is at least half the largest window the peer offered.

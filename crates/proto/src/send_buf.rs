@@ -20,6 +20,10 @@ pub struct SendBuffer {
     /// The last write did not fit: the application has the rest of it to
     /// write, so the queue's tail is not pushed (BSD's TF_MORETOCOME).
     cut_short: bool,
+    /// Stream offsets (exclusive ends) of records closed with MSG_EOR,
+    /// ascending, all greater than `head`: no segment, new or resent, spans
+    /// one (Linux's TCP_SKB_CB(skb)->eor, tcp_skb_can_collapse_to).
+    records: VecDeque<u64>,
 }
 
 impl SendBuffer {
@@ -31,6 +35,7 @@ impl SendBuffer {
             boundaries: VecDeque::new(),
             flushed: 0,
             cut_short: false,
+            records: VecDeque::new(),
         }
     }
 
@@ -112,6 +117,25 @@ impl SendBuffer {
         while self.boundaries.front().is_some_and(|&b| b <= self.head) {
             self.boundaries.pop_front();
         }
+        while self.records.front().is_some_and(|&b| b <= self.head) {
+            self.records.pop_front();
+        }
+    }
+
+    /// Ends a record at the last written byte (send(2) MSG_EOR): later data
+    /// never shares a segment with it (Linux tcp_sendmsg_locked sets
+    /// TCP_SKB_CB(skb)->eor, which tcp_skb_can_collapse_to then refuses).
+    pub fn mark_record_end(&mut self) {
+        let end = self.end();
+        if end > self.head && self.records.back() != Some(&end) {
+            self.records.push_back(end);
+        }
+    }
+
+    /// First record end (MSG_EOR) strictly after stream offset `off`.
+    pub fn next_record_end_after(&self, off: u64) -> Option<u64> {
+        let i = self.records.partition_point(|&b| b <= off);
+        self.records.get(i).copied()
     }
 
     /// First end of application data strictly after stream offset `off`.
@@ -224,6 +248,22 @@ mod tests {
         b.mark_boundary();
         assert_eq!(b.next_boundary_after(0), Some(4));
         assert_eq!(b.space(), 0);
+    }
+
+    #[test]
+    fn record_ends_survive_until_acknowledged() {
+        let mut b = SendBuffer::new(100);
+        b.write(&[0; 10], false);
+        b.mark_record_end();
+        b.write(&[0; 5], false);
+        assert_eq!(b.next_record_end_after(0), Some(10));
+        assert_eq!(b.next_record_end_after(10), None);
+        b.mark_record_end();
+        assert_eq!(b.next_record_end_after(10), Some(15));
+        b.ack(10);
+        assert_eq!(b.next_record_end_after(0), Some(15));
+        b.ack(5);
+        assert_eq!(b.next_record_end_after(0), None);
     }
 
     #[test]
