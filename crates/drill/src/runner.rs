@@ -162,6 +162,8 @@ pub(crate) struct Runner<'a> {
     last_data_in: Option<i64>,
     /// The script's epoll instance, if it made one.
     pub epoll: crate::epoll::Epoll,
+    /// TCP_INQ and SO_TIMESTAMPING state.
+    pub ext: crate::syscall::sockext::SockExt,
 }
 
 /// Converts script-relative nanoseconds to an engine instant.
@@ -244,6 +246,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         remote_isn: 0,
         last_data_in: None,
         epoll: crate::epoll::Epoll::default(),
+        ext: Default::default(),
     };
     if let Err(f) = r.run() {
         r.report.failure = Some(*f);
@@ -584,6 +587,8 @@ impl<'a> Runner<'a> {
         if c.state().synchronized() {
             self.ever_synced = true;
         }
+        let sent = out.iter().map(|e| (e.repr.seq, e.payload_len));
+        self.ext.observe(self.now, c.snd_una(), sent);
         for e in out {
             let line = format!(
                 "{} > {}",

@@ -17,6 +17,8 @@ const O_RDWR: i64 = 2;
 /// Linux O_NONBLOCK.
 const O_NONBLOCK: i64 = 0o4000;
 
+pub(crate) mod sockext;
+
 /// What a system call did: returned, or would block.
 pub(crate) enum Outcome {
     /// Returned a value or an errno name.
@@ -508,6 +510,9 @@ impl<'a> Runner<'a> {
                     return Ok(Outcome::Done(Err("EFAULT")));
                 }
                 let out = self.write(fd, &sock, len, more, dontwait)?;
+                if let Outcome::Done(Ok(n)) = out {
+                    self.sent_ext(n as usize);
+                }
                 if eor && matches!(out, Outcome::Done(Ok(n)) if n as usize == len && n > 0) {
                     // tcp_sendmsg_locked marks the tail skb eor once all is copied.
                     if let Some(c) = self.conn.as_mut() {
@@ -560,6 +565,9 @@ impl<'a> Runner<'a> {
                 Ok(self.read(fd, &sock, n, dontwait))
             }
             "recvmsg" => {
+                if let Some(out) = self.recvmsg_ext(idx, fd, &sock, spec)? {
+                    return Ok(out);
+                }
                 let flags = spec.args.get(2).and_then(symbols).unwrap_or_default();
                 if !flags.iter().any(|f| f == "MSG_ERRQUEUE") {
                     return Err(self.unsupported(
@@ -1046,6 +1054,9 @@ impl<'a> Runner<'a> {
         };
         let bad =
             |r: &Self, m: String| r.fail(idx, FailKind::Syscall, format!("setsockopt {name}: {m}"));
+        if let Some(out) = self.setsockopt_ext(idx, fd, sock, &name, &val)? {
+            return Ok(out);
+        }
         let mut cfg = sock.cfg.clone();
         let mut explicit = sock.explicit_options;
         let live =
@@ -1330,6 +1341,9 @@ impl<'a> Runner<'a> {
             "TCP_CORK" => i64::from(cfg.send_policy == SendPolicyKind::Cork),
             "TCP_FASTOPEN" => i64::from(sock.tfo_queue),
             "SO_REUSEADDR" => 1,
+            other if self.getsockopt_ext(fd, other).is_some() => {
+                self.getsockopt_ext(fd, other).unwrap_or_default()
+            }
             other => {
                 return Err(self.unsupported(
                     idx,

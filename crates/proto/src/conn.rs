@@ -466,6 +466,10 @@ impl Connection {
     pub fn read_closed(&self) -> bool {
         self.fin_rcvd && self.recv_buf.readable() == 0
     }
+    /// The peer's FIN has arrived (read or not).
+    pub fn fin_received(&self) -> bool {
+        self.fin_rcvd
+    }
     /// Effective send MSS (payload bytes per full segment).
     pub fn effective_mss(&self) -> usize {
         self.snd_mss
