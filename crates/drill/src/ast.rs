@@ -183,6 +183,9 @@ pub enum OptSpec {
         /// The cookie bytes (empty for a request).
         cookie: Vec<u8>,
     },
+    /// `md5 HEX`: an RFC 2385 TCP MD5 signature option (kind 19) carrying
+    /// these 16 digest bytes, sent as written.
+    Md5(Vec<u8>),
     /// tinygram: `nakOK`, RFC 1106 NAK-permitted (kind 253, ExID 0x1106, 'P').
     NakOk,
     /// tinygram: `nak S N`, RFC 1106 2.1 NAK of N segments from S (the data
@@ -298,6 +301,13 @@ impl fmt::Display for OptSpec {
             OptSpec::Nak { seq, count } => write!(f, "nak {seq} {count}"),
             OptSpec::BigWin(w) => write!(f, "bigwin {w}"),
             OptSpec::WinHi(w) => write!(f, "winhi {w}"),
+            OptSpec::Md5(d) => {
+                f.write_str("md5 ")?;
+                for b in d {
+                    write!(f, "{b:02x}")?;
+                }
+                Ok(())
+            }
             OptSpec::FastOpen { exp, cookie } => {
                 f.write_str(if *exp { "FOEXP" } else { "FO" })?;
                 if !cookie.is_empty() {

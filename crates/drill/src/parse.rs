@@ -579,6 +579,7 @@ fn parse_options(s: &str) -> Result<OptionsSpec, String> {
                     Some(hex) => tfo_cookie(hex)?,
                 },
             },
+            ["md5", hex] => OptSpec::Md5(md5_digest(hex)?),
             ["nakOK"] => OptSpec::NakOk,
             ["nak", seq, n] => OptSpec::Nak {
                 seq: num_u32(seq, "nak sequence number")?,
@@ -877,6 +878,17 @@ fn parse_syscall(s: &str) -> Result<SyscallSpec, String> {
         ret,
         errno,
     })
+}
+
+/// The 16 digest bytes of `md5 HEX` (RFC 2385 3.0: a 16-byte MD5 digest).
+fn md5_digest(hex: &str) -> Result<Vec<u8>, String> {
+    let bad = || format!("md5 {hex}: expected 32 hex digits (a 16-byte digest)");
+    if hex.len() != 32 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad());
+    }
+    (0..16)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad()))
+        .collect()
 }
 
 #[cfg(test)]

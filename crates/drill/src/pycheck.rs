@@ -117,6 +117,21 @@ pub(crate) fn tcp_info(c: &Connection) -> Vec<(&'static str, u64)> {
     ]
 }
 
+/// TCP_INFO's chronograph fields at `now` (tcp_get_info_chrono_stats), in
+/// microseconds: busy time, and the parts of it the peer's window and the
+/// send buffer limited.
+pub(crate) fn tcp_info_chrono(
+    c: &Connection,
+    now: tinygram_proto::Instant,
+) -> Vec<(&'static str, u64)> {
+    let s = c.chrono_stats(now);
+    vec![
+        ("tcpi_busy_time", micros(s.busy)),
+        ("tcpi_rwnd_limited", micros(s.rwnd_limited)),
+        ("tcpi_sndbuf_limited", micros(s.sndbuf_limited)),
+    ]
+}
+
 /// A duration in whole microseconds, as TCP_INFO reports times.
 fn micros(d: tinygram_proto::Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)

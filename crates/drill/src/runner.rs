@@ -418,6 +418,7 @@ impl<'a> Runner<'a> {
                             ));
                         };
                         let mut vars = crate::pycheck::tcp_info(c);
+                        vars.extend(crate::pycheck::tcp_info_chrono(c, instant(self.now)));
                         if let Some(t) = self.last_data_in {
                             // tcp_get_info: jiffies since lrcvtime, in ms.
                             let ms = (self.now - t).max(0) / 1_000_000;
@@ -735,6 +736,9 @@ impl<'a> Runner<'a> {
                             experimental: *exp,
                             cookie,
                         })
+                    }
+                    OptSpec::Md5(d) => {
+                        o.unknown.push(tinygram_proto::wire::kind::MD5SIG, d);
                     }
                     OptSpec::Nop | OptSpec::Eol => {}
                 }
@@ -1054,6 +1058,11 @@ impl<'a> Runner<'a> {
                         experimental: *exp,
                         cookie,
                     })
+                }
+                OptSpec::Md5(_) => {
+                    return Err("md5 option expected, but the engine does not sign its \
+                                segments (TCP-MD5, RFC 2385, is not supported)"
+                        .into())
                 }
                 OptSpec::Nop | OptSpec::Eol => {}
             }

@@ -617,6 +617,9 @@ impl<'a> Runner<'a> {
                     if let Some(s) = self.socks.get_mut(&fd) {
                         s.shut_rd = true;
                     }
+                    if let Some(c) = self.conn.as_mut() {
+                        c.shutdown_read();
+                    }
                 }
                 match how.as_str() {
                     "SHUT_RD" => {}
@@ -661,8 +664,12 @@ impl<'a> Runner<'a> {
                                 // RFC 2525 2.17: unread data is lost, so reset;
                                 // Linux's RST also ACKs (tcp_close).
                                 c.abort_reset(self.settings.stack == Stack::linux());
-                            } else if !sock.shut_wr {
-                                c.close();
+                            } else {
+                                // tcp_close sets RCV_SHUTDOWN as well.
+                                c.shutdown_read();
+                                if !sock.shut_wr {
+                                    c.close();
+                                }
                             }
                         }
                     }

@@ -199,6 +199,13 @@ pub struct Connection {
     rexmit_one: Option<SeqNumber>,
     /// Consecutive expiries of the retransmission timer.
     retries: u32,
+    /// Busy / window-limited / buffer-limited times for TCP_INFO.
+    chrono: crate::chrono::Chrono,
+    /// TCP_USER_TIMEOUT (RFC 5482).
+    user_timeout: crate::chrono::UserTimeout,
+    /// The application closed its end for reading (close(), SHUT_RD): new
+    /// data arriving in FIN-WAIT is answered with a reset.
+    rcv_shutdown: bool,
     persist_backoff: u32,
     /// The persist timer fired: send one segment even if the window says no.
     force_one: bool,
@@ -355,6 +362,9 @@ impl Connection {
             in_recovery: false,
             rexmit_one: None,
             retries: 0,
+            chrono: Default::default(),
+            user_timeout: Default::default(),
+            rcv_shutdown: false,
             persist_backoff: 0,
             force_one: false,
             last_partial_end: None,
@@ -549,6 +559,40 @@ impl Connection {
     }
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt()
+    }
+    /// The application will read no more (close(), or shutdown with
+    /// SHUT_RD): RFC 1122 4.2.2.13, new data after that, once our FIN is
+    /// out, is answered with a RST (Linux's tcp_rcv_state_process in
+    /// FIN-WAIT-1/2 with RCV_SHUTDOWN; FreeBSD's tcp_input likewise).
+    pub fn shutdown_read(&mut self) {
+        self.rcv_shutdown = true;
+    }
+    /// TCP_USER_TIMEOUT (RFC 5482): once data waits for acknowledgement
+    /// past a retransmission for this long, the connection is dropped with
+    /// a timeout (Linux tcp_timer.c, retransmits_timed_out). None or zero: off.
+    pub fn set_user_timeout(&mut self, limit: Option<Duration>) {
+        self.user_timeout.set(limit);
+    }
+    /// The TCP_USER_TIMEOUT in force.
+    pub fn user_timeout(&self) -> Option<Duration> {
+        self.user_timeout.limit()
+    }
+    /// Busy, window-limited and buffer-limited times up to `now` (Linux's
+    /// tcp_get_info_chrono_stats).
+    pub fn chrono_stats(&self, now: Instant) -> crate::chrono::ChronoStats {
+        self.chrono.stats(now)
+    }
+    /// The application waits for send-buffer space (tcp_sendmsg's
+    /// wait_for_space) or no longer does: the buffer-limited chronograph.
+    pub fn note_sndbuf_limited(&mut self, now: Instant, limited: bool) {
+        if limited {
+            self.chrono
+                .start(crate::chrono::ChronoKind::SndbufLimited, now);
+        } else {
+            let empty = self.send_buf.is_empty() && self.snd_una == self.snd_max;
+            self.chrono
+                .stop(crate::chrono::ChronoKind::SndbufLimited, now, empty);
+        }
     }
     /// Resizes the send buffer of a live connection (SO_SNDBUF after
     /// connect/accept); what is queued stays.
@@ -813,7 +857,16 @@ impl Connection {
     fn tlp_eligible(&self) -> bool {
         self.cfg.recovery.tlp
             && self.sack_ok
-            && matches!(self.state, State::Established | State::CloseWait)
+            // Linux's tcp_schedule_loss_probe checks no state: a FIN in
+            // flight after close() is probed too.
+            && matches!(
+                self.state,
+                State::Established
+                    | State::CloseWait
+                    | State::FinWait1
+                    | State::Closing
+                    | State::LastAck
+            )
             && !self.in_recovery
             && self.snd_una < self.snd_max
             && self.tlp_end.is_none()
@@ -883,6 +936,12 @@ impl Connection {
                 if self.snd_una == self.snd_max {
                     return;
                 }
+                if self.retries > 0 && self.user_timeout.expired(now) {
+                    // RFC 5482 / Linux tcp_write_timeout: the user timeout is
+                    // up; tcp_write_err drops the connection without a RST.
+                    self.enter_closed(Some(ConnError::TimedOut));
+                    return;
+                }
                 if self.retries >= self.cfg.max_retries {
                     // RFC 1122 4.2.3.5: give up; tell the peer.
                     self.pending_rst = Some(self.rst_segment(self.snd_nxt, None));
@@ -890,6 +949,7 @@ impl Connection {
                     return;
                 }
                 self.retries += 1;
+                self.user_timeout.on_retransmit(now, self.snd_max);
                 self.counters.timeouts += 1;
                 let flight = self.snd_max.distance_from(self.snd_una);
                 self.cc.on_rto(flight, self.snd_mss);
@@ -1039,6 +1099,17 @@ impl Connection {
         if seg.dst_port != self.local_port
             || (self.state != State::Listen && seg.src_port != self.remote_port)
         {
+            return;
+        }
+        if seg
+            .options
+            .unknown
+            .iter()
+            .any(|(k, _)| k == crate::wire::kind::MD5SIG)
+        {
+            // No TCP-MD5 key is ever configured, so a signed segment is
+            // dropped unseen (Linux tcp_inbound_md5_hash: TCPMD5Unexpected).
+            self.counters.invalid_segments += 1;
             return;
         }
         self.counters.segments_received += 1;
@@ -1400,6 +1471,25 @@ impl Connection {
             _ => {}
         }
 
+        // RFC 1122 4.2.2.13: new data after the application closed for
+        // reading, with our FIN sent: reset, as from no socket (the RST
+        // takes its sequence number from the segment's ACK).
+        if self.rcv_shutdown
+            && !payload.is_empty()
+            && matches!(self.state, State::FinWait1 | State::FinWait2)
+            && seg.seq + payload.len() > self.rcv_nxt()
+        {
+            let rst = if seg.flags.ack() {
+                self.rst_segment(seg.ack, None)
+            } else {
+                let fin = usize::from(seg.flags.fin());
+                self.rst_segment(SeqNumber(0), Some(seg.seq + payload.len() + fin))
+            };
+            self.pending_rst = Some(rst);
+            self.enter_closed(Some(ConnError::Reset));
+            return;
+        }
+
         // Seventh: segment text.
         if !payload.is_empty()
             && matches!(
@@ -1540,6 +1630,11 @@ impl Connection {
             let data_acked = acked - fin_now_acked as usize - syn_now_acked as usize;
             self.send_buf.ack(data_acked);
             self.snd_una = ack;
+            self.user_timeout.on_ack(ack);
+            if self.send_buf.is_empty() && ack == self.snd_max {
+                // tcp_chrono_stop: nothing queued or in flight.
+                self.chrono.stop(crate::chrono::ChronoKind::Busy, now, true);
+            }
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
@@ -2525,7 +2620,7 @@ impl Connection {
         let r = self.build_data_segment(now, off, len, fin, payload);
         // RFC 1106 4.2: a repair in flight pushes the timer out to a full RTO,
         // so it does not "go off milliseconds before a naked packet's ack".
-        let at = now + self.rtt.rto();
+        let at = now + self.user_timeout.clamp(now, self.rtt.rto());
         if self.timers[Timer::Retransmit as usize].is_none_or(|t| t < at) {
             self.arm(Timer::Retransmit, at);
         }
@@ -2574,10 +2669,12 @@ impl Connection {
         let unsent = (end - nxt_off) as usize;
         let fin_pending = self.fin_queued && !self.fin_sent();
         if unsent == 0 && !fin_pending {
+            self.note_rwnd_chrono(now, 0, 0);
             return None;
         }
         let flight = self.snd_nxt.distance_from(self.snd_una);
         let wnd_room = self.snd_wnd.saturating_sub(flight);
+        self.note_rwnd_chrono(now, unsent, wnd_room);
         // RFC 6675 5: in SACK recovery, cwnd bounds pipe rather than FlightSize.
         let cc_flight = if self.sack_recovery {
             self.scoreboard.pipe(
@@ -2762,9 +2859,28 @@ impl Connection {
             self.snd_max = new_nxt;
         }
         if !probe && !self.armed(Timer::Retransmit) {
-            self.arm(Timer::Retransmit, now + self.rtt.rto());
+            // tcp_clamp_rto_to_user_timeout: never past the user timeout.
+            let rto = self.user_timeout.clamp(now, self.rtt.rto());
+            self.arm(Timer::Retransmit, now + rto);
         }
         Some(r)
+    }
+
+    /// Linux's tcp_write_xmit chronographs: data to send makes the
+    /// connection busy; a next segment (up to an MSS) the peer's window does
+    /// not fit starts the window-limited one (tcp_snd_wnd_test), else it stops.
+    fn note_rwnd_chrono(&mut self, now: Instant, unsent: usize, wnd_room: usize) {
+        use crate::chrono::ChronoKind;
+        let flight = self.snd_max.distance_from(self.snd_una);
+        if unsent > 0 || flight > 0 {
+            self.chrono.start(ChronoKind::Busy, now);
+        }
+        let empty = unsent == 0 && flight == 0 && self.send_buf.is_empty();
+        if unsent > 0 && unsent.min(self.snd_mss) > wnd_room {
+            self.chrono.start(ChronoKind::RwndLimited, now);
+        } else {
+            self.chrono.stop(ChronoKind::RwndLimited, now, empty);
+        }
     }
 
     /// Builds one segment from stream offset `off`; counts it.
@@ -2796,7 +2912,12 @@ impl Connection {
         }
         let acked_new = self.segs_since_ack > 0;
         let new_data = len > 0 && seq >= self.snd_max;
-        self.tlp_rearm |= new_data;
+        if (len > 0 || fin) && seq >= self.snd_max {
+            self.user_timeout
+                .on_new_segment(seq + len + fin as usize, now);
+        }
+        // A new FIN arms the probe as new data does (tcp_event_new_data_sent).
+        self.tlp_rearm |= new_data || (fin && seq + len >= self.snd_max);
         if self.cfg.recovery.rack && self.sack_ok && (len > 0 || fin) {
             // RFC 8985 6.1: Segment.xmit_ts for RACK.
             self.rack.on_sent(seq, seq + len + fin as usize, now);

@@ -6,6 +6,7 @@
 
 pub mod bigwin;
 pub mod cc;
+pub mod chrono;
 pub mod config;
 pub mod conn;
 pub mod counters;

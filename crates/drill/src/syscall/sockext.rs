@@ -374,6 +374,29 @@ impl Runner<'_> {
                 self.ext.ts_flags = v;
                 Ok(Some(Outcome::Done(Ok(0))))
             }
+            "TCP_USER_TIMEOUT" => {
+                let ms = int_of(val).ok_or_else(|| {
+                    self.unsupported(
+                        idx,
+                        "setsockopt TCP_USER_TIMEOUT: expected milliseconds like [3000]",
+                    )
+                })?;
+                // do_tcp_setsockopt: a negative value is EINVAL.
+                let Ok(ms) = u64::try_from(ms) else {
+                    return Ok(Some(Outcome::Done(Err("EINVAL"))));
+                };
+                let live = sock.kind == SockKind::Stream && self.conn.is_some();
+                if !live {
+                    return Err(self.unsupported(
+                        idx,
+                        "setsockopt TCP_USER_TIMEOUT: supported on a connected or accepted socket only",
+                    ));
+                }
+                if let Some(c) = self.conn.as_mut() {
+                    c.set_user_timeout(Some(tinygram_proto::Duration::from_millis(ms)));
+                }
+                Ok(Some(Outcome::Done(Ok(0))))
+            }
             _ => Ok(None),
         }
     }
@@ -383,6 +406,12 @@ impl Runner<'_> {
         match name {
             "TCP_INQ" => Some(i64::from(self.ext.inq.contains(&fd))),
             "SO_TIMESTAMPING" => Some(i64::from(self.ext.ts_flags)),
+            "TCP_USER_TIMEOUT" => Some(
+                self.conn
+                    .as_ref()
+                    .and_then(|c| c.user_timeout())
+                    .map_or(0, |d| d.as_millis() as i64),
+            ),
             _ => None,
         }
     }
@@ -448,12 +477,14 @@ impl Runner<'_> {
         for f in &flags {
             match f.as_str() {
                 "MSG_DONTWAIT" => dontwait = true,
-                other => return Err(self.unsupported(
-                    idx,
-                    format!(
+                other => {
+                    return Err(self.unsupported(
+                        idx,
+                        format!(
                         "recvmsg flag {other} is not supported (MSG_DONTWAIT, MSG_ERRQUEUE are)"
                     ),
-                )),
+                    ))
+                }
             }
         }
         let n = iov.and_then(|n| usize::try_from(n).ok()).ok_or_else(|| {

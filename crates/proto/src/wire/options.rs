@@ -39,6 +39,8 @@ pub mod kind {
     pub const SACK: u8 = 5;
     /// Timestamps (RFC 7323 3.2).
     pub const TIMESTAMPS: u8 = 8;
+    /// TCP MD5 signature (RFC 2385 3.0); never interpreted, only recognised.
+    pub const MD5SIG: u8 = 19;
     /// RFC 6994 shared experimental option; tinygram carries RFC 1106 in it.
     pub const EXPERIMENTAL: u8 = super::TCPOPT_EXPERIMENTAL;
 }
