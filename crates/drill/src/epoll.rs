@@ -150,7 +150,10 @@ impl Runner<'_> {
             // sk_stream_is_writeable: free space at least half of what is queued.
             let snd_buf = self.conn_cfg.as_ref().map_or(0, |cfg| cfg.snd_buf);
             let queued = c.send_queued();
-            if snd_buf.saturating_sub(queued) >= queued / 2 && snd_buf > queued {
+            if snd_buf.saturating_sub(queued) >= queued / 2
+                && snd_buf > queued
+                && self.notsent_writable()
+            {
                 m |= EPOLLOUT;
             }
         }

@@ -602,7 +602,7 @@ fn parse_options(s: &str) -> Result<OptionsSpec, String> {
             [] => return Err("empty TCP option in list".into()),
             _ => {
                 return Err(format!(
-                    "unsupported TCP option {:?} (supported: mss N, nop, eol, wscale N, sackOK, sack a:b, TS val X ecr Y, nakOK, nak S N, bigwin N, winhi N, FO [cookie], FOEXP [cookie], ...)",
+                    "unsupported TCP option {:?} (supported: mss N, nop, eol, wscale N, sackOK, sack a:b, TS val X ecr Y, nakOK, nak S N, bigwin N, winhi N, FO [cookie], FOEXP [cookie], md5 HEX, ...)",
                     part.trim()
                 ))
             }

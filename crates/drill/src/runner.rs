@@ -668,6 +668,7 @@ impl<'a> Runner<'a> {
             }
             self.release_more_cork();
             self.drain();
+            self.after_transmit_space(out_before);
         } else {
             self.host_reset(&repr, len);
         }

@@ -17,6 +17,7 @@ const O_RDWR: i64 = 2;
 /// Linux O_NONBLOCK.
 const O_NONBLOCK: i64 = 0o4000;
 
+pub(crate) mod notsent;
 pub(crate) mod sockext;
 
 /// What a system call did: returned, or would block.
@@ -273,6 +274,9 @@ impl<'a> Runner<'a> {
         if let Some(r) = self.try_epoll(idx, spec) {
             return r;
         }
+        if name == "poll" {
+            return self.poll_call(idx, spec);
+        }
         if name == "socket" {
             let types = spec.args.get(1).and_then(symbols).unwrap_or_default();
             let other = types
@@ -349,7 +353,7 @@ impl<'a> Runner<'a> {
             return Err(self.unsupported(
                 idx,
                 format!(
-                    "system call {name}() is not supported (supported: socket, {})",
+                    "system call {name}() is not supported (supported: socket, {}, poll, epoll_*)",
                     known.join(", ")
                 ),
             ));
@@ -950,6 +954,29 @@ impl<'a> Runner<'a> {
             return Ok(Outcome::Done(Err("EPIPE")));
         }
         let nb = sock.nonblocking || dontwait;
+        if self.notsent_lowat() < notsent::NO_LIMIT {
+            // A finite TCP_NOTSENT_LOWAT: Linux's per-skb check (notsent.rs).
+            let remaining = len - self.write_progress;
+            if remaining > 0 {
+                match self.write_lowat(remaining, more) {
+                    Ok(k) => self.write_progress += k,
+                    Err(WriteError::Closed) => {
+                        return Ok(Outcome::Done(if self.write_progress > 0 {
+                            Ok(self.write_progress as i64)
+                        } else {
+                            Err("EPIPE")
+                        }))
+                    }
+                    Err(WriteError::Conn(e)) => {
+                        if let Some(s) = self.socks.get_mut(&fd) {
+                            s.err_reported = true;
+                        }
+                        return Ok(Outcome::Done(Err(conn_errno(e))));
+                    }
+                }
+            }
+            return Ok(Self::lowat_outcome(self.write_progress, len, nb));
+        }
         let Some(c) = self.conn.as_mut() else {
             return Ok(Outcome::Done(Err("EPIPE")));
         };
@@ -982,6 +1009,8 @@ impl<'a> Runner<'a> {
         if self.write_progress == len {
             return Ok(Outcome::Done(Ok(len as i64)));
         }
+        // wait_for_space: the send buffer now limits the connection.
+        self.note_sndbuf_limited();
         if nb {
             return Ok(Outcome::Done(if self.write_progress > 0 {
                 Ok(self.write_progress as i64)

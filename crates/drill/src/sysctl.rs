@@ -20,6 +20,7 @@ const DEFAULTS_SH: &[(&str, &str)] = &[
     ("net.ipv4.tcp_congestion_control", "cubic"),
     ("net.ipv4.tcp_slow_start_after_idle", "0"),
     ("net.ipv4.tcp_ecn", "0"),
+    ("net.ipv4.tcp_notsent_lowat", "4294967295"),
     ("net.ipv4.tcp_fastopen", "0x70403"),
     (
         "net.ipv4.tcp_fastopen_key",
@@ -30,7 +31,7 @@ const DEFAULTS_SH: &[(&str, &str)] = &[
 /// What `common/defaults.sh` sets that the engine does not model.
 const DEFAULTS_SH_NOT_MODELLED: &str = "tcp_rmem (autotuning), tcp_frto, tcp_dsack, tcp_fack, \
 tcp_early_retrans/tcp_recovery (RACK, TLP), tcp_tso_win_divisor, \
-tcp_ecn_option, pacing ratios, tcp_notsent_lowat, tcp_syncookies, the qdisc";
+tcp_ecn_option, pacing ratios, tcp_syncookies, the qdisc";
 
 /// net.ipv4.tcp_fastopen bits (ip-sysctl.rst): client on.
 pub(crate) const TFO_CLIENT: u32 = 0x1;
@@ -60,6 +61,8 @@ pub(crate) struct HostSysctls {
     fastopen: Option<u32>,
     /// net.ipv4.tcp_fastopen_key, as the cookie function takes it.
     fastopen_key: Option<[u8; 16]>,
+    /// net.ipv4.tcp_notsent_lowat (ip-sysctl.rst; UINT_MAX: no limit).
+    notsent_lowat: Option<u64>,
 }
 
 /// What a shell line amounted to.
@@ -144,6 +147,10 @@ impl HostSysctls {
                     return;
                 }
             },
+            "net.ipv4.tcp_notsent_lowat" => {
+                self.notsent_lowat = num.filter(|&n| n <= u64::from(u32::MAX));
+                self.notsent_lowat.is_some()
+            }
             "net.ipv4.tcp_syn_retries" => {
                 self.syn_retries = num.and_then(|n| u32::try_from(n).ok());
                 self.syn_retries.is_some()
@@ -229,6 +236,11 @@ impl HostSysctls {
         if self.rfc5961_rst == Some(false) || self.rfc5961_syn == Some(false) {
             cfg.rfc5961 = false;
         }
+    }
+
+    /// net.ipv4.tcp_notsent_lowat, if a shell line set it.
+    pub(crate) fn notsent_lowat(&self) -> Option<u64> {
+        self.notsent_lowat
     }
 
     /// net.ipv4.tcp_fastopen: what the script set, else Linux's default (1,

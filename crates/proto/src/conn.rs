@@ -476,6 +476,10 @@ impl Connection {
     pub fn read_closed(&self) -> bool {
         self.fin_rcvd && self.recv_buf.readable() == 0
     }
+    /// The largest window the peer has offered (Linux's max_window).
+    pub fn max_snd_wnd(&self) -> usize {
+        self.max_snd_wnd
+    }
     /// The peer's FIN has arrived (read or not).
     pub fn fin_received(&self) -> bool {
         self.fin_rcvd

@@ -84,6 +84,12 @@ pub(crate) struct SockExt {
     tracked: Vec<Tracked>,
     /// The error queue, oldest first.
     queue: VecDeque<Stamp>,
+    /// TCP_NOTSENT_LOWAT as the socket set it (0 or unset: the sysctl).
+    pub(crate) notsent_lowat: Option<u32>,
+    /// Where the last skb of the send queue starts (notsent.rs).
+    pub(crate) skb_start: SeqNumber,
+    /// A write waited for send-buffer space (SOCK_NOSPACE).
+    nospace: bool,
 }
 
 impl SockExt {
@@ -374,6 +380,20 @@ impl Runner<'_> {
                 self.ext.ts_flags = v;
                 Ok(Some(Outcome::Done(Ok(0))))
             }
+            "TCP_NOTSENT_LOWAT" => {
+                let v = int_of(val).ok_or_else(|| {
+                    self.unsupported(
+                        idx,
+                        "setsockopt TCP_NOTSENT_LOWAT: expected bytes like [4000]",
+                    )
+                })?;
+                // do_tcp_setsockopt stores the u32 as given.
+                let Ok(v) = u32::try_from(v) else {
+                    return Ok(Some(Outcome::Done(Err("EINVAL"))));
+                };
+                self.ext.notsent_lowat = Some(v);
+                Ok(Some(Outcome::Done(Ok(0))))
+            }
             "TCP_USER_TIMEOUT" => {
                 let ms = int_of(val).ok_or_else(|| {
                     self.unsupported(
@@ -405,6 +425,7 @@ impl Runner<'_> {
     pub(super) fn getsockopt_ext(&self, fd: i64, name: &str) -> Option<i64> {
         match name {
             "TCP_INQ" => Some(i64::from(self.ext.inq.contains(&fd))),
+            "TCP_NOTSENT_LOWAT" => Some(i64::from(self.ext.notsent_lowat.unwrap_or(0))),
             "SO_TIMESTAMPING" => Some(i64::from(self.ext.ts_flags)),
             "TCP_USER_TIMEOUT" => Some(
                 self.conn
@@ -413,6 +434,47 @@ impl Runner<'_> {
                     .map_or(0, |d| d.as_millis() as i64),
             ),
             _ => None,
+        }
+    }
+
+    /// A write found the send buffer full (SOCK_NOSPACE): the buffer-limited
+    /// chronograph runs until an ACK makes the socket writable again.
+    pub(super) fn note_sndbuf_limited(&mut self) {
+        let now = crate::runner::instant(self.now);
+        if let Some(c) = self.conn.as_mut() {
+            c.note_sndbuf_limited(now, true);
+            self.ext.nospace = true;
+        }
+    }
+
+    /// tcp_check_space: once the socket is writable again, SOCK_NOSPACE is
+    /// cleared and the buffer-limited chronograph stops.
+    pub(crate) fn check_space(&mut self, writable: bool) {
+        if !self.ext.nospace || !writable {
+            return;
+        }
+        self.ext.nospace = false;
+        let now = crate::runner::instant(self.now);
+        if let Some(c) = self.conn.as_mut() {
+            c.note_sndbuf_limited(now, false);
+        }
+    }
+
+    /// tcp_check_space, which Linux runs after the ACK's transmissions
+    /// (tcp_data_snd_check): data just sent no longer counts as unsent, so a
+    /// socket under TCP_NOTSENT_LOWAT may have become writable; wake an edge
+    /// waiter then, and stop the buffer-limited chronograph.
+    pub(crate) fn after_transmit_space(&mut self, out_before: u32) {
+        let writable = self
+            .socks
+            .iter()
+            .find(|(_, s)| s.kind == SockKind::Stream)
+            .is_some_and(|(fd, _)| self.poll_mask(*fd) & 0x4 != 0);
+        self.check_space(writable);
+        if let Some((fd, _)) = self.epoll.watch {
+            if out_before & 0x4 == 0 && self.poll_mask(fd) & 0x4 != 0 {
+                self.epoll_wake();
+            }
         }
     }
 
@@ -536,6 +598,109 @@ impl Runner<'_> {
             let fin = c.fin_received();
             c.recv_available() as i64 + i64::from(fin)
         })
+    }
+}
+
+/// poll(2) event bits (include/uapi/asm-generic/poll.h); tcp_poll computes
+/// them as for epoll.
+const POLL_BITS: [(&str, u32); 6] = [
+    ("POLLIN", 0x001),
+    ("POLLPRI", 0x002),
+    ("POLLOUT", 0x004),
+    ("POLLERR", 0x008),
+    ("POLLHUP", 0x010),
+    ("POLLRDHUP", 0x2000),
+];
+
+/// The bits of `POLLIN|POLLOUT` or a number; Err names an unknown symbol.
+fn poll_bits(e: &Expr) -> Result<u32, String> {
+    if let Some(v) = int_of(e) {
+        return u32::try_from(v).map_err(|_| format!("{v} is out of range"));
+    }
+    let names = symbols(e).ok_or("expected events like POLLIN|POLLOUT")?;
+    let mut v = 0;
+    for n in names {
+        let Some((_, b)) = POLL_BITS.iter().find(|(k, _)| *k == n) else {
+            return Err(format!("poll event {n} is not supported (POLLIN, POLLPRI, POLLOUT, POLLERR, POLLHUP, POLLRDHUP are)"));
+        };
+        v |= b;
+    }
+    Ok(v)
+}
+
+/// `POLLIN|POLLOUT` for a mask, for messages.
+fn poll_names(m: u32) -> String {
+    let v: Vec<&str> = POLL_BITS
+        .iter()
+        .filter(|(_, b)| m & b != 0)
+        .map(|(n, _)| *n)
+        .collect();
+    if v.is_empty() {
+        "0".into()
+    } else {
+        v.join("|")
+    }
+}
+
+impl Runner<'_> {
+    /// poll(): each `{fd=N, events=..., revents=...}` gets the socket's
+    /// readiness (tcp_poll) masked by its events plus POLLERR and POLLHUP; a
+    /// call with nothing ready blocks (timeout > 0) or returns 0.
+    pub(super) fn poll_call(&mut self, idx: usize, spec: &SyscallSpec) -> Res<Outcome> {
+        let bad = |r: &Self, m: String| r.unsupported(idx, format!("poll: {m}"));
+        let Some(Expr::List(fds)) = spec.args.first() else {
+            return Err(bad(
+                self,
+                "expected [{fd=N, events=..., revents=...}, ...]".into(),
+            ));
+        };
+        let timeout = match spec.args.get(2).and_then(int_of) {
+            Some(t) => t,
+            None => return Err(bad(self, "the timeout must be a number of ms".into())),
+        };
+        let mut results = Vec::new();
+        for p in fds {
+            let fd = field(p, "fd")
+                .and_then(int_of)
+                .ok_or_else(|| bad(self, "each entry needs fd=N".into()))?;
+            let events = match field(p, "events") {
+                Some(e) => poll_bits(e).map_err(|m| bad(self, m))?,
+                None => 0,
+            };
+            let revents = match field(p, "revents") {
+                Some(e) => Some(poll_bits(e).map_err(|m| bad(self, m))?),
+                None => None,
+            };
+            let mask = if self.socks.contains_key(&fd) {
+                self.poll_mask(fd) & (events | 0x008 | 0x010)
+            } else {
+                0x020 // POLLNVAL
+            };
+            results.push((fd, mask, revents));
+        }
+        let ready = results.iter().filter(|(_, m, _)| *m != 0).count();
+        if ready == 0 && timeout != 0 {
+            return Ok(Outcome::Block);
+        }
+        for (fd, mask, want) in results {
+            if let Some(want) = want {
+                if want != mask {
+                    let mut f = self.fail(
+                        idx,
+                        FailKind::Syscall,
+                        format!(
+                            "poll: fd {fd} revents {}, the script expects {}",
+                            poll_names(mask),
+                            poll_names(want)
+                        ),
+                    );
+                    f.expected = Some(poll_names(want));
+                    f.actual = Some(poll_names(mask));
+                    return Err(f);
+                }
+            }
+        }
+        Ok(Outcome::Done(Ok(ready as i64)))
     }
 }
 
