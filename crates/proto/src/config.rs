@@ -339,6 +339,10 @@ pub struct Config {
     /// at its own sequence number, as FreeBSD's tcp_output.c does. Off: a
     /// pure ACK (RFC 9293).
     pub ack_repeats_fin: bool,
+    /// With RFC 5961 off, a SYN in the window resets the connection from its
+    /// own SND.NXT and RCV.NXT, and a SYN outside it gets a bare ACK, as
+    /// FreeBSD's tcp_drop and tcp_respond do. Off: RFC 793's reply to the SYN.
+    pub syn_reset_tcb: bool,
 }
 
 impl Default for Config {
@@ -386,6 +390,7 @@ impl Default for Config {
             buf_round_mss: false,
             dsack: false,
             ack_repeats_fin: false,
+            syn_reset_tcb: false,
         }
     }
 }

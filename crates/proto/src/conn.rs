@@ -1355,6 +1355,12 @@ impl Connection {
                 self.ack_invalid(now, true, true);
                 return;
             }
+            if seg.flags.syn() && self.cfg.syn_reset_tcb && self.state.synchronized() {
+                // FreeBSD answers a SYN outside the window with tcp_respond's
+                // bare ACK even with insecure_syn (tcp_input.c tcp_do_segment).
+                self.ack_invalid(now, true, true);
+                return;
+            }
             self.ack_invalid(now, false, Self::oow_limited(seg, payload));
             // RFC 9293: with a zero window still take valid ACKs (zero-window probes).
             if wnd == 0 && seg.seq == rcv_nxt && seg.flags.ack() && self.state.synchronized() {
@@ -1388,8 +1394,14 @@ impl Connection {
                 // RFC 5961 4.2: challenge ACK.
                 self.ack_invalid(now, true, true);
             } else {
-                // RFC 793: a SYN in the window is an error: reset.
-                self.pending_rst = rst_reply(seg, payload.len());
+                // RFC 793: a SYN in the window is an error: reset. FreeBSD
+                // drops the connection (tcp_input.c tcp_do_segment,
+                // tcp_drop) and tcp_output resets from its own SND.NXT, RCV.NXT.
+                self.pending_rst = if self.cfg.syn_reset_tcb {
+                    Some(self.rst_segment(self.snd_nxt, Some(self.rcv_nxt())))
+                } else {
+                    rst_reply(seg, payload.len())
+                };
                 self.enter_closed(Some(ConnError::Reset));
             }
             return;

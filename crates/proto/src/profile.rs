@@ -162,6 +162,7 @@ pub const KEYS: &[&str] = &[
     "buf_round_mss",
     "dsack",
     "ack_repeats_fin",
+    "syn_reset_tcb",
 ];
 
 /// Sets one host key from its scenario-syntax text (the profile table's value column).
@@ -223,6 +224,7 @@ pub fn set(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         "buf_round_mss" => c.buf_round_mss = flag(v)?,
         "dsack" => c.dsack = flag(v)?,
         "ack_repeats_fin" => c.ack_repeats_fin = flag(v)?,
+        "syn_reset_tcb" => c.syn_reset_tcb = flag(v)?,
         other => {
             return Err(format!(
                 "a profile cannot set {other:?}{} (keys: {})",
@@ -418,6 +420,11 @@ pub const FREEBSD: Profile = Profile {
             "ack_repeats_fin",
             "true",
             "tcp_output.c tcp_default_output: tcp_outflags keep FIN until it is acked; a resent FIN reuses its sequence number",
+        ),
+        s(
+            "syn_reset_tcb",
+            "true",
+            "tcp_input.c tcp_do_segment: insecure_syn's in-window SYN -> tcp_drop (RST from snd_nxt, rcv_nxt); else tcp_respond's ACK",
         ),
         s(
             "options",

@@ -2302,7 +2302,7 @@ isn = 4294967295
     #[test]
     fn every_profile_key_is_a_host_key() {
         // `congestion` is set by profiles only, until scenarios name controllers;
-        // so are FreeBSD's own rules (`wscale_buf`, `buf_round_mss`, `dsack`, `ack_repeats_fin`).
+        // so are FreeBSD's own rules (see the freebsd profile).
         for key in tinygram_proto::profile::KEYS.iter().filter(|k| {
             ![
                 "congestion",
@@ -2310,6 +2310,7 @@ isn = 4294967295
                 "buf_round_mss",
                 "dsack",
                 "ack_repeats_fin",
+                "syn_reset_tcb",
             ]
             .contains(*k)
         }) {
