@@ -3,6 +3,7 @@
 pub mod ast;
 pub mod cli;
 mod epoll;
+pub mod nplab;
 pub mod parse;
 mod pycheck;
 pub mod report;
@@ -36,6 +37,12 @@ pub fn run_file(path: &std::path::Path, settings: &Settings) -> ScriptReport {
     let text = match script_text(bytes) {
         Ok(t) => t,
         Err(m) => return empty(Failure::new(0, FailKind::NotAScript, m)),
+    };
+    let os = nplab::os_name(settings.stack);
+    let defined = |n: &str| Some(n) == os || settings.defines.iter().any(|(d, _)| d == n);
+    let text = match nplab::select_branches(&text, defined) {
+        Ok(t) => t,
+        Err((line, m)) => return empty(Failure::new(line, FailKind::Parse, m)),
     };
     let text = substitute_defines(&text, &settings.defines);
     match parse_script(&text, &shown) {

@@ -484,8 +484,12 @@ fn parse_packet(dir: Direction, s: &str) -> Result<PacketSpec, String> {
     if flags & flag::ACK != 0 && spec.ack.is_none() {
         return Err("flag '.' needs an `ack N` field".into());
     }
-    if flags & flag::ACK == 0 && spec.ack.is_some() {
-        return Err("`ack N` given without the '.' (ACK) flag".into());
+    // nplab packetdrill sends an inbound `ack N` without '.' as written: the
+    // number in the field, the ACK bit clear (a receiver must ignore it).
+    if flags & flag::ACK == 0 && spec.ack.is_some() && dir == Direction::Outbound {
+        return Err(
+            "`ack N` given without the '.' (ACK) flag (allowed only on inbound segments)".into(),
+        );
     }
     Ok(spec)
 }

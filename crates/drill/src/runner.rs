@@ -778,7 +778,17 @@ impl<'a> Runner<'a> {
 
     /// Wire local sequence number to script-relative.
     fn local_script(&self, w: u32) -> u32 {
+        if self.isn_unknown_reset(w) {
+            return 0;
+        }
         w.wrapping_sub(LOCAL_ISN.wrapping_sub(self.script_local_isn))
+    }
+
+    /// A reset answering a segment without ACK for no connection carries
+    /// SEQ=0 (RFC 9293 3.10.7.1); with no ISN of ours known, packetdrill
+    /// shows it as the 0 it is (nplab scripts: `> R. 0:0(0) ack N`).
+    fn isn_unknown_reset(&self, w: u32) -> bool {
+        w == 0 && self.conn.is_none()
     }
 
     /// Takes the next emitted segment, running timers up to `deadline` if none is queued.

@@ -236,7 +236,9 @@ impl<'a> Runner<'a> {
                     OptSpec::Wscale(n) => Some(*n),
                     _ => None,
                 });
-                if let (Some(n), false) = (ws, sock.rcvbuf_set) {
+                // A stack that picks its shift apart from the buffer (FreeBSD:
+                // `wscale_buf`) keeps its own buffer size.
+                if let (Some(n), false, None) = (ws, sock.rcvbuf_set, cfg.wscale_buf) {
                     // The engine's shift is the smallest that fits rcv_buf in 16 bits.
                     cfg.rcv_buf = (65_535usize << n.min(14)).min(1 << 30);
                 }
@@ -537,6 +539,7 @@ impl<'a> Runner<'a> {
             "read" | "recv" | "recvfrom" => {
                 let n = self.int_arg(idx, spec, 2, "length")?;
                 let mut dontwait = false;
+                let mut peek = false;
                 if name != "read" {
                     if let Some(e) = spec.args.get(3) {
                         for f in symbols(e).ok_or_else(|| {
@@ -544,11 +547,12 @@ impl<'a> Runner<'a> {
                         })? {
                             match f.as_str() {
                                 "MSG_DONTWAIT" => dontwait = true,
+                                "MSG_PEEK" => peek = true,
                                 other => {
                                     return Err(self.unsupported(
                                         idx,
                                         format!(
-                                            "recv flag {other} is not supported (MSG_DONTWAIT is)"
+                                            "recv flag {other} is not supported (MSG_DONTWAIT and MSG_PEEK are)"
                                         ),
                                     ))
                                 }
@@ -566,7 +570,7 @@ impl<'a> Runner<'a> {
                     self.errno_reason = Some(format!("{name}: the buffer is NULL"));
                     return Ok(Outcome::Done(Err("EFAULT")));
                 }
-                Ok(self.read(fd, &sock, n, dontwait))
+                Ok(self.read_peek(fd, &sock, n, dontwait, peek))
             }
             "recvmsg" => {
                 if let Some(out) = self.recvmsg_ext(idx, fd, &sock, spec)? {
@@ -1022,7 +1026,8 @@ impl<'a> Runner<'a> {
     }
 
     /// read()/recv(): data, 0 at end of stream, the connection's error, or EAGAIN/block.
-    fn read(&mut self, fd: i64, sock: &Sock, n: usize, dontwait: bool) -> Outcome {
+    /// With `peek` (recv(MSG_PEEK)) the data is copied, not consumed.
+    fn read_peek(&mut self, fd: i64, sock: &Sock, n: usize, dontwait: bool, peek: bool) -> Outcome {
         if sock.kind != SockKind::Stream {
             return Outcome::Done(Err(if sock.kind == SockKind::Listener {
                 "EINVAL"
@@ -1037,8 +1042,8 @@ impl<'a> Runner<'a> {
             return Outcome::Done(Ok(0));
         };
         if c.recv_available() > 0 && n > 0 {
-            let mut b = vec![0u8; n];
-            let k = c.read(&mut b);
+            let mut b = vec![0u8; n.min(c.recv_available())];
+            let k = if peek { c.peek(&mut b) } else { c.read(&mut b) };
             return Outcome::Done(Ok(k as i64));
         }
         if n == 0
@@ -1335,6 +1340,14 @@ impl<'a> Runner<'a> {
         Outcome::Done(Ok(0))
     }
 
+    /// The connection's (receive, send) buffer sizes, which can differ from
+    /// the socket's settings once the handshake is done (FreeBSD rounds them
+    /// to the MSS: tcp_input.c tcp_mss).
+    fn live_buffers(&self, sock: &Sock) -> Option<(usize, usize)> {
+        let c = self.conn.as_ref()?;
+        (sock.kind == SockKind::Stream).then(|| (c.rcv_buf_granted().0, c.config().snd_buf))
+    }
+
     /// getsockopt(): reports the value and checks it against the script's `[value]`.
     fn getsockopt(&mut self, idx: usize, fd: i64, sock: &Sock, spec: &SyscallSpec) -> Res<Outcome> {
         let name = match spec.args.get(2) {
@@ -1353,8 +1366,8 @@ impl<'a> Runner<'a> {
         };
         let actual: i64 = match name.as_str() {
             "SO_ERROR" => self.take_error(fd).map_or(0, errno_number),
-            "SO_RCVBUF" => cfg.rcv_buf as i64,
-            "SO_SNDBUF" => cfg.snd_buf as i64,
+            "SO_RCVBUF" => self.live_buffers(sock).map_or(cfg.rcv_buf, |b| b.0) as i64,
+            "SO_SNDBUF" => self.live_buffers(sock).map_or(cfg.snd_buf, |b| b.1) as i64,
             "TCP_MAXSEG" => match (&self.conn, sock.kind) {
                 (Some(c), SockKind::Stream) if self.ever_synced => c.effective_mss() as i64,
                 _ => i64::from(cfg.mss),

@@ -324,6 +324,25 @@ pub struct Config {
     /// (tcp_output.c tcp_schedule_loss_probe), so a probe never fires at once
     /// on a path with no measurable RTT.
     pub tlp_extra: Duration,
+    /// The buffer size the window-scale shift is chosen for; `None`: the
+    /// receive buffer. FreeBSD picks the shift for kern.ipc.maxsockbuf, so a
+    /// 64 KiB buffer still offers shift 6 (tcp_usrreq.c tcp_connect).
+    pub wscale_buf: Option<usize>,
+    /// Round both socket buffers up to a multiple of the MSS once the peer's
+    /// is known, as FreeBSD does (tcp_input.c tcp_mss: roundup(sb_hiwat, mss)).
+    pub buf_round_mss: bool,
+    /// Report duplicate data with D-SACK (RFC 2883), keeping the receiver's
+    /// SACK list as FreeBSD does (tcp_sack.c tcp_update_dsack_list). Off:
+    /// SACK blocks cover held out-of-order data only (RFC 2018).
+    pub dsack: bool,
+    /// Every ACK sent while our FIN is unacknowledged carries the FIN again,
+    /// at its own sequence number, as FreeBSD's tcp_output.c does. Off: a
+    /// pure ACK (RFC 9293).
+    pub ack_repeats_fin: bool,
+    /// With RFC 5961 off, a SYN in the window resets the connection from its
+    /// own SND.NXT and RCV.NXT, and a SYN outside it gets a bare ACK, as
+    /// FreeBSD's tcp_drop and tcp_respond do. Off: RFC 793's reply to the SYN.
+    pub syn_reset_tcb: bool,
 }
 
 impl Default for Config {
@@ -367,6 +386,11 @@ impl Default for Config {
             silent_unsent_ack: false,
             fast_open: crate::fastopen::FastOpenConfig::default(),
             tlp_extra: Duration::ZERO,
+            wscale_buf: None,
+            buf_round_mss: false,
+            dsack: false,
+            ack_repeats_fin: false,
+            syn_reset_tcb: false,
         }
     }
 }

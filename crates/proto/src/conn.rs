@@ -150,6 +150,11 @@ pub struct Connection {
     rcv_buf_limit: Option<BufferLimit>,
     /// RFC 2018 4: which out-of-order ranges to report first.
     sack_rx: SackReporter,
+    /// The receiver's SACK list with D-SACK, FreeBSD's way (`Config::dsack`).
+    sack_bsd: crate::sack_bsd::BsdSackList,
+    /// The ACK owed is an RFC 5961 challenge ACK (FreeBSD sends it with
+    /// tcp_respond, outside tcp_output: no FIN repeated on it).
+    challenge_owed: bool,
     /// RFC 6675 scoreboard of SACKed sequence ranges above SND.UNA.
     scoreboard: Scoreboard,
     /// RFC 6675 HighRxt: highest sequence number retransmitted in this recovery.
@@ -336,6 +341,8 @@ impl Connection {
             rcv_buf_size,
             rcv_buf_limit,
             sack_rx: SackReporter::default(),
+            sack_bsd: Default::default(),
+            challenge_owed: false,
             scoreboard: Scoreboard::default(),
             high_rxt: isn,
             sack_recovery: false,
@@ -679,6 +686,18 @@ impl Connection {
             self.after_read();
         }
         n
+    }
+
+    /// Copies in-order data into `buf` without consuming it (recv(2)
+    /// MSG_PEEK): the window and the next read are unchanged.
+    pub fn peek(&self, buf: &mut [u8]) -> usize {
+        let mut k = 0;
+        self.recv_buf.peek(|s| {
+            let take = s.len().min(buf.len() - k);
+            buf[k..k + take].copy_from_slice(&s[..take]);
+            k += take;
+        });
+        k
     }
 
     /// Reads and discards up to `n` bytes, calling `check` on them first.
@@ -1215,6 +1234,7 @@ impl Connection {
     /// the peer's SYN or SYN-ACK carries it.
     fn accept_syn(&mut self, now: Instant, seg: &TcpRepr) {
         self.irs = seg.seq;
+        self.round_buffers_to_mss(seg.options.mss.unwrap_or(DEFAULT_MSS));
         self.recv_buf = RecvBuffer::new(self.rcv_buf_size, self.cfg.max_ooo_ranges);
         let want = self.cfg.options;
         let o = &seg.options;
@@ -1251,7 +1271,7 @@ impl Connection {
         match (want.window_scale && !self.bigwin, seg.options.window_scale) {
             (true, Some(peer)) => {
                 self.snd_wscale = peer.min(MAX_WSCALE);
-                self.rcv_wscale = wscale_for(self.rcv_buf_size);
+                self.rcv_wscale = self.offered_wscale();
             }
             _ => {
                 self.snd_wscale = 0;
@@ -1271,6 +1291,45 @@ impl Connection {
         self.rcv_wnd_last = self.syn_window();
         // Restart congestion state with the real MSS (RFC 6928 counts segments).
         self.cc = build_cc(&self.cfg, self.snd_mss);
+    }
+
+    /// The window-scale shift this side offers: the smallest that fits the
+    /// receive buffer, or FreeBSD's shift for `wscale_buf`
+    /// (tcp_usrreq.c tcp_connect: while (TCP_MAXWIN << shift) < sb_max, shift++).
+    fn offered_wscale(&self) -> u8 {
+        match self.cfg.wscale_buf {
+            Some(max) => {
+                let mut s = 0;
+                while s < MAX_WSCALE && ((u16::MAX as usize) << s) < max {
+                    s += 1;
+                }
+                s
+            }
+            None => wscale_for(self.rcv_buf_size),
+        }
+    }
+
+    /// With `buf_round_mss`, rounds both buffers up to a multiple of the
+    /// segment size once the peer's MSS is known (FreeBSD tcp_input.c
+    /// tcp_mss: roundup(sb_hiwat, mss), no further than sb_max).
+    fn round_buffers_to_mss(&mut self, peer_mss: u16) {
+        if !self.cfg.buf_round_mss {
+            return;
+        }
+        let mss = peer_mss.max(MIN_PEER_MSS).min(self.cfg.mss) as usize;
+        let cap = self.cfg.wscale_buf.unwrap_or(usize::MAX);
+        let round = |b: usize| {
+            if b < mss {
+                b
+            } else {
+                b.div_ceil(mss).saturating_mul(mss).min(cap).max(b)
+            }
+        };
+        self.rcv_buf_size = round(self.rcv_buf_size);
+        let snd = round(self.cfg.snd_buf);
+        if snd != self.cfg.snd_buf {
+            self.set_send_buffer(snd);
+        }
     }
 
     /// The window a SYN or SYN-ACK offers: 16 bits, or with big windows
@@ -1372,12 +1431,19 @@ impl Connection {
                 return;
             }
             self.counters.unacceptable_segments += 1;
+            self.dsack_old(seg, payload.len());
             if self.state == State::TimeWait && seg.flags.fin() {
                 // A retransmitted FIN: acknowledge and restart 2 MSL.
                 self.enter_time_wait(now);
             }
             if seg.flags.syn() && self.cfg.rfc5961 && self.state.synchronized() {
                 // RFC 5961 4.2: any SYN, in window or not, gets a challenge ACK.
+                self.ack_invalid(now, true, true);
+                return;
+            }
+            if seg.flags.syn() && self.cfg.syn_reset_tcb && self.state.synchronized() {
+                // FreeBSD answers a SYN outside the window with tcp_respond's
+                // bare ACK even with insecure_syn (tcp_input.c tcp_do_segment).
                 self.ack_invalid(now, true, true);
                 return;
             }
@@ -1414,8 +1480,14 @@ impl Connection {
                 // RFC 5961 4.2: challenge ACK.
                 self.ack_invalid(now, true, true);
             } else {
-                // RFC 793: a SYN in the window is an error: reset.
-                self.pending_rst = rst_reply(seg, payload.len());
+                // RFC 793: a SYN in the window is an error: reset. FreeBSD
+                // drops the connection (tcp_input.c tcp_do_segment,
+                // tcp_drop) and tcp_output resets from its own SND.NXT, RCV.NXT.
+                self.pending_rst = if self.cfg.syn_reset_tcb {
+                    Some(self.rst_segment(self.snd_nxt, Some(self.rcv_nxt())))
+                } else {
+                    rst_reply(seg, payload.len())
+                };
                 self.enter_closed(Some(ConnError::Reset));
             }
             return;
@@ -1538,6 +1610,7 @@ impl Connection {
         }
         if challenge {
             self.counters.challenge_acks += 1;
+            self.challenge_owed = true;
         }
         self.ack_now.get_or_insert(AckReason::OutOfOrder);
     }
@@ -1924,6 +1997,8 @@ impl Connection {
     fn process_text(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
         let rcv_nxt = self.rcv_nxt();
         let nxt_off = self.recv_buf.nxt();
+        // FreeBSD ACKs at once what it trimmed as a duplicate (TF_ACKNOW).
+        let dup = self.dsack_old(seg, payload.len());
         let mut data = payload;
         let mut start = nxt_off as i64 + seg.seq.diff(rcv_nxt) as i64;
         if start < nxt_off as i64 - data.len() as i64 {
@@ -1939,6 +2014,7 @@ impl Connection {
         let keep = edge.saturating_sub(start).min(data.len() as u64) as usize;
         let trimmed_tail = keep < data.len();
         let r = self.recv_buf.insert(start, &data[..keep]);
+        self.dsack_after_insert(nxt_off, start, keep);
         if r.range_dropped {
             self.counters.ooo_ranges_dropped += 1;
         }
@@ -1951,7 +2027,7 @@ impl Connection {
             self.counters.out_of_order_segments += 1;
             self.on_out_of_order(start);
         }
-        if r.out_of_order || r.filled_gap || r.advanced == 0 {
+        if r.out_of_order || r.filled_gap || r.advanced == 0 || dup {
             // RFC 5681 4.2: out-of-order data and gap fills are acknowledged at once;
             // RFC 9293: so is a duplicate or out-of-window segment.
             self.counters.acks_out_of_order += 1;
@@ -2090,6 +2166,47 @@ impl Connection {
                     });
                 }
             }
+        }
+    }
+
+    /// With `Config::dsack`: the part of a data segment below RCV.NXT is a
+    /// duplicate, reported first in the SACK list (FreeBSD tcp_input.c
+    /// tcp_do_segment, the todrop trim: tcp_update_sack_list).
+    /// Returns whether it did.
+    fn dsack_old(&mut self, seg: &TcpRepr, len: usize) -> bool {
+        if !(self.cfg.dsack && self.sack_ok && len > 0 && self.state.synchronized()) {
+            return false;
+        }
+        let nxt = self.recv_buf.nxt();
+        let behind = self.rcv_nxt().diff(seg.seq);
+        if behind <= 0 || behind as u64 > nxt {
+            return false;
+        }
+        let start = nxt - behind as u64;
+        let end = (start + len as u64).min(nxt);
+        self.sack_bsd.update(nxt, start, end);
+        true
+    }
+
+    /// With `Config::dsack`: after `len` bytes at stream offset `start` were
+    /// stored (RCV.NXT was at `nxt_before`), the SACK list is brought up to
+    /// date as FreeBSD's tcp_do_segment does after tcp_reass.
+    fn dsack_after_insert(&mut self, nxt_before: u64, start: u64, len: usize) {
+        if !(self.cfg.dsack && self.sack_ok) || len == 0 {
+            return;
+        }
+        let nxt = self.recv_buf.nxt();
+        let end = start + len as u64;
+        // What was below RCV.NXT was trimmed (and reported) by `dsack_old`.
+        let start = start.max(nxt_before);
+        if end <= start {
+            return;
+        }
+        let first = self.sack_bsd.blocks().first().copied();
+        match first {
+            // A duplicate head recorded by the trim, then RCV.NXT moved: keep it first.
+            Some(b) if nxt > nxt_before && b.1 == start => self.sack_bsd.update(nxt, b.0, b.1),
+            _ => self.sack_bsd.update_dsack(nxt, start, end),
         }
     }
 
@@ -2309,7 +2426,17 @@ impl Connection {
             return None;
         }
         let acked_new = self.segs_since_ack > 0;
-        let seg = self.header(now, self.snd_nxt, Flags::ACK);
+        let challenge = std::mem::take(&mut self.challenge_owed);
+        let seg = if self.cfg.ack_repeats_fin && self.fin_sent() && !self.fin_acked() && !challenge
+        {
+            // FreeBSD tcp_output.c: the state's flags (tcp_outflags) keep FIN
+            // until it is acknowledged, and a FIN sent again takes its old
+            // sequence number (snd_nxt--); tcp_input.c tcp_send_challenge_ack
+            // answers with tcp_respond, a bare ACK.
+            self.header(now, self.fin_seq(), Flags::ACK | Flags::FIN)
+        } else {
+            self.header(now, self.snd_nxt, Flags::ACK)
+        };
         self.ack_policy.on_sent(now, false, acked_new);
         self.counters.pure_acks_sent += 1;
         self.counters.segments_sent += 1;
@@ -2388,7 +2515,7 @@ impl Connection {
             && !self.bigwin
             && (active || self.snd_wscale > 0 || self.rcv_wscale > 0);
         if offer_ws {
-            r.options.window_scale = Some(wscale_for(self.rcv_buf_size));
+            r.options.window_scale = Some(self.offered_wscale());
         }
         if want.timestamps && (active || self.ts.enabled) {
             r.options.timestamps = Some(self.ts.option(now));
@@ -2477,7 +2604,15 @@ impl Connection {
             o.nak = Some(nak);
             self.counters.naks_sent += 1;
         }
-        if self.sack_ok && self.recv_buf.has_ooo() {
+        if self.sack_ok && self.cfg.dsack {
+            let room = MAX_OPTIONS_LEN.saturating_sub(o.encoded_len());
+            let max = room.saturating_sub(4) / 8;
+            let base = self.irs + 1;
+            for &(s, e) in self.sack_bsd.blocks().iter().take(max) {
+                o.sack_blocks.push(base + s as usize, base + e as usize);
+            }
+            self.sack_bsd.clean_dsack(self.recv_buf.nxt());
+        } else if self.sack_ok && self.recv_buf.has_ooo() {
             let room = MAX_OPTIONS_LEN.saturating_sub(o.encoded_len());
             let max = room.saturating_sub(4) / 8;
             let base = self.irs + 1;

@@ -20,6 +20,7 @@ pub mod rack;
 pub mod recv_buf;
 pub mod rtt;
 pub mod sack;
+pub mod sack_bsd;
 pub mod send_buf;
 pub mod seq;
 pub mod state;

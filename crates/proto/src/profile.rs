@@ -158,6 +158,11 @@ pub const KEYS: &[&str] = &[
     "dupack_threshold",
     "congestion",
     "recovery",
+    "wscale_buf",
+    "buf_round_mss",
+    "dsack",
+    "ack_repeats_fin",
+    "syn_reset_tcb",
 ];
 
 /// Sets one host key from its scenario-syntax text (the profile table's value column).
@@ -215,6 +220,11 @@ pub fn set(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
             }
             c.recovery = r;
         }
+        "wscale_buf" => c.wscale_buf = if v == "none" { None } else { Some(num(v)?) },
+        "buf_round_mss" => c.buf_round_mss = flag(v)?,
+        "dsack" => c.dsack = flag(v)?,
+        "ack_repeats_fin" => c.ack_repeats_fin = flag(v)?,
+        "syn_reset_tcb" => c.syn_reset_tcb = flag(v)?,
         other => {
             return Err(format!(
                 "a profile cannot set {other:?}{} (keys: {})",
@@ -224,6 +234,12 @@ pub fn set(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `"true"` or `"false"`.
+fn flag(v: &str) -> Result<bool, String> {
+    v.parse()
+        .map_err(|_| format!("expected true or false, found {v:?}"))
 }
 
 fn num<T: core::str::FromStr>(v: &str) -> Result<T, String> {
@@ -385,6 +401,31 @@ pub const FREEBSD: Profile = Profile {
         ),
         s("rcv_buf", "65536", "tcp(4) net.inet.tcp.recvspace"),
         s("snd_buf", "32768", "tcp(4) net.inet.tcp.sendspace"),
+        s(
+            "wscale_buf",
+            "2097152",
+            "tcp_usrreq.c tcp_connect: the shift is chosen for kern.ipc.maxsockbuf (sb_max, 2 MiB), not the buffer",
+        ),
+        s(
+            "buf_round_mss",
+            "true",
+            "tcp_input.c tcp_mss: both buffers rounded up to a multiple of the MSS (65536 -> 65700)",
+        ),
+        s(
+            "dsack",
+            "true",
+            "tcp_input.c tcp_do_segment, tcp_sack.c tcp_update_dsack_list: duplicates reported first (RFC 2883)",
+        ),
+        s(
+            "ack_repeats_fin",
+            "true",
+            "tcp_output.c tcp_default_output: tcp_outflags keep FIN until it is acked; a resent FIN reuses its sequence number",
+        ),
+        s(
+            "syn_reset_tcb",
+            "true",
+            "tcp_input.c tcp_do_segment: insecure_syn's in-window SYN -> tcp_drop (RST from snd_nxt, rcv_nxt); else tcp_respond's ACK",
+        ),
         s(
             "options",
             "wscale,timestamps,sack",
