@@ -129,7 +129,22 @@ struct Endpoint {
     host: u32,
     peer: u32,
     flow: u32,
+    /// The other end's endpoint, once both exist ([`NO_EP`] until then).
+    peer_ep: u32,
+    /// The connection's ports, as its flow assigned them.
+    local_port: u16,
+    remote_port: u16,
     established: bool,
+}
+
+/// No endpoint (yet).
+const NO_EP: u32 = u32::MAX;
+
+/// When an endpoint's queued wake-ups are due, kept apart from the endpoints
+/// in one dense table: most queued events are stale by the time they are
+/// popped, and checking that must not pull a cold connection into the cache.
+#[derive(Clone, Copy)]
+struct Wake {
     timer_at: Option<Instant>,
     app_at: Option<Instant>,
 }
@@ -153,6 +168,9 @@ struct Packet {
     payload: Vec<u8>,
     src: u32,
     dst: u32,
+    /// The endpoint the destination host's demultiplexer gives this packet,
+    /// when the sender knew it ([`NO_EP`]: look the 4-tuple up on arrival).
+    to_ep: u32,
     /// The IPv4 ECN field; queues may set CE.
     ecn: u8,
 }
@@ -247,6 +265,12 @@ pub struct FlowSim {
     rng: ChaCha8Rng,
     hosts: Vec<NetHost>,
     eps: Vec<Endpoint>,
+    /// Each endpoint's wake-ups (same index as `eps`).
+    wakes: Vec<Wake>,
+    /// No demultiplexer entry was ever replaced by another connection's (two
+    /// flows with one 4-tuple): only then does a packet's `to_ep` stand for
+    /// the table lookup it replaces.
+    demux_exact: bool,
     flows: Vec<FlowState>,
     groups: Vec<FlowGroup>,
     bottleneck: [Bottleneck; 2],
@@ -306,6 +330,7 @@ impl FlowSim {
         };
         let mut flows = Vec::new();
         let mut opens = Vec::new();
+        let mut demux_exact = true;
         for (gi, g) in topo.groups.iter().enumerate() {
             let server = host(&g.server_host, true, &mut hosts);
             if !hosts[server as usize].listening.contains(&g.port) {
@@ -332,9 +357,13 @@ impl FlowSim {
                 let port = hosts[ch as usize].next_port as u16;
                 hosts[ch as usize].next_port += 1;
                 let id = flows.len() as u32;
-                hosts[server as usize]
+                if hosts[server as usize]
                     .demux
-                    .insert((ch, g.port, port), Slot::Expect(id));
+                    .insert((ch, g.port, port), Slot::Expect(id))
+                    .is_some()
+                {
+                    demux_exact = false;
+                }
                 flows.push(FlowState {
                     group: gi as u32,
                     client: u32::MAX,
@@ -369,6 +398,8 @@ impl FlowSim {
             rng,
             hosts,
             eps: Vec::with_capacity(flows.len() * 2),
+            wakes: Vec::with_capacity(flows.len() * 2),
+            demux_exact,
             flows,
             groups: topo.groups,
             bottleneck: [mk(), mk()],
@@ -408,7 +439,12 @@ impl FlowSim {
     }
 
     fn endpoint(&mut self, flow: u32, role: Role, conn: Connection, host: u32, peer: u32) -> u32 {
-        let g = &self.groups[self.flows[flow as usize].group as usize];
+        let f = &self.flows[flow as usize];
+        let (local_port, remote_port, peer_ep) = match role {
+            Role::Client => (f.client_port, f.server_port, NO_EP),
+            Role::Server => (f.server_port, f.client_port, f.client),
+        };
+        let g = &self.groups[f.group as usize];
         let (mine, theirs) = match role {
             Role::Client => (0, 1),
             Role::Server => (1, 0),
@@ -428,7 +464,12 @@ impl FlowSim {
             host,
             peer,
             flow,
+            peer_ep,
+            local_port,
+            remote_port,
             established: false,
+        });
+        self.wakes.push(Wake {
             timer_at: None,
             app_at: None,
         });
@@ -454,9 +495,13 @@ impl FlowSim {
         let conn = Connection::connect(cfg, cport, sport, isn, self.now);
         let ep = self.endpoint(flow, Role::Client, conn, ch, sh);
         self.flows[flow as usize].client = ep;
-        self.hosts[ch as usize]
+        if self.hosts[ch as usize]
             .demux
-            .insert((sh, cport, sport), Slot::Conn(ep));
+            .insert((sh, cport, sport), Slot::Conn(ep))
+            .is_some()
+        {
+            self.demux_exact = false;
+        }
         self.service(ep);
     }
 
@@ -483,8 +528,7 @@ impl FlowSim {
                 }
                 Ev::Arrive { pkt } => self.arrive(pkt),
                 Ev::Timer { ep, deferred } => {
-                    let e = &mut self.eps[ep as usize];
-                    if e.timer_at != Some(at) {
+                    if self.wakes[ep as usize].timer_at != Some(at) {
                         continue; // superseded
                     }
                     // Arrivals at the same instant go first (as in the two-host world).
@@ -492,18 +536,19 @@ impl FlowSim {
                         self.queue.push(at, Ev::Timer { ep, deferred: true });
                         continue;
                     }
-                    e.timer_at = None;
+                    self.wakes[ep as usize].timer_at = None;
+                    let e = &mut self.eps[ep as usize];
                     if e.conn.poll_timeout().is_some_and(|t| t <= at) {
                         e.conn.handle_timeout(at);
                     }
                     self.service(ep);
                 }
                 Ev::App { ep } => {
-                    let e = &mut self.eps[ep as usize];
-                    if e.app_at != Some(at) {
+                    let w = &mut self.wakes[ep as usize];
+                    if w.app_at != Some(at) {
                         continue;
                     }
-                    e.app_at = None;
+                    w.app_at = None;
                     self.service(ep);
                 }
             }
@@ -550,16 +595,18 @@ impl FlowSim {
                 self.flows_done += 1;
             }
         }
-        if wake != e.app_at {
-            e.app_at = wake;
+        let timeout = e.conn.poll_timeout();
+        let w = &mut self.wakes[i];
+        if wake != w.app_at {
+            w.app_at = wake;
             if let Some(t) = wake {
                 self.queue.push(t.max(now), Ev::App { ep });
             }
         }
-        if let Some(t) = e.conn.poll_timeout() {
+        if let Some(t) = timeout {
             let t = t.max(now);
-            if e.timer_at.is_none_or(|queued| t < queued) {
-                e.timer_at = Some(t);
+            if w.timer_at.is_none_or(|queued| t < queued) {
+                w.timer_at = Some(t);
                 self.queue.push(
                     t,
                     Ev::Timer {
@@ -573,9 +620,9 @@ impl FlowSim {
 
     fn drain(&mut self, ep: u32) {
         let now = self.now;
-        let (src, dst) = {
+        let (src, dst, ports, peer_ep) = {
             let e = &self.eps[ep as usize];
-            (e.host, e.peer)
+            (e.host, e.peer, (e.local_port, e.remote_port), e.peer_ep)
         };
         loop {
             let mut payload = self.spare_payloads.pop().unwrap_or_default();
@@ -590,7 +637,14 @@ impl FlowSim {
                     self.corrupt = None;
                 }
             }
-            self.send(src, dst, repr, payload);
+            // The peer's demultiplexer maps this 4-tuple to the peer endpoint
+            // (entries are never removed), unless two flows share a 4-tuple.
+            let to_ep = if self.demux_exact && (repr.src_port, repr.dst_port) == ports {
+                peer_ep
+            } else {
+                NO_EP
+            };
+            self.send_to(src, dst, repr, payload, to_ep);
         }
     }
 
@@ -617,11 +671,17 @@ impl FlowSim {
 
     /// Offers a segment from host `src` to its access link.
     fn send(&mut self, src: u32, dst: u32, repr: TcpRepr, payload: Vec<u8>) {
+        self.send_to(src, dst, repr, payload, NO_EP);
+    }
+
+    /// [`Self::send`] of a segment whose receiving endpoint is known (`to_ep`).
+    fn send_to(&mut self, src: u32, dst: u32, repr: TcpRepr, payload: Vec<u8>, to_ep: u32) {
         let p = Packet {
             repr,
             payload,
             src,
             dst,
+            to_ep,
             ecn: ecn::NOT_ECT,
         };
         let ip_len = Self::ip_len(&p);
@@ -651,6 +711,7 @@ impl FlowSim {
             payload,
             src: p.src,
             dst: p.dst,
+            to_ep: p.to_ep,
             ecn: p.ecn,
         }
     }
@@ -740,7 +801,12 @@ impl FlowSim {
         self.free_slots.push(pkt);
         let h = p.dst as usize;
         let key = (p.src, p.repr.dst_port, p.repr.src_port);
-        let ep = match self.hosts[h].demux.get(&key).copied() {
+        let slot = if p.to_ep != NO_EP {
+            Some(Slot::Conn(p.to_ep))
+        } else {
+            self.hosts[h].demux.get(&key).copied()
+        };
+        let ep = match slot {
             Some(Slot::Conn(ep)) => Some(ep),
             Some(Slot::Expect(flow))
                 if p.repr.flags.syn()
@@ -786,9 +852,18 @@ impl FlowSim {
         let conn = Connection::listen(cfg, sport, isn);
         let ep = self.endpoint(flow, Role::Server, conn, sh, ch);
         self.flows[flow as usize].server = Some(ep);
-        self.hosts[sh as usize]
+        let client = self.flows[flow as usize].client;
+        if client != u32::MAX {
+            self.eps[client as usize].peer_ep = ep;
+        }
+        // The SYN's own entry (Expect of this flow) gives way; anything else was a clash.
+        match self.hosts[sh as usize]
             .demux
-            .insert((ch, sport, cport), Slot::Conn(ep));
+            .insert((ch, sport, cport), Slot::Conn(ep))
+        {
+            Some(Slot::Expect(f)) if f == flow => {}
+            _ => self.demux_exact = false,
+        }
         ep
     }
 
