@@ -1187,6 +1187,13 @@ impl<'a> Runner<'a> {
                 }
             }
             "TCP_TINYGRAM_WINDOW_UPDATE" => cfg.window_update = WindowUpdate::from_str(&string(self)?).map_err(|e| bad(self, e))?,
+            "TCP_TINYGRAM_WINDOW_ADVERTISE" => cfg.window_advertise = tinygram_proto::WindowAdvertise::from_str(&string(self)?).map_err(|e| bad(self, e))?,
+            "TCP_TINYGRAM_RTO_TICK" => {
+                cfg.rto_tick = match &val {
+                    Expr::Str(s) if s == "none" => None,
+                    _ => Some(dur(self)?),
+                }
+            }
             "TCP_TINYGRAM_ADAPTIVE_K" => {
                 cfg.adaptive_k = match &val {
                     Expr::Str(s) => s.trim().parse::<f64>().map_err(|_| bad(self, format!("expected a number of RTTs like \"1.5\", not {s:?}")))?,
@@ -1469,6 +1476,7 @@ const RANGE_CHECKED: &[(&str, &[&str], &[&str])] = &[
     ("TCP_TINYGRAM_DELACK", &[], &["delack"]),
     ("TCP_TINYGRAM_DELACK_SEGMENTS", &[], &["delack_segments"]),
     ("TCP_TINYGRAM_DELACK_TICK", &[], &["delack_tick"]),
+    ("TCP_TINYGRAM_RTO_TICK", &[], &["rto_tick"]),
     ("TCP_TINYGRAM_ADAPTIVE_K", &[], &["adaptive_k"]),
     (
         "TCP_TINYGRAM_ADAPTIVE_MIN",
@@ -1537,6 +1545,8 @@ fn apply_named(to: &mut Config, from: &Config, name: &str) {
         "TCP_TINYGRAM_DELACK_COUNT" => to.delack_count = from.delack_count,
         "TCP_TINYGRAM_DELACK_TICK" => to.delack_tick = from.delack_tick,
         "TCP_TINYGRAM_WINDOW_UPDATE" => to.window_update = from.window_update,
+        "TCP_TINYGRAM_WINDOW_ADVERTISE" => to.window_advertise = from.window_advertise,
+        "TCP_TINYGRAM_RTO_TICK" => to.rto_tick = from.rto_tick,
         "TCP_TINYGRAM_ADAPTIVE_K" => to.adaptive_k = from.adaptive_k,
         "TCP_TINYGRAM_ADAPTIVE_MIN" => to.adaptive_min = from.adaptive_min,
         "TCP_TINYGRAM_ADAPTIVE_MAX" => to.adaptive_max = from.adaptive_max,

@@ -605,8 +605,8 @@ pub const LINUX22: Profile = Profile {
     settings: &[
         s(
             "send_policy",
-            "nagle-liberal",
-            "Doupnik 3.0: liberal Nagle mode",
+            "nagle-half",
+            "2.2 include/net/tcp.h tcp_snd_test: Nagle holds only a segment under mss >> 1 (Doupnik 3.0 calls it liberal)",
         ),
         s(
             "ack_policy",

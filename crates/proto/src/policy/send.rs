@@ -140,6 +140,21 @@ impl SendPolicy for NagleLiberal {
     }
 }
 
+/// Linux 2.0-2.2's Nagle (include/net/tcp.h tcp_snd_test: `len < mss >> 1 &&
+/// packets_out`): only a segment under half the MSS waits while data is in flight.
+#[derive(Debug, Default)]
+pub struct NagleHalf;
+
+impl SendPolicy for NagleHalf {
+    fn decide(&mut self, ctx: &SendCtx) -> SendDecision {
+        if ctx.in_flight == 0 || 2 * ctx.seg_len >= ctx.mss {
+            SendDecision::Send
+        } else {
+            SendDecision::hold(HoldReason::Nagle)
+        }
+    }
+}
+
 /// Minshall's modification (via Cheshire, Nagle x delayed ACK): at most one
 /// unacknowledged runt; a partial segment waits only while an earlier one is unacknowledged.
 #[derive(Debug, Default)]
@@ -223,6 +238,8 @@ pub enum SendPolicyKind {
     #[default]
     Nagle,
     NagleLiberal,
+    /// Linux 2.2: Nagle for segments under half the MSS.
+    NagleHalf,
     Minshall,
     Doupnik,
     DoupnikLiberal,
@@ -244,6 +261,10 @@ impl SendPolicyKind {
         (
             "nagle-liberal",
             "liberal Nagle: a trailing partial segment goes with full ones sent in the same opportunity (Doupnik 1.5)",
+        ),
+        (
+            "nagle-half",
+            "Nagle for segments under half the MSS only: a larger partial segment goes with data in flight (Linux 2.2 include/net/tcp.h tcp_snd_test)",
         ),
         (
             "minshall",
@@ -272,6 +293,7 @@ impl SendPolicyKind {
             SendPolicyKind::NoDelay => Box::new(NoDelay),
             SendPolicyKind::Nagle => Box::new(Nagle),
             SendPolicyKind::NagleLiberal => Box::new(NagleLiberal),
+            SendPolicyKind::NagleHalf => Box::new(NagleHalf),
             SendPolicyKind::Minshall => Box::new(Minshall),
             SendPolicyKind::Doupnik => Box::new(Doupnik { liberal: false }),
             SendPolicyKind::DoupnikLiberal => Box::new(Doupnik { liberal: true }),
@@ -288,6 +310,7 @@ impl FromStr for SendPolicyKind {
             "nodelay" => SendPolicyKind::NoDelay,
             "nagle" => SendPolicyKind::Nagle,
             "nagle-liberal" => SendPolicyKind::NagleLiberal,
+            "nagle-half" => SendPolicyKind::NagleHalf,
             "minshall" => SendPolicyKind::Minshall,
             "doupnik" => SendPolicyKind::Doupnik,
             "doupnik-liberal" => SendPolicyKind::DoupnikLiberal,
@@ -327,6 +350,7 @@ impl fmt::Display for SendPolicyKind {
             SendPolicyKind::NoDelay => f.write_str("nodelay"),
             SendPolicyKind::Nagle => f.write_str("nagle"),
             SendPolicyKind::NagleLiberal => f.write_str("nagle-liberal"),
+            SendPolicyKind::NagleHalf => f.write_str("nagle-half"),
             SendPolicyKind::Minshall => f.write_str("minshall"),
             SendPolicyKind::Doupnik => f.write_str("doupnik"),
             SendPolicyKind::DoupnikLiberal => f.write_str("doupnik-liberal"),
@@ -393,6 +417,28 @@ mod tests {
         };
         assert!(sends(&mut Doupnik { liberal: true }, c));
         assert!(!sends(&mut Doupnik { liberal: false }, c));
+    }
+
+    #[test]
+    fn nagle_half_holds_only_segments_under_half_the_mss() {
+        // Linux 2.2 tcp_snd_test: 499 of 1000 waits behind data in flight, 500 goes.
+        let small = SendCtx {
+            seg_len: 499,
+            ..ctx()
+        };
+        assert!(!sends(&mut NagleHalf, small));
+        assert!(sends(&mut NagleHalf, ctx()));
+        assert!(!sends(&mut Nagle, ctx()));
+        let idle = SendCtx {
+            in_flight: 0,
+            ..small
+        };
+        assert!(sends(&mut NagleHalf, idle));
+        assert_eq!(
+            "nagle-half".parse::<SendPolicyKind>(),
+            Ok(SendPolicyKind::NagleHalf)
+        );
+        assert_eq!(SendPolicyKind::NagleHalf.to_string(), "nagle-half");
     }
 
     #[test]
