@@ -906,6 +906,24 @@ mod tests {
     }
 
     #[test]
+    fn md5_option_parses_to_its_digest_and_prints_back() {
+        let line = "0 < . 1:1(0) ack 1 win 514 <md5 000102030405060708090a0b0c0d0e0f,nop,nop>\n";
+        let EventKind::Packet(p) = one(line).kind else {
+            panic!("not a packet")
+        };
+        let d: Vec<u8> = (0..16).collect();
+        let Some(OptionsSpec::List(opts)) = &p.options else {
+            panic!("no option list")
+        };
+        assert_eq!(opts[0], OptSpec::Md5(d));
+        assert!(p
+            .to_string()
+            .contains("md5 000102030405060708090a0b0c0d0e0f"));
+        let e = parse_script("0 < . 1:1(0) ack 1 win 514 <md5 0011>\n", "t.pkt").unwrap_err();
+        assert!(e.to_string().contains("32 hex digits"), "{e}");
+    }
+
+    #[test]
     fn blocking_form_with_spaces_and_a_note_after_the_value() {
         let e = one("+.002 ... 0.004 send(4, ..., 10, 0) = 10");
         assert_eq!(e.time.start_us, 2_000);
