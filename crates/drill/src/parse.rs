@@ -275,6 +275,10 @@ fn parse_time_value(s: &str) -> Result<(bool, i64, &str), String> {
     let relative = b.first() == Some(&b'+');
     if relative {
         i = 1;
+        // nplab's scripts sometimes write `+ 0.00`: blanks may follow the '+'.
+        while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+            i += 1;
+        }
     }
     let int_start = i;
     while i < b.len() && b[i].is_ascii_digit() {

@@ -63,6 +63,10 @@ pub(crate) struct HostSysctls {
     fastopen_key: Option<[u8; 16]>,
     /// net.ipv4.tcp_notsent_lowat (ip-sysctl.rst; UINT_MAX: no limit).
     notsent_lowat: Option<u64>,
+    /// FreeBSD's kern.ipc.maxsockbuf (sb_max): the window-scale shift is chosen for it.
+    sb_max: Option<usize>,
+    /// FreeBSD's net.inet.tcp.recvspace: a new socket's receive buffer.
+    rcv_buf: Option<usize>,
 }
 
 /// What a shell line amounted to.
@@ -101,7 +105,7 @@ impl HostSysctls {
                 continue;
             };
             let key = k.trim_start_matches("/proc/sys/").replace('/', ".");
-            if !key.starts_with("net.") {
+            if !key.starts_with("net.") && key != "kern.ipc.maxsockbuf" {
                 out.not_modelled.push(w.to_string());
                 continue;
             }
@@ -191,6 +195,19 @@ impl HostSysctls {
             },
             // The engine never restarts slow start after idle, and has ECN off.
             "net.ipv4.tcp_slow_start_after_idle" | "net.ipv4.tcp_ecn" => num == Some(0),
+            // FreeBSD: sb_max (sys/kern/uipc_sockbuf.c), tcp(4) recvspace, sendspace.
+            "kern.ipc.maxsockbuf" => {
+                self.sb_max = num.and_then(|n| usize::try_from(n).ok()).filter(|&n| n > 0);
+                self.sb_max.is_some()
+            }
+            "net.inet.tcp.recvspace" => {
+                self.rcv_buf = num.and_then(|n| usize::try_from(n).ok()).filter(|&n| n > 0);
+                self.rcv_buf.is_some()
+            }
+            "net.inet.tcp.sendspace" => {
+                self.snd_buf = num.and_then(|n| usize::try_from(n).ok()).filter(|&n| n > 0);
+                self.snd_buf.is_some()
+            }
             // FreeBSD tcp(4): insecure_rst=1 / insecure_syn=1 turn RFC 5961's
             // RST / SYN checks off.
             "net.inet.tcp.insecure_rst" => {
@@ -218,6 +235,12 @@ impl HostSysctls {
         }
         if let Some(b) = self.snd_buf {
             cfg.snd_buf = b;
+        }
+        if let Some(b) = self.rcv_buf {
+            cfg.rcv_buf = b;
+        }
+        if let Some(m) = self.sb_max {
+            cfg.wscale_buf = Some(m);
         }
         if let Some(n) = self.syn_retries {
             cfg.syn_retries = n;
@@ -282,6 +305,25 @@ mod tests {
         let mut h = HostSysctls::default();
         let a = h.apply_command("../common/defaults.sh", Stack::rfc());
         assert!(a.modelled.is_empty() && a.not_modelled.len() == 1);
+    }
+
+    #[test]
+    fn freebsd_buffer_sysctls_set_the_socket_defaults() {
+        let mut h = HostSysctls::default();
+        let a = h.apply_command(
+            "sysctl -w kern.ipc.maxsockbuf=73728 net.inet.tcp.recvspace=8192 net.inet.tcp.sendspace=4096",
+            "freebsd".parse().unwrap(),
+        );
+        assert_eq!(a.modelled.len(), 3, "{a:?}");
+        let mut cfg = Config::default();
+        h.configure(&mut cfg);
+        assert_eq!(
+            (cfg.wscale_buf, cfg.rcv_buf, cfg.snd_buf),
+            (Some(73728), 8192, 4096)
+        );
+        // Nonsense values are reported as not modelled.
+        let a = h.apply_command("sysctl -w kern.ipc.maxsockbuf=0", Stack::rfc());
+        assert_eq!(a.not_modelled, ["kern.ipc.maxsockbuf=0"]);
     }
 
     #[test]

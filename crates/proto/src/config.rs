@@ -343,6 +343,13 @@ pub struct Config {
     /// own SND.NXT and RCV.NXT, and a SYN outside it gets a bare ACK, as
     /// FreeBSD's tcp_drop and tcp_respond do. Off: RFC 793's reply to the SYN.
     pub syn_reset_tcb: bool,
+    /// The acceptability test's window is the larger of the receive
+    /// buffer's free space and the window advertised, as FreeBSD's
+    /// tcp_input.c computes rcv_wnd. Off: the advertised window (RFC 9293 3.10.7.4).
+    pub rcv_wnd_free: bool,
+    /// TIME-WAIT as FreeBSD's tcp_timewait.c tcp_twcheck: segments without
+    /// ACK are dropped and anything but an exact duplicate ACK is ACKed.
+    pub time_wait_bsd: bool,
 }
 
 impl Default for Config {
@@ -391,6 +398,8 @@ impl Default for Config {
             dsack: false,
             ack_repeats_fin: false,
             syn_reset_tcb: false,
+            rcv_wnd_free: false,
+            time_wait_bsd: false,
         }
     }
 }

@@ -1403,7 +1403,18 @@ impl Connection {
     fn on_synchronized(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
         let seg_len = seg.segment_len(payload.len());
         let rcv_nxt = self.rcv_nxt();
-        let wnd = self.rcv_adv.distance_from(rcv_nxt);
+        let mut wnd = self.rcv_adv.distance_from(rcv_nxt);
+        if self.cfg.rcv_wnd_free && wnd > 0 && self.state != State::SynReceived {
+            // FreeBSD tcp_input.c: rcv_wnd = imax(sbspace(so_rcv), rcv_adv - rcv_nxt);
+            // the syncache checks against the window its SYN-ACK offered.
+            wnd = wnd.max(self.recv_buf.free());
+        }
+        if self.cfg.time_wait_bsd
+            && self.state == State::TimeWait
+            && self.time_wait_bsd(now, seg, payload)
+        {
+            return;
+        }
 
         // RFC 7323 5.3 R1: PAWS drops an old duplicate (with an ACK) before anything else.
         if self.ts.enabled && !seg.flags.rst() {
@@ -1584,6 +1595,31 @@ impl Connection {
             }
         }
         self.check_fin(now);
+    }
+
+    /// FreeBSD's TIME-WAIT (tcp_timewait.c tcp_twcheck), before the sequence
+    /// check: a segment without ACK is dropped, a retransmitted FIN restarts
+    /// 2 MSL, and anything but an exact duplicate ACK is answered with an
+    /// ACK. SYN and RST go the usual way. Returns whether it handled `seg`.
+    fn time_wait_bsd(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) -> bool {
+        if seg.flags.syn() || seg.flags.rst() {
+            return false;
+        }
+        if !seg.flags.ack() {
+            return true;
+        }
+        let rcv_nxt = self.rcv_nxt();
+        if seg.flags.fin() && seg.seq + (payload.len() + 1) == rcv_nxt {
+            self.enter_time_wait(now);
+        }
+        let dup_ack = seg.flags == Flags::ACK
+            && payload.is_empty()
+            && seg.seq == rcv_nxt
+            && seg.ack == self.snd_nxt;
+        if !dup_ack {
+            self.ack_now.get_or_insert(AckReason::OutOfOrder);
+        }
+        true
     }
 
     /// Linux's tcp_oow_rate_limited: replies to segments carrying data (and no

@@ -163,6 +163,8 @@ pub const KEYS: &[&str] = &[
     "dsack",
     "ack_repeats_fin",
     "syn_reset_tcb",
+    "rcv_wnd_free",
+    "time_wait_bsd",
 ];
 
 /// Sets one host key from its scenario-syntax text (the profile table's value column).
@@ -225,6 +227,8 @@ pub fn set(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         "dsack" => c.dsack = flag(v)?,
         "ack_repeats_fin" => c.ack_repeats_fin = flag(v)?,
         "syn_reset_tcb" => c.syn_reset_tcb = flag(v)?,
+        "rcv_wnd_free" => c.rcv_wnd_free = flag(v)?,
+        "time_wait_bsd" => c.time_wait_bsd = flag(v)?,
         other => {
             return Err(format!(
                 "a profile cannot set {other:?}{} (keys: {})",
@@ -425,6 +429,16 @@ pub const FREEBSD: Profile = Profile {
             "syn_reset_tcb",
             "true",
             "tcp_input.c tcp_do_segment: insecure_syn's in-window SYN -> tcp_drop (RST from snd_nxt, rcv_nxt); else tcp_respond's ACK",
+        ),
+        s(
+            "rcv_wnd_free",
+            "true",
+            "tcp_input.c tcp_input_with_port: rcv_wnd = imax(sbspace(&so->so_rcv), rcv_adv - rcv_nxt)",
+        ),
+        s(
+            "time_wait_bsd",
+            "true",
+            "tcp_timewait.c tcp_twcheck: no ACK bit -> drop; ACK all but an exact duplicate ACK",
         ),
         s(
             "options",

@@ -2311,6 +2311,8 @@ isn = 4294967295
                 "dsack",
                 "ack_repeats_fin",
                 "syn_reset_tcb",
+                "rcv_wnd_free",
+                "time_wait_bsd",
             ]
             .contains(*k)
         }) {
