@@ -39,6 +39,7 @@ use crate::wire::{
 use std::collections::VecDeque;
 
 mod cookie;
+mod prefetch;
 
 /// Why a connection ended abnormally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -14,6 +14,7 @@ pub mod fastopen;
 pub mod isn;
 pub mod nak;
 pub mod policy;
+pub mod prefetch;
 pub mod profile;
 pub mod prr;
 pub mod rack;

@@ -71,6 +71,16 @@ impl RecvBuffer {
         }
     }
 
+    /// Hints the CPU to fetch the bytes the next arrival and read touch
+    /// ([`crate::prefetch`]).
+    pub(crate) fn prefetch_heap(&self) {
+        if !self.storage.is_empty() && self.nxt >= self.base {
+            let at = self.pos(self.nxt);
+            let rest = &self.storage[at..];
+            crate::prefetch::prefetch_bytes(rest.as_ptr(), rest.len().min(128));
+        }
+    }
+
     fn pos(&self, off: u64) -> usize {
         ((off - self.base) % self.storage.len() as u64) as usize
     }

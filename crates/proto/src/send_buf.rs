@@ -27,6 +27,15 @@ pub struct SendBuffer {
 }
 
 impl SendBuffer {
+    /// Hints the CPU to fetch the oldest queued bytes and write boundaries,
+    /// what sending and acknowledging touch first ([`crate::prefetch`]).
+    pub(crate) fn prefetch_heap(&self) {
+        let (bytes, _) = self.data.as_slices();
+        crate::prefetch::prefetch_bytes(bytes.as_ptr(), bytes.len().min(128));
+        let (ends, _) = self.boundaries.as_slices();
+        crate::prefetch::prefetch_bytes(ends.as_ptr().cast(), core::mem::size_of_val(ends).min(64));
+    }
+
     pub fn new(capacity: usize) -> Self {
         SendBuffer {
             data: VecDeque::new(),

@@ -79,6 +79,13 @@ impl<E> EventQueue<E> {
         self.heap.peek().map(|e| e.at)
     }
 
+    /// As [`CalendarQueue::for_upcoming`]: up to `n` events from the heap's front.
+    pub fn for_upcoming(&self, n: usize, mut f: impl FnMut(Instant, &E)) {
+        for e in self.heap.as_slice().iter().take(n) {
+            f(e.at, &e.ev);
+        }
+    }
+
     /// Number of scheduled events.
     pub fn len(&self) -> usize {
         self.heap.len()
@@ -109,7 +116,11 @@ const SLOTS: usize = 4096;
 /// one millisecond's events instead of every connection's, so pops and
 /// pushes stay in cache.
 pub struct CalendarQueue<E> {
-    /// Events in slots before `cur` (due before the calendar's start).
+    /// The events of the last bucket taken from the wheel (slot `cur - 1`),
+    /// sorted latest first: popping from the end gives them in order, and
+    /// the next few are known (for prefetching).
+    ready: Vec<Entry<E>>,
+    /// Events pushed since for slots before `cur` (due before the calendar's start).
     near: BinaryHeap<Entry<E>>,
     /// Bucket `s % SLOTS` holds events of slot `s`, for `cur <= s < cur + SLOTS`.
     wheel: Vec<Vec<Entry<E>>>,
@@ -133,6 +144,7 @@ impl<E> CalendarQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         CalendarQueue {
+            ready: Vec::new(),
             near: BinaryHeap::new(),
             wheel: (0..SLOTS).map(|_| Vec::new()).collect(),
             occupied: [0; SLOTS / 64],
@@ -203,9 +215,9 @@ impl<E> CalendarQueue<E> {
         None
     }
 
-    /// Makes `near` hold the earliest events when there are any.
+    /// Makes `ready` or `near` hold the earliest events when there are any.
     fn refill(&mut self) {
-        if !self.near.is_empty() {
+        if !self.ready.is_empty() || !self.near.is_empty() {
             return;
         }
         if self.in_wheel == 0 {
@@ -219,28 +231,58 @@ impl<E> CalendarQueue<E> {
         let b = (s % SLOTS as u64) as usize;
         self.cur = s + 1;
         self.occupied[b / 64] &= !(1 << (b % 64));
+        // The bucket becomes `ready` (sorted once, which costs less than a
+        // heap's pops) and the emptied `ready` takes its place, so neither
+        // allocation is lost.
         let mut bucket = std::mem::take(&mut self.wheel[b]);
         self.in_wheel -= bucket.len();
-        self.near.extend(bucket.drain(..));
+        bucket.sort_unstable_by_key(|e| std::cmp::Reverse((e.at, e.seq)));
+        std::mem::swap(&mut self.ready, &mut bucket);
         self.wheel[b] = bucket;
         self.pull_far();
+    }
+
+    /// Whether the earliest event is the end of `ready` (else the top of `near`).
+    fn ready_first(&self) -> bool {
+        match (self.ready.last(), self.near.peek()) {
+            (Some(r), Some(n)) => (r.at, r.seq) < (n.at, n.seq),
+            (r, _) => r.is_some(),
+        }
+    }
+
+    /// Calls `f` on up to `n` events due soon, in order (the next of the
+    /// current bucket; events pushed since are left out, and there is no
+    /// refill): a hint of what comes next, for prefetching.
+    pub fn for_upcoming(&self, n: usize, mut f: impl FnMut(Instant, &E)) {
+        for e in self.ready.iter().rev().take(n) {
+            f(e.at, &e.ev);
+        }
     }
 
     /// Removes and returns the earliest event (the first pushed among equal times).
     pub fn pop(&mut self) -> Option<(Instant, E)> {
         self.refill();
-        self.near.pop().map(|e| (e.at, e.ev))
+        let e = if self.ready_first() {
+            self.ready.pop()
+        } else {
+            self.near.pop()
+        };
+        e.map(|e| (e.at, e.ev))
     }
 
     /// The time of the earliest event, without removing it.
     pub fn peek_time(&mut self) -> Option<Instant> {
         self.refill();
-        self.near.peek().map(|e| e.at)
+        if self.ready_first() {
+            self.ready.last().map(|e| e.at)
+        } else {
+            self.near.peek().map(|e| e.at)
+        }
     }
 
     /// Number of scheduled events.
     pub fn len(&self) -> usize {
-        self.near.len() + self.in_wheel + self.far.len()
+        self.ready.len() + self.near.len() + self.in_wheel + self.far.len()
     }
 
     /// True when nothing is scheduled.
@@ -360,6 +402,26 @@ mod tests {
         }
         assert!(cal.is_empty());
         assert_eq!(cal.pop(), None);
+    }
+
+    #[test]
+    fn upcoming_events_are_the_next_pops() {
+        let mut q = CalendarQueue::new();
+        for (i, us) in [900u64, 300, 700, 300, 5_000].into_iter().enumerate() {
+            q.push(Instant::from_micros(us), i);
+        }
+        assert_eq!(q.pop(), Some((Instant::from_micros(300), 1)));
+        let mut next = Vec::new();
+        q.for_upcoming(2, |at, &i| next.push((at, i)));
+        assert_eq!(
+            next,
+            [
+                (Instant::from_micros(300), 3),
+                (Instant::from_micros(700), 2)
+            ]
+        );
+        assert_eq!(q.pop(), Some(next[0]));
+        assert_eq!(q.pop(), Some(next[1]));
     }
 
     #[test]

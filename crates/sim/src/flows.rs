@@ -247,6 +247,12 @@ impl Queue {
             Queue::Heap(q) => q.peek_time(),
         }
     }
+    fn for_upcoming(&self, n: usize, f: impl FnMut(Instant, &Ev)) {
+        match self {
+            Queue::Calendar(q) => q.for_upcoming(n, f),
+            Queue::Heap(q) => q.for_upcoming(n, f),
+        }
+    }
     /// Moves every scheduled event, in order, to a plain heap.
     fn switch_to_heap(&mut self) {
         let mut heap = crate::event::EventQueue::new();
@@ -516,6 +522,7 @@ impl FlowSim {
             }
             self.now = at;
             self.events += 1;
+            self.prefetch_upcoming();
             if self.events & 0xffff == 0 {
                 progress(self.now, self.end);
             }
@@ -559,6 +566,37 @@ impl FlowSim {
         }
         progress(self.now, self.end);
         self.result(end)
+    }
+
+    /// Asks the CPU to fetch what the next two events will touch while this
+    /// one is handled: with many connections each event's endpoint is cold,
+    /// and handling an event takes longer than a fetch from memory. The event
+    /// after next gets its endpoint's inline state fetched, the next one (whose
+    /// inline state was asked for one event ago) its heap-held state, so each
+    /// line is asked for once.
+    fn prefetch_upcoming(&self) {
+        let mut k = 0;
+        self.queue.for_upcoming(2, |at, ev| {
+            let ep = match *ev {
+                Ev::Arrive { pkt } => self
+                    .slab
+                    .get(pkt as usize)
+                    .and_then(|p| p.as_ref())
+                    .map_or(NO_EP, |p| p.to_ep),
+                Ev::Timer { ep, .. } if self.wakes[ep as usize].timer_at == Some(at) => ep,
+                Ev::App { ep } if self.wakes[ep as usize].app_at == Some(at) => ep,
+                _ => NO_EP,
+            };
+            if let Some(e) = self.eps.get(ep as usize) {
+                if k == 0 {
+                    e.conn.prefetch_heap();
+                    e.app.prefetch_heap();
+                } else {
+                    tinygram_proto::prefetch::prefetch(e);
+                }
+            }
+            k += 1;
+        });
     }
 
     /// Lets endpoint `ep`'s application act, sends what its engine emits,

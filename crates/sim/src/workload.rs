@@ -168,6 +168,22 @@ pub struct App {
 }
 
 impl App {
+    /// Hints the CPU to fetch the heap state the application's next step
+    /// touches: queued writes and open transactions ([`tinygram_proto::prefetch`]).
+    pub fn prefetch_heap(&self) {
+        use tinygram_proto::prefetch::prefetch_bytes;
+        let (writes, _) = self.out.queue.as_slices();
+        prefetch_bytes(
+            writes.as_ptr().cast(),
+            std::mem::size_of_val(writes).min(128),
+        );
+        let (starts, _) = self.starts.as_slices();
+        prefetch_bytes(
+            starts.as_ptr().cast(),
+            std::mem::size_of_val(starts).min(64),
+        );
+    }
+
     /// An application for `role`; streams are seeded from the run's seed.
     pub fn new(role: Role, workload: &Workload, seed: u64) -> App {
         let (mine, theirs) = match role {
