@@ -154,6 +154,11 @@ pub(crate) struct Runner<'a> {
     /// The host's Fast Open cookie cache (RFC 7413 4.1.3), across the
     /// script's connections.
     pub tfo_cache: tinygram_proto::fastopen::CookieCache,
+    /// A later socket() made another socket the one under test: the old
+    /// connection's segments are no longer the script's to check, and
+    /// packetdrill drops them unseen (run_packet.c,
+    /// find_socket_for_live_packet matches the socket under test only).
+    pub old_conn_muted: bool,
     /// The peer's ISN as the script wrote its last SYN (packetdrill numbers
     /// the peer's later segments from it).
     pub remote_isn: u32,
@@ -241,6 +246,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         more_corked: false,
         zc: crate::zerocopy::ZeroCopy::default(),
         tfo_cache: Default::default(),
+        old_conn_muted: false,
         remote_isn: 0,
         last_data_in: None,
         epoll: crate::epoll::Epoll::default(),
@@ -388,6 +394,9 @@ impl<'a> Runner<'a> {
                     }
                     EventKind::Command(c) => {
                         let a = self.host.apply_command(c, self.settings.stack);
+                        if a.flush_tfo_cache {
+                            self.tfo_cache.clear();
+                        }
                         if !a.modelled.is_empty() {
                             self.report.notes.push(format!(
                                 "line {}: host settings modelled: {}",
@@ -583,6 +592,9 @@ impl<'a> Runner<'a> {
         }
         if c.state().synchronized() {
             self.ever_synced = true;
+        }
+        if self.old_conn_muted {
+            out.clear();
         }
         for e in out {
             let line = format!(

@@ -116,6 +116,27 @@ fn symbols(e: &Expr) -> Option<Vec<String>> {
     }
 }
 
+/// Send flags written as a number (`0x20000000`): their MSG_* names, from
+/// Linux's include/linux/socket.h values; `None` if a bit is not one of them.
+fn send_flag_names(e: &Expr) -> Option<Vec<String>> {
+    const BITS: &[(i64, &str)] = &[
+        (0x40, "MSG_DONTWAIT"),
+        (0x4000, "MSG_NOSIGNAL"),
+        (0x8000, "MSG_MORE"),
+        (0x400_0000, "MSG_ZEROCOPY"),
+        (0x2000_0000, "MSG_FASTOPEN"),
+    ];
+    let mut v = int_of(e)?;
+    let mut out = Vec::new();
+    for (bit, name) in BITS {
+        if v & bit != 0 {
+            out.push(name.to_string());
+            v &= !bit;
+        }
+    }
+    (v == 0).then_some(out)
+}
+
 /// Parses `200ms`, `1s`, `500us`, or a bare number of milliseconds.
 fn duration_of(e: &Expr) -> Option<Duration> {
     if let Some(ms) = int_of(e) {
@@ -208,18 +229,26 @@ impl<'a> Runner<'a> {
         Some(conn_errno(err))
     }
 
-    /// Enables the options the script's first outbound SYN shows, unless set explicitly.
-    fn infer_options(&self, sock: &Sock) -> Config {
+    /// Enables the options the script's next outbound SYN (from event `idx`
+    /// on, else its first) shows, unless set explicitly: a script that opens
+    /// several connections may change tcp_timestamps between them.
+    fn infer_options(&self, sock: &Sock, idx: usize) -> Config {
         let mut cfg = sock.cfg.clone();
         if sock.explicit_options {
             return cfg;
         }
-        let syn = self.script.events.iter().find_map(|e| match &e.kind {
+        let syn_of = |e: &crate::ast::Event| match &e.kind {
             EventKind::Packet(p) if p.dir == Direction::Outbound && p.flags & flag::SYN != 0 => {
                 Some((p.options.clone(), p.flags))
             }
             _ => None,
-        });
+        };
+        let events = &self.script.events;
+        let syn = events
+            .iter()
+            .skip(idx)
+            .find_map(syn_of)
+            .or_else(|| events.iter().find_map(syn_of));
         // RFC 3168 6.1.1: an ECN-setup SYN or SYN-ACK shows ECE; the engine offers ECN exactly then.
         let ecn = syn.as_ref().map(|(_, f)| f & flag::ECE != 0);
         let syn = syn.map(|(o, _)| o);
@@ -288,6 +317,13 @@ impl<'a> Runner<'a> {
                     idx,
                     "socket() is expected to fail; the runner always creates the socket",
                 ));
+            }
+            if self.conn.is_some() {
+                // The new socket is the one under test: what the old
+                // connection sent and the script did not check is dropped.
+                self.drain();
+                self.queue.clear();
+                self.old_conn_muted = true;
             }
             // The stack's defaults; the script's setsockopts override them.
             let mut cfg = self.settings.stack.config();
@@ -369,7 +405,7 @@ impl<'a> Runner<'a> {
                 if !matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
                     return Ok(Outcome::Done(Err("EINVAL")));
                 }
-                let mut cfg = self.infer_options(&sock);
+                let mut cfg = self.infer_options(&sock, idx);
                 let backlog = spec.args.get(1).and_then(int_of).unwrap_or(0).max(0) as u32;
                 self.fast_open_listener(&mut cfg, &sock, backlog);
                 let synack = self.host.synack_retries();
@@ -452,8 +488,11 @@ impl<'a> Runner<'a> {
                 };
                 let flags = match flags {
                     None => Vec::new(),
-                    Some(e) => symbols(e).ok_or_else(|| {
-                        self.unsupported(idx, "send flags must be 0 or MSG_* names")
+                    Some(e) => symbols(e).or_else(|| send_flag_names(e)).ok_or_else(|| {
+                        self.unsupported(
+                            idx,
+                            "send flags must be 0, MSG_* names or a number made of their bits",
+                        )
                     })?,
                 };
                 let mut more = false;
@@ -482,7 +521,9 @@ impl<'a> Runner<'a> {
                 if fastopen && unspec && first {
                     return Ok(Outcome::Done(Err("EOPNOTSUPP")));
                 }
-                if let Some(out) = self.fast_open_send(idx, fd, &sock, len, fastopen, first)? {
+                if let Some(out) =
+                    self.fast_open_send(idx, fd, &sock, len, (fastopen, dontwait), first)?
+                {
                     return Ok(out);
                 }
                 // send(2): MSG_MORE has the effect of TCP_CORK until a send
@@ -744,6 +785,7 @@ impl<'a> Runner<'a> {
 
     /// Resets what the runner tracks per connection when `sock` opens one.
     fn new_connection(&mut self, sock: &Sock) {
+        self.old_conn_muted = false;
         self.conn_ack_policy_set = sock.set_by_script.contains("TCP_TINYGRAM_ACK_POLICY");
         self.last_ack_sent = None;
         self.delack_fired_seen = 0;
@@ -761,7 +803,7 @@ impl<'a> Runner<'a> {
     /// connect(): starts the active open, then reports its completion.
     fn connect(&mut self, idx: usize, fd: i64, sock: &Sock, first: bool) -> Res<Outcome> {
         if first && matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
-            let cfg = self.infer_options(sock);
+            let cfg = self.infer_options(sock, idx);
             if let Err(e) = cfg.validate() {
                 return Err(self.fail(
                     idx,
@@ -843,7 +885,7 @@ impl<'a> Runner<'a> {
         fd: i64,
         sock: &Sock,
         len: usize,
-        fastopen: bool,
+        (fastopen, dontwait): (bool, bool),
         first: bool,
     ) -> Res<Option<Outcome>> {
         use crate::sysctl::{TFO_CLIENT, TFO_CLIENT_NO_COOKIE};
@@ -882,16 +924,19 @@ impl<'a> Runner<'a> {
         self.socks.insert(fd, s.clone());
         let connected = self.connect(idx, fd, &s, true)?;
         let carries = cached.is_some() || no_cookie;
+        // MSG_DONTWAIT makes this one call non-blocking (tcp_sendmsg_fastopen
+        // passes the message's flags to __inet_stream_connect).
+        let nonblocking = sock.nonblocking || dontwait;
         let mut sent = 0;
         if carries && len > 0 {
             if let Some(c) = self.conn.as_mut() {
                 let mss = s.cfg.mss.min(s.cfg.fast_open.peer_mss.unwrap_or(u16::MAX));
                 let room = usize::from(mss).saturating_sub(tinygram_proto::wire::MAX_OPTIONS_LEN);
-                let take = if sock.nonblocking { len.min(room) } else { len };
+                let take = if nonblocking { len.min(room) } else { len };
                 sent = c.write(&vec![0u8; take], false).unwrap_or(0);
             }
         }
-        if sock.nonblocking {
+        if nonblocking {
             return Ok(Some(if sent > 0 {
                 Outcome::Done(Ok(sent as i64))
             } else {
