@@ -159,6 +159,8 @@ pub(crate) struct Runner<'a> {
     /// packetdrill drops them unseen (run_packet.c,
     /// find_socket_for_live_packet matches the socket under test only).
     pub old_conn_muted: bool,
+    /// When (ns) the poll() being run started, for its timeout.
+    pub poll_started: i64,
     /// The peer's ISN as the script wrote its last SYN (packetdrill numbers
     /// the peer's later segments from it).
     pub remote_isn: u32,
@@ -247,6 +249,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         zc: crate::zerocopy::ZeroCopy::default(),
         tfo_cache: Default::default(),
         old_conn_muted: false,
+        poll_started: 0,
         remote_isn: 0,
         last_data_in: None,
         epoll: crate::epoll::Epoll::default(),

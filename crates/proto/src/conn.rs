@@ -552,6 +552,11 @@ impl Connection {
         self.cfg.snd_buf = bytes;
         self.send_buf.set_capacity(bytes);
     }
+    /// Sets the SYN retransmissions a live connection still opening may make
+    /// (TCP_SYNCNT after connect: tcp(7); Linux's tcp_write_timeout reads it).
+    pub fn set_syn_retries(&mut self, n: u32) {
+        self.cfg.syn_retries = n;
+    }
     /// Loss-recovery state for TCP_INFO-style reports: (in fast recovery,
     /// consecutive retransmission-timer expiries, duplicate ACKs counted).
     pub fn recovery_state(&self) -> (bool, u32, u32) {
