@@ -164,6 +164,9 @@ pub struct Connection {
     ecn_ok: bool,
     /// TCP Fast Open progress (RFC 7413).
     tfo: crate::fastopen::TfoState,
+    /// Where each segment sent so far ends (the SYN, then each new one), for
+    /// `Counters::segments_delivered`.
+    delivered_ends: VecDeque<SeqNumber>,
     /// RFC 3168 6.1.3: a CE mark arrived; set ECE on every segment until CWR.
     ece_pending: bool,
     /// RFC 3168 6.1.2: cwnd was reduced for ECE; the next new data carries CWR.
@@ -336,6 +339,7 @@ impl Connection {
             prr: None,
             ecn_ok: false,
             tfo: crate::fastopen::TfoState::default(),
+            delivered_ends: VecDeque::new(),
             ece_pending: false,
             cwr_pending: false,
             ecn_recover: None,
@@ -1055,6 +1059,14 @@ impl Connection {
         }
         // A CE mark belongs to this segment only, consumed or not.
         self.ce_next = false;
+        while self
+            .delivered_ends
+            .front()
+            .is_some_and(|&e| e <= self.snd_una)
+        {
+            self.delivered_ends.pop_front();
+            self.counters.segments_delivered += 1;
+        }
         self.after_input(now);
         self.debug_check_invariants();
     }
@@ -1234,6 +1246,11 @@ impl Connection {
                 self.send_buf.ack(data_acked.min(self.send_buf.len()));
                 self.tfo.syn_data_acked = true;
             }
+            if self.tfo.syn_data && data_acked >= self.tfo.syn_data_len {
+                // tcp_rcv_fastopen_synack: SYN and its data, acknowledged
+                // together, count as one delivered segment.
+                self.delivered_ends.pop_front();
+            }
             if seg.ack < self.snd_nxt {
                 self.snd_nxt = seg.ack;
                 self.snd_max = seg.ack;
@@ -1252,6 +1269,11 @@ impl Connection {
             self.disarm(Timer::Retransmit);
             self.state = State::Established;
             self.ack_now = Some(AckReason::Handshake);
+            // Data queued past what the SYN carried, with the SYN's own data
+            // all acknowledged: a writer is waiting on the connection.
+            let waiting = !self.send_buf.is_empty() && data_acked >= self.tfo.syn_data_len;
+            let ctx = self.ack_ctx(now, 0);
+            self.ack_policy.on_connected(&ctx, waiting);
         } else {
             // Simultaneous open: answer with SYN-ACK from our ISN.
             self.state = State::SynReceived;
@@ -2216,6 +2238,11 @@ impl Connection {
     /// 4.2.1); a retransmitted SYN carries no data (4.2.2).
     fn emit_syn_with(&mut self, now: Instant, payload: &mut Vec<u8>) -> TcpRepr {
         let mut r = self.emit_syn(now);
+        if self.delivered_ends.is_empty() {
+            // The SYN or SYN-ACK counts once delivered (Linux counts a
+            // passive open's in tcp_rcv_state_process, SYN-RECV).
+            self.delivered_ends.push_back(self.iss + 1);
+        }
         if self.state == State::SynReceived {
             r.options.fast_open = self.tfo.reply;
             return r;
@@ -2246,6 +2273,8 @@ impl Connection {
             }
             self.tfo.syn_data = true;
             self.tfo.syn_data_len = len;
+            // Linux queues the SYN's data as a segment of its own.
+            self.delivered_ends.push_back(self.iss + 1 + len);
         }
         r
     }
@@ -2791,6 +2820,10 @@ impl Connection {
         self.ack_policy.on_sent(now, len > 0, acked_new);
         let new_end = self.seq_of(end);
         let snd_max = self.snd_max;
+        let sent_end = new_end + fin as usize;
+        if (len > 0 || fin) && self.delivered_ends.back().is_none_or(|&e| sent_end > e) {
+            self.delivered_ends.push_back(sent_end);
+        }
         let c = &mut self.counters;
         c.segments_sent += 1;
         if len > 0 {
