@@ -1022,7 +1022,11 @@ impl<'a> Runner<'a> {
             // the SYN goes without data.
             self.errno_reason = Some("sendto: the buffer is NULL".to_string());
         }
-        if carries && len > 0 && !null {
+        // Blocking, the data is handed over at once even when the SYN cannot
+        // carry it: the writer then waits on the connection
+        // (inet_wait_for_connect's sk_write_pending), which Linux's
+        // SYN-ACK processing sees.
+        if (carries || !nonblocking) && len > 0 && !null {
             if let Some(c) = self.conn.as_mut() {
                 let mss = s.cfg.mss.min(s.cfg.fast_open.peer_mss.unwrap_or(u16::MAX));
                 let room = usize::from(mss).saturating_sub(tinygram_proto::wire::MAX_OPTIONS_LEN);

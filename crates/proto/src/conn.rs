@@ -1054,7 +1054,10 @@ impl Connection {
                 }
             }
             State::Listen => self.on_listen(now, seg, payload),
-            State::SynSent => self.on_syn_sent(now, seg),
+            State::SynSent => {
+                self.on_syn_sent(now, seg);
+                self.syn_ack_text(now, seg, payload);
+            }
             _ => self.on_synchronized(now, seg, payload),
         }
         // A CE mark belongs to this segment only, consumed or not.
@@ -1235,7 +1238,16 @@ impl Connection {
         if seg.flags.ack() {
             // RFC 7413 4.2.2: data the SYN-ACK does not cover is sent again
             // as ordinary data; a cookie it carries is kept for the cache.
-            if let Some(fo) = seg.options.fast_open.filter(|f| !f.cookie.is_request()) {
+            // tcp_rcv_fastopen_synack: a cookie our SYN did not ask for
+            // (no Fast Open option in it, as in cookie-less mode) is ignored.
+            let fo_cfg = &self.cfg.fast_open;
+            let asked = fo_cfg.client
+                && (fo_cfg.cookie.is_some_and(|c| !c.is_request()) || !fo_cfg.client_no_cookie);
+            if let Some(fo) = seg
+                .options
+                .fast_open
+                .filter(|f| !f.cookie.is_request() && asked)
+            {
                 self.tfo.learned = Some(fo);
             }
             if self.cfg.fast_open.client {
@@ -1254,6 +1266,11 @@ impl Connection {
             if seg.ack < self.snd_nxt {
                 self.snd_nxt = seg.ack;
                 self.snd_max = seg.ack;
+            }
+            // After a bare retransmitted SYN, the SYN-ACK may still cover
+            // the first SYN's data (the peer took it): go on from there.
+            if seg.ack > self.snd_nxt {
+                self.snd_nxt = seg.ack;
             }
             self.snd_una = seg.ack;
             let rtt = self.take_rtt_sample(now, seg);
@@ -1279,6 +1296,32 @@ impl Connection {
             self.state = State::SynReceived;
             self.need_syn = true;
         }
+    }
+
+    /// RFC 9293 3.10.7.3: data (and a FIN) on the SYN-ACK that completed an
+    /// active open is taken in as on any segment (Linux's
+    /// tcp_rcv_fastopen_synack queues it with tcp_fastopen_add_skb).
+    fn syn_ack_text(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
+        if self.state != State::Established || !seg.flags.syn() || !seg.flags.ack() {
+            return;
+        }
+        if payload.is_empty() && !seg.flags.fin() {
+            return;
+        }
+        // The text starts after the SYN's sequence number.
+        let mut text = *seg;
+        text.seq = seg.seq + 1;
+        text.flags = Flags(seg.flags.0 & !Flags::SYN.0);
+        if !payload.is_empty() {
+            self.process_text(now, &text, payload);
+        }
+        if seg.flags.fin() {
+            let fin_seq = text.seq + payload.len();
+            if fin_seq.diff(self.rcv_adv) <= 0 {
+                self.rcv_fin_seq = Some(fin_seq);
+            }
+        }
+        self.check_fin(now);
     }
 
     /// RFC 9293 3.10.7.4: SYN-RECEIVED and every synchronized state.
