@@ -99,6 +99,11 @@ impl Runner<'_> {
         let Some(sock) = self.socks.get(&fd) else {
             return 0;
         };
+        if sock.tfo_deferred {
+            // tcp_poll: a deferred Fast Open connect is writable, so that
+            // the application's write() sends the SYN with data.
+            return EPOLLOUT;
+        }
         let conn = match sock.kind {
             SockKind::Stream => self.conn.as_ref(),
             SockKind::Listener => {
@@ -141,6 +146,11 @@ impl Runner<'_> {
         }
         if (rd_shut && wr_shut) || st == State::Closed {
             m |= EPOLLHUP;
+        }
+        if st == State::Closed && c.error().is_some() {
+            // tcp_done (reset, timeout) shuts both ways: tcp_poll then
+            // reports readable and writable as well.
+            m |= EPOLLIN | EPOLLRDHUP | EPOLLOUT;
         }
         let synced = !matches!(
             c.state(),

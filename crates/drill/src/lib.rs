@@ -5,6 +5,7 @@ pub mod cli;
 mod epoll;
 pub mod nplab;
 pub mod parse;
+mod poll;
 mod pycheck;
 pub mod report;
 pub mod runner;

@@ -115,6 +115,15 @@ pub(crate) fn tcp_info(c: &Connection) -> Vec<(&'static str, u64)> {
         ("tcpi_data_segs_in", n.data_segments_received),
         ("tcpi_snd_wnd", c.snd_wnd() as u64),
     ]
+    .into_iter()
+    .chain(delivered(c))
+    .collect()
+}
+
+/// tcpi_delivered: segments the peer has acknowledged, each once
+/// (tcp_get_info reads tp->delivered).
+fn delivered(c: &Connection) -> Vec<(&'static str, u64)> {
+    vec![("tcpi_delivered", c.counters().segments_delivered)]
 }
 
 /// TCP_INFO's chronograph fields at `now` (tcp_get_info_chrono_stats), in

@@ -154,6 +154,13 @@ pub(crate) struct Runner<'a> {
     /// The host's Fast Open cookie cache (RFC 7413 4.1.3), across the
     /// script's connections.
     pub tfo_cache: tinygram_proto::fastopen::CookieCache,
+    /// A later socket() made another socket the one under test: the old
+    /// connection's segments are no longer the script's to check, and
+    /// packetdrill drops them unseen (run_packet.c,
+    /// find_socket_for_live_packet matches the socket under test only).
+    pub old_conn_muted: bool,
+    /// When (ns) the poll() being run started, for its timeout.
+    pub poll_started: i64,
     /// The peer's ISN as the script wrote its last SYN (packetdrill numbers
     /// the peer's later segments from it).
     pub remote_isn: u32,
@@ -243,6 +250,8 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         more_corked: false,
         zc: crate::zerocopy::ZeroCopy::default(),
         tfo_cache: Default::default(),
+        old_conn_muted: false,
+        poll_started: 0,
         remote_isn: 0,
         last_data_in: None,
         epoll: crate::epoll::Epoll::default(),
@@ -391,6 +400,9 @@ impl<'a> Runner<'a> {
                     }
                     EventKind::Command(c) => {
                         let a = self.host.apply_command(c, self.settings.stack);
+                        if a.flush_tfo_cache {
+                            self.tfo_cache.clear();
+                        }
                         if !a.modelled.is_empty() {
                             self.report.notes.push(format!(
                                 "line {}: host settings modelled: {}",
@@ -587,6 +599,9 @@ impl<'a> Runner<'a> {
         }
         if c.state().synchronized() {
             self.ever_synced = true;
+        }
+        if self.old_conn_muted {
+            out.clear();
         }
         let sent = out.iter().map(|e| (e.repr.seq, e.payload_len));
         self.ext.observe(self.now, c.snd_una(), sent);

@@ -67,6 +67,11 @@ pub(crate) struct Sock {
     /// A blocking sendto(MSG_FASTOPEN) waits for the handshake; it then
     /// returns this many bytes.
     pub tfo_sending: Option<usize>,
+    /// TCP_FASTOPEN_CONNECT is on: connect() opens with Fast Open.
+    pub tfo_connect: bool,
+    /// connect() under TCP_FASTOPEN_CONNECT found a cookie and returned 0
+    /// without a SYN: the first write sends the SYN with its data.
+    pub tfo_deferred: bool,
 }
 
 /// Linux errno name of an engine error.
@@ -117,6 +122,27 @@ fn symbols(e: &Expr) -> Option<Vec<String>> {
         }
         _ => None,
     }
+}
+
+/// Send flags written as a number (`0x20000000`): their MSG_* names, from
+/// Linux's include/linux/socket.h values; `None` if a bit is not one of them.
+fn send_flag_names(e: &Expr) -> Option<Vec<String>> {
+    const BITS: &[(i64, &str)] = &[
+        (0x40, "MSG_DONTWAIT"),
+        (0x4000, "MSG_NOSIGNAL"),
+        (0x8000, "MSG_MORE"),
+        (0x400_0000, "MSG_ZEROCOPY"),
+        (0x2000_0000, "MSG_FASTOPEN"),
+    ];
+    let mut v = int_of(e)?;
+    let mut out = Vec::new();
+    for (bit, name) in BITS {
+        if v & bit != 0 {
+            out.push(name.to_string());
+            v &= !bit;
+        }
+    }
+    (v == 0).then_some(out)
 }
 
 /// Parses `200ms`, `1s`, `500us`, or a bare number of milliseconds.
@@ -211,18 +237,26 @@ impl<'a> Runner<'a> {
         Some(conn_errno(err))
     }
 
-    /// Enables the options the script's first outbound SYN shows, unless set explicitly.
-    fn infer_options(&self, sock: &Sock) -> Config {
+    /// Enables the options the script's next outbound SYN (from event `idx`
+    /// on, else its first) shows, unless set explicitly: a script that opens
+    /// several connections may change tcp_timestamps between them.
+    fn infer_options(&self, sock: &Sock, idx: usize) -> Config {
         let mut cfg = sock.cfg.clone();
         if sock.explicit_options {
             return cfg;
         }
-        let syn = self.script.events.iter().find_map(|e| match &e.kind {
+        let syn_of = |e: &crate::ast::Event| match &e.kind {
             EventKind::Packet(p) if p.dir == Direction::Outbound && p.flags & flag::SYN != 0 => {
                 Some((p.options.clone(), p.flags))
             }
             _ => None,
-        });
+        };
+        let events = &self.script.events;
+        let syn = events
+            .iter()
+            .skip(idx)
+            .find_map(syn_of)
+            .or_else(|| events.iter().find_map(syn_of));
         // RFC 3168 6.1.1: an ECN-setup SYN or SYN-ACK shows ECE; the engine offers ECN exactly then.
         let ecn = syn.as_ref().map(|(_, f)| f & flag::ECE != 0);
         let syn = syn.map(|(o, _)| o);
@@ -276,8 +310,8 @@ impl<'a> Runner<'a> {
         if let Some(r) = self.try_epoll(idx, spec) {
             return r;
         }
-        if name == "poll" {
-            return self.poll_call(idx, spec);
+        if let Some(r) = self.try_poll(idx, spec, first) {
+            return r;
         }
         if name == "socket" {
             let types = spec.args.get(1).and_then(symbols).unwrap_or_default();
@@ -296,6 +330,13 @@ impl<'a> Runner<'a> {
                     idx,
                     "socket() is expected to fail; the runner always creates the socket",
                 ));
+            }
+            if self.conn.is_some() {
+                // The new socket is the one under test: what the old
+                // connection sent and the script did not check is dropped.
+                self.drain();
+                self.queue.clear();
+                self.old_conn_muted = true;
             }
             // The stack's defaults; the script's setsockopts override them.
             let mut cfg = self.settings.stack.config();
@@ -325,6 +366,8 @@ impl<'a> Runner<'a> {
                     set_by_script: BTreeSet::new(),
                     tfo_queue: 0,
                     tfo_sending: None,
+                    tfo_connect: false,
+                    tfo_deferred: false,
                 },
             );
             return Ok(Outcome::Done(Ok(spec.ret)));
@@ -355,7 +398,7 @@ impl<'a> Runner<'a> {
             return Err(self.unsupported(
                 idx,
                 format!(
-                    "system call {name}() is not supported (supported: socket, {}, poll, epoll_*)",
+                    "system call {name}() is not supported (supported: socket, {}, poll, epoll_create, epoll_ctl, epoll_wait)",
                     known.join(", ")
                 ),
             ));
@@ -377,7 +420,7 @@ impl<'a> Runner<'a> {
                 if !matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
                     return Ok(Outcome::Done(Err("EINVAL")));
                 }
-                let mut cfg = self.infer_options(&sock);
+                let mut cfg = self.infer_options(&sock, idx);
                 let backlog = spec.args.get(1).and_then(int_of).unwrap_or(0).max(0) as u32;
                 self.fast_open_listener(&mut cfg, &sock, backlog);
                 let synack = self.host.synack_retries();
@@ -460,8 +503,11 @@ impl<'a> Runner<'a> {
                 };
                 let flags = match flags {
                     None => Vec::new(),
-                    Some(e) => symbols(e).ok_or_else(|| {
-                        self.unsupported(idx, "send flags must be 0 or MSG_* names")
+                    Some(e) => symbols(e).or_else(|| send_flag_names(e)).ok_or_else(|| {
+                        self.unsupported(
+                            idx,
+                            "send flags must be 0, MSG_* names or a number made of their bits",
+                        )
                     })?,
                 };
                 let mut more = false;
@@ -492,7 +538,14 @@ impl<'a> Runner<'a> {
                 if fastopen && unspec && first {
                     return Ok(Outcome::Done(Err("EOPNOTSUPP")));
                 }
-                if let Some(out) = self.fast_open_send(idx, fd, &sock, len, fastopen, first)? {
+                if let Some(out) = self.fast_open_send(
+                    idx,
+                    fd,
+                    &sock,
+                    len,
+                    (fastopen, dontwait, null_buffer(spec)),
+                    first,
+                )? {
                     return Ok(out);
                 }
                 // send(2): MSG_MORE has the effect of TCP_CORK until a send
@@ -775,6 +828,7 @@ impl<'a> Runner<'a> {
 
     /// Resets what the runner tracks per connection when `sock` opens one.
     fn new_connection(&mut self, sock: &Sock) {
+        self.old_conn_muted = false;
         self.conn_ack_policy_set = sock.set_by_script.contains("TCP_TINYGRAM_ACK_POLICY");
         self.last_ack_sent = None;
         self.delack_fired_seen = 0;
@@ -791,8 +845,21 @@ impl<'a> Runner<'a> {
 
     /// connect(): starts the active open, then reports its completion.
     fn connect(&mut self, idx: usize, fd: i64, sock: &Sock, first: bool) -> Res<Outcome> {
+        if first && sock.tfo_deferred {
+            // __inet_stream_connect: a deferred Fast Open connect is under way.
+            return Ok(Outcome::Done(Err("EISCONN")));
+        }
+        let with_fo;
+        let sock = match self.fast_open_connect(fd, sock, first) {
+            Some(Ok(out)) => return Ok(out),
+            Some(Err(s)) => {
+                with_fo = s;
+                &with_fo
+            }
+            None => sock,
+        };
         if first && matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
-            let cfg = self.infer_options(sock);
+            let cfg = self.infer_options(sock, idx);
             if let Err(e) = cfg.validate() {
                 return Err(self.fail(
                     idx,
@@ -863,6 +930,55 @@ impl<'a> Runner<'a> {
         ));
     }
 
+    /// setsockopt(TCP_FASTOPEN_CONNECT) (net/ipv4/tcp.c, do_tcp_setsockopt):
+    /// 0 or 1, on a socket not yet connected, with the client bit of
+    /// net.ipv4.tcp_fastopen set (else EOPNOTSUPP).
+    fn fast_open_connect_opt(&mut self, fd: i64, sock: &Sock, v: i64) -> Outcome {
+        if !(0..=1).contains(&v) {
+            return Outcome::Done(Err("EINVAL"));
+        }
+        if self.host.fastopen_bits() & crate::sysctl::TFO_CLIENT == 0 {
+            return Outcome::Done(Err("EOPNOTSUPP"));
+        }
+        if !matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
+            return Outcome::Done(Err("EINVAL"));
+        }
+        if let Some(s) = self.socks.get_mut(&fd) {
+            s.tfo_connect = v == 1;
+        }
+        Outcome::Done(Ok(0))
+    }
+
+    /// connect() under TCP_FASTOPEN_CONNECT (tcp_fastopen_defer_connect): with
+    /// a cookie cached (or cookies waived) it returns 0 at once and the SYN
+    /// waits for the first write; without one the SYN asks for a cookie.
+    /// `Some(Ok)`: the call's outcome; `Some(Err(sock))`: connect with `sock`.
+    fn fast_open_connect(
+        &mut self,
+        fd: i64,
+        sock: &Sock,
+        first: bool,
+    ) -> Option<Result<Outcome, Sock>> {
+        use crate::sysctl::TFO_CLIENT_NO_COOKIE;
+        let fresh = matches!(sock.kind, SockKind::Fresh | SockKind::Bound);
+        if !(first && fresh && sock.tfo_connect && !sock.cfg.fast_open.client) {
+            return None;
+        }
+        let no_cookie = self.host.fastopen_bits() & TFO_CLIENT_NO_COOKIE != 0;
+        if no_cookie || self.tfo_cache.get(self.settings.remote_ip).is_some() {
+            if let Some(s) = self.socks.get_mut(&fd) {
+                s.tfo_deferred = true;
+            }
+            return Some(Ok(Outcome::Done(Ok(0))));
+        }
+        let mut s = sock.clone();
+        s.cfg.fast_open.client = true;
+        s.cfg.fast_open.cookie = None;
+        s.cfg.fast_open.peer_mss = self.tfo_cache.mss(self.settings.remote_ip);
+        self.socks.insert(fd, s.clone());
+        Some(Err(s))
+    }
+
     /// sendto()/sendmsg() with MSG_FASTOPEN on an unconnected socket: connect
     /// with a cookie request, or with the cached cookie and data in the SYN
     /// (RFC 7413 4.2.1). Nonblocking, it returns the bytes the SYN carries or
@@ -874,7 +990,7 @@ impl<'a> Runner<'a> {
         fd: i64,
         sock: &Sock,
         len: usize,
-        fastopen: bool,
+        (fastopen, dontwait, null): (bool, bool, bool),
         first: bool,
     ) -> Res<Option<Outcome>> {
         use crate::sysctl::{TFO_CLIENT, TFO_CLIENT_NO_COOKIE};
@@ -895,6 +1011,17 @@ impl<'a> Runner<'a> {
                 Outcome::Done(Ok(n as i64))
             }));
         }
+        // tcp_sendmsg_fastopen: a Fast Open connect already under way.
+        let connecting = self
+            .conn
+            .as_ref()
+            .is_some_and(|c| c.state() == tinygram_proto::State::SynSent);
+        if fastopen && first && sock.kind == SockKind::Stream && connecting {
+            return Ok(Some(Outcome::Done(Err("EALREADY"))));
+        }
+        // The first write after a deferred TCP_FASTOPEN_CONNECT connect()
+        // goes as sendto(MSG_FASTOPEN) does (tcp_sendmsg_locked).
+        let fastopen = fastopen || sock.tfo_deferred;
         if !fastopen || !first || !matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
             return Ok(None);
         }
@@ -905,6 +1032,7 @@ impl<'a> Runner<'a> {
         let cached = self.tfo_cache.get(self.settings.remote_ip);
         let no_cookie = bits & TFO_CLIENT_NO_COOKIE != 0;
         let mut s = sock.clone();
+        s.tfo_deferred = false;
         s.cfg.fast_open.client = true;
         s.cfg.fast_open.client_no_cookie = no_cookie;
         s.cfg.fast_open.cookie = cached.map(|c| c.0);
@@ -913,16 +1041,28 @@ impl<'a> Runner<'a> {
         self.socks.insert(fd, s.clone());
         let connected = self.connect(idx, fd, &s, true)?;
         let carries = cached.is_some() || no_cookie;
+        // MSG_DONTWAIT makes this one call non-blocking (tcp_sendmsg_fastopen
+        // passes the message's flags to __inet_stream_connect).
+        let nonblocking = sock.nonblocking || dontwait;
         let mut sent = 0;
-        if carries && len > 0 {
+        if null && len > 0 {
+            // tcp_send_syn_data: nothing can be copied from a NULL buffer, so
+            // the SYN goes without data.
+            self.errno_reason = Some("sendto: the buffer is NULL".to_string());
+        }
+        // Blocking, the data is handed over at once even when the SYN cannot
+        // carry it: the writer then waits on the connection
+        // (inet_wait_for_connect's sk_write_pending), which Linux's
+        // SYN-ACK processing sees.
+        if (carries || !nonblocking) && len > 0 && !null {
             if let Some(c) = self.conn.as_mut() {
                 let mss = s.cfg.mss.min(s.cfg.fast_open.peer_mss.unwrap_or(u16::MAX));
                 let room = usize::from(mss).saturating_sub(tinygram_proto::wire::MAX_OPTIONS_LEN);
-                let take = if sock.nonblocking { len.min(room) } else { len };
+                let take = if nonblocking { len.min(room) } else { len };
                 sent = c.write(&vec![0u8; take], false).unwrap_or(0);
             }
         }
-        if sock.nonblocking {
+        if nonblocking {
             return Ok(Some(if sent > 0 {
                 Outcome::Done(Ok(sent as i64))
             } else {
@@ -984,6 +1124,15 @@ impl<'a> Runner<'a> {
         let Some(c) = self.conn.as_mut() else {
             return Ok(Outcome::Done(Err("EPIPE")));
         };
+        if c.state() == tinygram_proto::State::SynSent && self.write_progress == 0 {
+            // tcp_sendmsg_locked -> sk_stream_wait_connect: no data is taken
+            // before the handshake completes (EAGAIN without waiting).
+            return Ok(if nb {
+                Outcome::Done(Err("EAGAIN"))
+            } else {
+                Outcome::Block
+            });
+        }
         let remaining = len - self.write_progress;
         if remaining > 0 {
             let chunk = remaining.min(c.send_space());
@@ -1025,9 +1174,22 @@ impl<'a> Runner<'a> {
         Ok(Outcome::Block)
     }
 
+    /// read()/recv() without MSG_PEEK.
+    pub(crate) fn read(&mut self, fd: i64, sock: &Sock, n: usize, dontwait: bool) -> Outcome {
+        self.read_peek(fd, sock, n, dontwait, false)
+    }
+
     /// read()/recv(): data, 0 at end of stream, the connection's error, or EAGAIN/block.
     /// With `peek` (recv(MSG_PEEK)) the data is copied, not consumed.
     fn read_peek(&mut self, fd: i64, sock: &Sock, n: usize, dontwait: bool, peek: bool) -> Outcome {
+        if sock.tfo_deferred {
+            // Deferred Fast Open connect: the socket is in SYN-SENT already.
+            return if sock.nonblocking || dontwait {
+                Outcome::Done(Err("EAGAIN"))
+            } else {
+                Outcome::Block
+            };
+        }
         if sock.kind != SockKind::Stream {
             return Outcome::Done(Err(if sock.kind == SockKind::Listener {
                 "EINVAL"
@@ -1102,6 +1264,9 @@ impl<'a> Runner<'a> {
         let mut explicit = sock.explicit_options;
         let live =
             matches!(sock.kind, SockKind::Listener | SockKind::Stream) && self.conn.is_some();
+        if name == "TCP_FASTOPEN_CONNECT" {
+            return Ok(self.fast_open_connect_opt(fd, sock, int(self)?));
+        }
         if name == "TCP_FASTOPEN" {
             // tcp(7): the listener's queue of Fast Open requests not yet accepted.
             let q = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?;
@@ -1210,6 +1375,24 @@ impl<'a> Runner<'a> {
             "TCP_TINYGRAM_DUPACK_THRESHOLD" => cfg.dupack_threshold = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
             "TCP_TINYGRAM_MAX_RETRIES" => cfg.max_retries = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
             "TCP_TINYGRAM_SYN_RETRIES" => cfg.syn_retries = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
+            // tcp(7): SYN retransmissions before giving up, 1 to 127.
+            "TCP_SYNCNT" => match int(self)? {
+                n @ 1..=127 => {
+                    cfg.syn_retries = n as u32;
+                    if live {
+                        // Linux reads it at each SYN timeout, so a connection
+                        // already opening takes it.
+                        if let Some(c) = self.conn.as_mut() {
+                            c.set_syn_retries(cfg.syn_retries);
+                        }
+                        if let Some(c) = self.conn_cfg.as_mut() {
+                            c.syn_retries = cfg.syn_retries;
+                        }
+                        return Ok(Outcome::Done(Ok(0)));
+                    }
+                }
+                _ => return Ok(Outcome::Done(Err("EINVAL"))),
+            },
             "TCP_TINYGRAM_LOSS_IS" => cfg.loss_is = string(self)?.parse::<LossIs>().map_err(|e| bad(self, e))?,
             "TCP_TINYGRAM_SLOW_START" => cfg.slow_start = string(self)?.parse::<SlowStart>().map_err(|e| bad(self, e))?,
             "TCP_TINYGRAM_RECOVERY" => {
@@ -1396,6 +1579,7 @@ impl<'a> Runner<'a> {
             }
             "TCP_CORK" => i64::from(cfg.send_policy == SendPolicyKind::Cork),
             "TCP_FASTOPEN" => i64::from(sock.tfo_queue),
+            "TCP_FASTOPEN_CONNECT" => i64::from(sock.tfo_connect),
             "SO_REUSEADDR" => 1,
             other if self.getsockopt_ext(fd, other).is_some() => {
                 self.getsockopt_ext(fd, other).unwrap_or_default()
@@ -1557,7 +1741,7 @@ fn apply_named(to: &mut Config, from: &Config, name: &str) {
         "TCP_TINYGRAM_INITIAL_WINDOW" => to.initial_window = from.initial_window,
         "TCP_TINYGRAM_DUPACK_THRESHOLD" => to.dupack_threshold = from.dupack_threshold,
         "TCP_TINYGRAM_MAX_RETRIES" => to.max_retries = from.max_retries,
-        "TCP_TINYGRAM_SYN_RETRIES" => to.syn_retries = from.syn_retries,
+        "TCP_TINYGRAM_SYN_RETRIES" | "TCP_SYNCNT" => to.syn_retries = from.syn_retries,
         "TCP_TINYGRAM_LOSS_IS" => to.loss_is = from.loss_is,
         "TCP_TINYGRAM_SLOW_START" => to.slow_start = from.slow_start,
         "TCP_CONGESTION" => to.congestion = from.congestion.clone(),

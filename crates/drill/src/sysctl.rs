@@ -76,6 +76,9 @@ pub(crate) struct Applied {
     pub modelled: Vec<String>,
     /// Settings (or commands) the runner does not model.
     pub not_modelled: Vec<String>,
+    /// The line flushes the Fast Open cookie cache (`ip tcp_metrics flush`,
+    /// or tcp_fastopen_cookies set, which Linux's cache follows).
+    pub flush_tfo_cache: bool,
 }
 
 impl HostSysctls {
@@ -87,6 +90,14 @@ impl HostSysctls {
         while i < words.len() {
             let w = words[i].trim_matches(|c| c == '"' || c == '\'');
             i += 1;
+            // `ip tcp_metrics flush all`: the metrics cache holds the cookies
+            // (net/ipv4/tcp_metrics.c, tcp_fastopen_cache_get).
+            if w == "tcp_metrics" && words.get(i).is_some_and(|n| *n == "flush") {
+                out.flush_tfo_cache = true;
+                out.modelled.push("ip tcp_metrics flush".to_string());
+                i += 1;
+                continue;
+            }
             if w.ends_with("defaults.sh") {
                 if stack == Stack::linux() {
                     for (k, v) in DEFAULTS_SH {
@@ -182,6 +193,13 @@ impl HostSysctls {
                     None => v.parse().ok(),
                 };
                 self.fastopen.is_some()
+            }
+            // A cookie-cache size (not in mainline Linux, where the same
+            // script line falls back to `ip tcp_metrics flush all`): setting
+            // it empties the cache.
+            "net.ipv4.tcp_fastopen_cookies" => {
+                out.flush_tfo_cache = true;
+                num.is_some()
             }
             "net.ipv4.tcp_fastopen_key" => match tinygram_proto::fastopen::parse_key(value) {
                 Ok(k) => {

@@ -170,6 +170,9 @@ pub struct Connection {
     ecn_ok: bool,
     /// TCP Fast Open progress (RFC 7413).
     tfo: crate::fastopen::TfoState,
+    /// Where each segment sent so far ends (the SYN, then each new one), for
+    /// `Counters::segments_delivered`.
+    delivered_ends: VecDeque<SeqNumber>,
     /// RFC 3168 6.1.3: a CE mark arrived; set ECE on every segment until CWR.
     ece_pending: bool,
     /// RFC 3168 6.1.2: cwnd was reduced for ECE; the next new data carries CWR.
@@ -351,6 +354,7 @@ impl Connection {
             prr: None,
             ecn_ok: false,
             tfo: crate::fastopen::TfoState::default(),
+            delivered_ends: VecDeque::new(),
             ece_pending: false,
             cwr_pending: false,
             ecn_recover: None,
@@ -611,6 +615,11 @@ impl Connection {
     pub fn set_send_buffer(&mut self, bytes: usize) {
         self.cfg.snd_buf = bytes;
         self.send_buf.set_capacity(bytes);
+    }
+    /// Sets the SYN retransmissions a live connection still opening may make
+    /// (TCP_SYNCNT after connect: tcp(7); Linux's tcp_write_timeout reads it).
+    pub fn set_syn_retries(&mut self, n: u32) {
+        self.cfg.syn_retries = n;
     }
     /// Loss-recovery state for TCP_INFO-style reports: (in fast recovery,
     /// consecutive retransmission-timer expiries, duplicate ACKs counted).
@@ -1151,11 +1160,22 @@ impl Connection {
                 }
             }
             State::Listen => self.on_listen(now, seg, payload),
-            State::SynSent => self.on_syn_sent(now, seg),
+            State::SynSent => {
+                self.on_syn_sent(now, seg);
+                self.syn_ack_text(now, seg, payload);
+            }
             _ => self.on_synchronized(now, seg, payload),
         }
         // A CE mark belongs to this segment only, consumed or not.
         self.ce_next = false;
+        while self
+            .delivered_ends
+            .front()
+            .is_some_and(|&e| e <= self.snd_una)
+        {
+            self.delivered_ends.pop_front();
+            self.counters.segments_delivered += 1;
+        }
         self.after_input(now);
         self.debug_check_invariants();
     }
@@ -1364,7 +1384,16 @@ impl Connection {
         if seg.flags.ack() {
             // RFC 7413 4.2.2: data the SYN-ACK does not cover is sent again
             // as ordinary data; a cookie it carries is kept for the cache.
-            if let Some(fo) = seg.options.fast_open.filter(|f| !f.cookie.is_request()) {
+            // tcp_rcv_fastopen_synack: a cookie our SYN did not ask for
+            // (no Fast Open option in it, as in cookie-less mode) is ignored.
+            let fo_cfg = &self.cfg.fast_open;
+            let asked = fo_cfg.client
+                && (fo_cfg.cookie.is_some_and(|c| !c.is_request()) || !fo_cfg.client_no_cookie);
+            if let Some(fo) = seg
+                .options
+                .fast_open
+                .filter(|f| !f.cookie.is_request() && asked)
+            {
                 self.tfo.learned = Some(fo);
             }
             if self.cfg.fast_open.client {
@@ -1375,9 +1404,19 @@ impl Connection {
                 self.send_buf.ack(data_acked.min(self.send_buf.len()));
                 self.tfo.syn_data_acked = true;
             }
+            if self.tfo.syn_data && data_acked >= self.tfo.syn_data_len {
+                // tcp_rcv_fastopen_synack: SYN and its data, acknowledged
+                // together, count as one delivered segment.
+                self.delivered_ends.pop_front();
+            }
             if seg.ack < self.snd_nxt {
                 self.snd_nxt = seg.ack;
                 self.snd_max = seg.ack;
+            }
+            // After a bare retransmitted SYN, the SYN-ACK may still cover
+            // the first SYN's data (the peer took it): go on from there.
+            if seg.ack > self.snd_nxt {
+                self.snd_nxt = seg.ack;
             }
             self.snd_una = seg.ack;
             let rtt = self.take_rtt_sample(now, seg);
@@ -1393,11 +1432,42 @@ impl Connection {
             self.disarm(Timer::Retransmit);
             self.state = State::Established;
             self.ack_now = Some(AckReason::Handshake);
+            // Data queued past what the SYN carried, with the SYN's own data
+            // all acknowledged: a writer is waiting on the connection.
+            let waiting = !self.send_buf.is_empty() && data_acked >= self.tfo.syn_data_len;
+            let ctx = self.ack_ctx(now, 0);
+            self.ack_policy.on_connected(&ctx, waiting);
         } else {
             // Simultaneous open: answer with SYN-ACK from our ISN.
             self.state = State::SynReceived;
             self.need_syn = true;
         }
+    }
+
+    /// RFC 9293 3.10.7.3: data (and a FIN) on the SYN-ACK that completed an
+    /// active open is taken in as on any segment (Linux's
+    /// tcp_rcv_fastopen_synack queues it with tcp_fastopen_add_skb).
+    fn syn_ack_text(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
+        if self.state != State::Established || !seg.flags.syn() || !seg.flags.ack() {
+            return;
+        }
+        if payload.is_empty() && !seg.flags.fin() {
+            return;
+        }
+        // The text starts after the SYN's sequence number.
+        let mut text = *seg;
+        text.seq = seg.seq + 1;
+        text.flags = Flags(seg.flags.0 & !Flags::SYN.0);
+        if !payload.is_empty() {
+            self.process_text(now, &text, payload);
+        }
+        if seg.flags.fin() {
+            let fin_seq = text.seq + payload.len();
+            if fin_seq.diff(self.rcv_adv) <= 0 {
+                self.rcv_fin_seq = Some(fin_seq);
+            }
+        }
+        self.check_fin(now);
     }
 
     /// RFC 9293 3.10.7.4: SYN-RECEIVED and every synchronized state.
@@ -2485,6 +2555,11 @@ impl Connection {
     /// 4.2.1); a retransmitted SYN carries no data (4.2.2).
     fn emit_syn_with(&mut self, now: Instant, payload: &mut Vec<u8>) -> TcpRepr {
         let mut r = self.emit_syn(now);
+        if self.delivered_ends.is_empty() {
+            // The SYN or SYN-ACK counts once delivered (Linux counts a
+            // passive open's in tcp_rcv_state_process, SYN-RECV).
+            self.delivered_ends.push_back(self.iss + 1);
+        }
         if self.state == State::SynReceived {
             r.options.fast_open = self.tfo.reply;
             return r;
@@ -2515,6 +2590,8 @@ impl Connection {
             }
             self.tfo.syn_data = true;
             self.tfo.syn_data_len = len;
+            // Linux queues the SYN's data as a segment of its own.
+            self.delivered_ends.push_back(self.iss + 1 + len);
         }
         r
     }
@@ -3109,6 +3186,10 @@ impl Connection {
         self.ack_policy.on_sent(now, len > 0, acked_new);
         let new_end = self.seq_of(end);
         let snd_max = self.snd_max;
+        let sent_end = new_end + fin as usize;
+        if (len > 0 || fin) && self.delivered_ends.back().is_none_or(|&e| sent_end > e) {
+            self.delivered_ends.push_back(sent_end);
+        }
         let c = &mut self.counters;
         c.segments_sent += 1;
         if len > 0 {

@@ -111,4 +111,9 @@ pub struct Counters {
     pub ooo_ranges_dropped: u64,
     /// The peer's MSS option was below the floor and raised to it (Linux tcp_min_snd_mss, 48).
     pub peer_mss_floored: u64,
+    /// Segments sent and then cumulatively acknowledged, each counted once
+    /// however often it went (Linux's tcp_sock.delivered, tcpi_delivered;
+    /// a SYN carrying data counts once). SACKed segments count when the
+    /// cumulative ACK reaches them, not before as in Linux.
+    pub segments_delivered: u64,
 }

@@ -219,6 +219,10 @@ pub trait AckPolicy: fmt::Debug + Send {
     /// This side sent a segment; `data` if it carried payload, `acked_new` if it
     /// acknowledged data not acknowledged before.
     fn on_sent(&mut self, _now: Instant, _data: bool, _acked_new: bool) {}
+    /// An active open completed (the SYN-ACK came in); `writer_waiting` when
+    /// data is queued beyond what the SYN carried, as when a write blocks on
+    /// the connection.
+    fn on_connected(&mut self, _ctx: &AckCtx, _writer_waiting: bool) {}
     /// The delayed-ACK timer fired.
     fn on_timer(&mut self, _ctx: &AckCtx) {}
     /// Out-of-order or duplicate data arrived (the engine ACKs it at once).
@@ -701,6 +705,18 @@ impl AckPolicy for QuickAck {
             if self.quick == 0 {
                 self.ato = QUICKACK_ATO_MIN;
             }
+        }
+    }
+    fn on_connected(&mut self, ctx: &AckCtx, writer_waiting: bool) {
+        // tcp_rcv_synsent_state_process: with a writer waiting
+        // (sk_write_pending) the ACK is left to its data and quick-ACK mode
+        // starts now (tcp_enter_quickack_mode); tcp_finish_connect stamps
+        // lrcvtime, so that data, sent at once, marks the flow interactive.
+        if writer_waiting {
+            self.lrcvtime = Some(ctx.now);
+            self.incr_quick(ctx);
+            self.pingpong = false;
+            self.ato = QUICKACK_ATO_MIN;
         }
     }
     fn on_timer(&mut self, ctx: &AckCtx) {
