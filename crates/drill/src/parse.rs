@@ -481,8 +481,10 @@ fn parse_packet(dir: Direction, s: &str) -> Result<PacketSpec, String> {
             }
         }
     }
+    // packetdrill's grammar (parser.y, opt_ack) reads an absent `ack N` as
+    // ack 0: script-relative, so inbound it is our ISN, outbound it must be 0.
     if flags & flag::ACK != 0 && spec.ack.is_none() {
-        return Err("flag '.' needs an `ack N` field".into());
+        spec.ack = Some(0);
     }
     if flags & flag::ACK == 0 && spec.ack.is_some() {
         return Err("`ack N` given without the '.' (ACK) flag".into());
@@ -952,7 +954,16 @@ mod tests {
             "P. 1:1001(1000) ack 1 <nop,nop,TS val 100 ecr 7,sack 1:2 3:4>"
         );
         assert!(parse_script("+0 > P. 1:1001(999) ack 1", "x").is_err());
-        assert!(parse_script("+0 > . 1:1(0)", "x").is_err());
+        // No `ack N` on an ACK-flagged segment means ack 0, as in packetdrill.
+        let e = one("+0 < R. 11:11(0) win 257");
+        let EventKind::Packet(p) = e.kind else {
+            panic!()
+        };
+        assert_eq!(
+            (p.flags, p.ack, p.win),
+            (flag::RST | flag::ACK, Some(0), Some(257))
+        );
+        assert!(parse_script("+0 > S 0:0(0) ack 1", "x").is_err());
         let e = one("+0 > R 2:2(0)");
         let EventKind::Packet(p) = e.kind else {
             panic!()
