@@ -923,7 +923,13 @@ impl<'a> Runner<'a> {
         if let Some(e) = self.take_error(fd) {
             return Ok(Outcome::Done(Err(e)));
         }
-        if sock.shut_wr || self.conn.is_none() {
+        // tcp_sendmsg_locked: a socket shut for sending (as a reset leaves
+        // it, tcp_done) fails with EPIPE once its error has been reported.
+        let closed = self
+            .conn
+            .as_ref()
+            .is_none_or(|c| c.state() == tinygram_proto::State::Closed);
+        if sock.shut_wr || closed {
             return Ok(Outcome::Done(Err("EPIPE")));
         }
         let nb = sock.nonblocking || dontwait;
@@ -978,17 +984,21 @@ impl<'a> Runner<'a> {
                 "ENOTCONN"
             }));
         }
+        // tcp_recvmsg_locked: queued data is returned before the socket's
+        // error (a reset connection still yields what arrived before it).
+        if let Some(c) = self.conn.as_mut() {
+            if c.recv_available() > 0 && n > 0 {
+                let mut b = vec![0u8; n];
+                let k = c.read(&mut b);
+                return Outcome::Done(Ok(k as i64));
+            }
+        }
         if let Some(e) = self.take_error(fd) {
             return Outcome::Done(Err(e));
         }
         let Some(c) = self.conn.as_mut() else {
             return Outcome::Done(Ok(0));
         };
-        if c.recv_available() > 0 && n > 0 {
-            let mut b = vec![0u8; n];
-            let k = c.read(&mut b);
-            return Outcome::Done(Ok(k as i64));
-        }
         if n == 0
             || sock.shut_rd
             || c.read_closed()

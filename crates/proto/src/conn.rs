@@ -1308,6 +1308,14 @@ impl Connection {
             if seg.seq == rcv_nxt || !self.cfg.rfc5961 {
                 self.counters.rsts_received += 1;
                 match self.state {
+                    // A Fast Open child is a full socket the listener may
+                    // already have handed out with the SYN's data: Linux
+                    // resets it like an established one (tcp_reset), keeping
+                    // that data readable; other passive opens go back to
+                    // LISTEN (RFC 9293 3.10.7.4).
+                    State::SynReceived if self.passive && self.tfo.child => {
+                        self.enter_closed(Some(ConnError::Reset))
+                    }
                     State::SynReceived if self.passive => self.back_to_listen(),
                     State::SynReceived => self.enter_closed(Some(ConnError::Refused)),
                     State::Closing | State::LastAck | State::TimeWait => self.enter_closed(None),
