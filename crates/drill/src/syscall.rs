@@ -631,10 +631,16 @@ impl<'a> Runner<'a> {
                                     .conn
                                     .as_ref()
                                     .is_some_and(|c| c.state() == tinygram_proto::State::Listen);
+                                let linux = self.settings.stack == Stack::linux();
                                 if listening {
                                     self.conn = None;
                                 } else if let Some(c) = self.conn.as_mut() {
-                                    c.abort();
+                                    // inet_child_forget -> tcp_disconnect: a
+                                    // child socket not yet accepted (a Fast
+                                    // Open child too) is reset with RST|ACK
+                                    // (tcp_send_active_reset).
+                                    let full = c.fast_open().child || c.state().synchronized();
+                                    c.abort_reset(linux && full);
                                 }
                             }
                         }
