@@ -677,6 +677,7 @@ impl<'a> Runner<'a> {
 
     /// Maps a scripted inbound segment to wire values.
     fn inbound_repr(&self, p: &PacketSpec) -> TcpRepr {
+        let syn = p.flags & flag::SYN != 0;
         let mut o = TcpOptions::default();
         if let Some(OptionsSpec::List(list)) = &p.options {
             for opt in list {
@@ -688,8 +689,8 @@ impl<'a> Runner<'a> {
                         let mut sb = SackBlocks::default();
                         for (l, r) in blocks {
                             sb.push(
-                                SeqNumber(self.local_wire(*l)),
-                                SeqNumber(self.local_wire(*r)),
+                                SeqNumber(self.local_wire(*l, syn)),
+                                SeqNumber(self.local_wire(*r, syn)),
                             );
                         }
                         o.sack_blocks = sb;
@@ -707,7 +708,7 @@ impl<'a> Runner<'a> {
                     OptSpec::NakOk => o.nak_permitted = true,
                     OptSpec::Nak { seq, count } => {
                         o.nak = Some(Nak {
-                            seq: SeqNumber(self.local_wire(*seq)),
+                            seq: SeqNumber(self.local_wire(*seq, syn)),
                             count: *count,
                         })
                     }
@@ -730,7 +731,7 @@ impl<'a> Runner<'a> {
                 p.seq
                     .wrapping_add(self.remote_base(p.flags & flag::SYN != 0)),
             ),
-            ack: SeqNumber(p.ack.map_or(0, |a| self.local_wire(a))),
+            ack: SeqNumber(p.ack.map_or(0, |a| self.local_wire(a, syn))),
             flags: Flags(p.flags),
             window: p.win.unwrap_or(65_535),
             urgent: 0,
@@ -750,13 +751,24 @@ impl<'a> Runner<'a> {
     }
 
     /// Script-relative local sequence number to wire.
-    fn local_wire(&self, s: u32) -> u32 {
-        s.wrapping_add(LOCAL_ISN.wrapping_sub(self.script_local_isn))
+    fn local_wire(&self, s: u32, syn: bool) -> u32 {
+        s.wrapping_add(self.local_offset(syn))
+    }
+
+    /// Wire minus script for our numbers, as packetdrill's
+    /// local_seq_script_to_live_offset: in a SYN segment numbers are written
+    /// absolute (from the script's ISN), in every other one relative to ISN 0.
+    fn local_offset(&self, syn: bool) -> u32 {
+        if syn {
+            LOCAL_ISN.wrapping_sub(self.script_local_isn)
+        } else {
+            LOCAL_ISN
+        }
     }
 
     /// Wire local sequence number to script-relative.
-    fn local_script(&self, w: u32) -> u32 {
-        w.wrapping_sub(LOCAL_ISN.wrapping_sub(self.script_local_isn))
+    fn local_script(&self, w: u32, syn: bool) -> u32 {
+        w.wrapping_sub(self.local_offset(syn))
     }
 
     /// Takes the next emitted segment, running timers up to `deadline` if none is queued.
@@ -959,7 +971,7 @@ impl<'a> Runner<'a> {
                 self.local_port, self.remote_port, a.src_port, a.dst_port
             ));
         }
-        let seq = self.local_script(a.seq.0);
+        let seq = self.local_script(a.seq.0, a.flags.syn());
         if seq != p.seq {
             return Err(format!(
                 "sequence number: expected {} but the engine sent {seq}",
@@ -1168,7 +1180,7 @@ impl<'a> Runner<'a> {
 
     /// Formats an emitted segment in script notation (relative numbers).
     pub(crate) fn fmt_actual(&self, a: &TcpRepr, len: usize) -> String {
-        let seq = self.local_script(a.seq.0);
+        let seq = self.local_script(a.seq.0, a.flags.syn());
         let mut s = format!(
             "{} {}:{}({})",
             flags_to_string(a.flags.0),

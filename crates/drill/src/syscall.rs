@@ -370,6 +370,9 @@ impl<'a> Runner<'a> {
                     return Ok(Outcome::Done(Err("EINVAL")));
                 }
                 let mut cfg = self.infer_options(&sock);
+                if !sock.explicit_options {
+                    self.host.apply_ecn(&mut cfg, true);
+                }
                 let backlog = spec.args.get(1).and_then(int_of).unwrap_or(0).max(0) as u32;
                 self.fast_open_listener(&mut cfg, &sock, backlog);
                 let synack = self.host.synack_retries();
@@ -767,7 +770,10 @@ impl<'a> Runner<'a> {
     /// connect(): starts the active open, then reports its completion.
     fn connect(&mut self, idx: usize, fd: i64, sock: &Sock, first: bool) -> Res<Outcome> {
         if first && matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
-            let cfg = self.infer_options(sock);
+            let mut cfg = self.infer_options(sock);
+            if !sock.explicit_options {
+                self.host.apply_ecn(&mut cfg, false);
+            }
             if let Err(e) = cfg.validate() {
                 return Err(self.fail(
                     idx,
