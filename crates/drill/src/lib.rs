@@ -3,6 +3,7 @@
 pub mod ast;
 pub mod cli;
 mod epoll;
+mod icmp;
 pub mod parse;
 mod pycheck;
 pub mod report;

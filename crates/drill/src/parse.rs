@@ -233,7 +233,12 @@ fn parse_event(t: &str, line: usize) -> Result<Event, String> {
         parse_time(t)?
     };
     let rest = rest.trim_start();
-    let kind = if let Some(r) = rest.strip_prefix('<') {
+    let kind = if let Some(r) = rest
+        .strip_prefix('<')
+        .and_then(|r| r.trim_start().strip_prefix("icmp "))
+    {
+        EventKind::Icmp(crate::icmp::parse_icmp(r)?)
+    } else if let Some(r) = rest.strip_prefix('<') {
         EventKind::Packet(parse_packet(Direction::Inbound, r)?)
     } else if let Some(r) = rest.strip_prefix('>') {
         EventKind::Packet(parse_packet(Direction::Outbound, r)?)
@@ -502,7 +507,7 @@ fn split_word(s: &str) -> (&str, &str) {
 }
 
 /// Parses `start:end(len)`.
-fn parse_seq_range(tok: &str) -> Result<(u32, u32), String> {
+pub(crate) fn parse_seq_range(tok: &str) -> Result<(u32, u32), String> {
     let bad = || format!("bad sequence range {tok:?} (expected start:end(len))");
     let (a, rest) = tok.split_once(':').ok_or_else(bad)?;
     let (b, rest) = rest.split_once('(').ok_or_else(bad)?;

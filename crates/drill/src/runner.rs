@@ -357,7 +357,8 @@ impl<'a> Runner<'a> {
 
     fn run_event(&mut self, idx: usize) -> Res<()> {
         let ev = &self.script.events[idx];
-        let inbound = matches!(&ev.kind, EventKind::Packet(p) if p.dir == Direction::Inbound);
+        let inbound = matches!(&ev.kind, EventKind::Packet(p) if p.dir == Direction::Inbound)
+            || matches!(ev.kind, EventKind::Icmp(_));
         let (start, end, tol) = self.resolve_time(ev, inbound);
         match &ev.kind {
             EventKind::Packet(p) if p.dir == Direction::Outbound => {
@@ -381,6 +382,7 @@ impl<'a> Runner<'a> {
                 self.check_pending_overdue(self.now)?;
                 match kind {
                     EventKind::Packet(p) => self.inject(p),
+                    EventKind::Icmp(i) => self.inject_icmp(i),
                     EventKind::Syscall(s) => {
                         let block_end = self.resolve_block_end(ev, start);
                         self.syscall(idx, s, block_end, tol)?;
@@ -751,7 +753,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Script-relative local sequence number to wire.
-    fn local_wire(&self, s: u32, syn: bool) -> u32 {
+    pub(crate) fn local_wire(&self, s: u32, syn: bool) -> u32 {
         s.wrapping_add(self.local_offset(syn))
     }
 

@@ -72,6 +72,17 @@ fn conn_errno(e: ConnError) -> &'static str {
         ConnError::Reset => "ECONNRESET",
         ConnError::Refused => "ECONNREFUSED",
         ConnError::TimedOut => "ETIMEDOUT",
+        // Linux's icmp_err_convert table.
+        ConnError::Unreachable(code) => match code {
+            2 => "ENOPROTOOPT",
+            3 => "ECONNREFUSED",
+            4 => "EMSGSIZE",
+            5 => "EOPNOTSUPP",
+            7 => "EHOSTDOWN",
+            8 => "ENONET",
+            0 | 6 | 9 | 11 => "ENETUNREACH",
+            _ => "EHOSTUNREACH",
+        },
     }
 }
 
@@ -82,6 +93,8 @@ fn errno_number(name: &str) -> i64 {
         "ECONNREFUSED" => 111,
         "ETIMEDOUT" => 110,
         "EPIPE" => 32,
+        "EHOSTUNREACH" => 113,
+        "ENETUNREACH" => 101,
         _ => 0,
     }
 }

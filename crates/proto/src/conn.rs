@@ -39,6 +39,8 @@ use crate::wire::{
 use std::collections::VecDeque;
 
 mod cookie;
+mod icmp;
+pub use icmp::unreach;
 
 /// Why a connection ended abnormally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -52,6 +54,10 @@ pub enum ConnError {
     /// Retransmissions exhausted (RFC 9293 3.8.3, RFC 1122 4.2.3.5).
     #[error("connection timed out")]
     TimedOut,
+    /// An ICMP destination unreachable with this code ended the handshake
+    /// (see [`Connection::icmp_unreachable`]).
+    #[error("destination unreachable (ICMP code {0})")]
+    Unreachable(u8),
 }
 
 /// Why `write` refused data.
