@@ -72,6 +72,19 @@ pub enum EventKind {
     Command(String),
     /// A `%{ ... }%` python block: never run, reported as skipped.
     Code(String),
+    /// `< icmp unreachable [CODE] [[start:end(len)]]`: an inbound ICMP error.
+    Icmp(IcmpSpec),
+}
+
+/// An inbound ICMP destination unreachable quoting one of our segments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IcmpSpec {
+    /// The unreachable code (0 net, 1 host, 3 port, ...).
+    pub code: u8,
+    /// The quoted segment's first sequence number (ours, from ISN 0).
+    pub seq: u32,
+    /// The quoted segment's payload length.
+    pub len: u32,
 }
 
 /// Direction of a scripted segment.

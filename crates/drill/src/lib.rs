@@ -4,6 +4,7 @@ pub mod ast;
 pub mod cli;
 mod epoll;
 pub mod nplab;
+mod icmp;
 pub mod parse;
 mod poll;
 mod pycheck;

@@ -233,7 +233,12 @@ fn parse_event(t: &str, line: usize) -> Result<Event, String> {
         parse_time(t)?
     };
     let rest = rest.trim_start();
-    let kind = if let Some(r) = rest.strip_prefix('<') {
+    let kind = if let Some(r) = rest
+        .strip_prefix('<')
+        .and_then(|r| r.trim_start().strip_prefix("icmp "))
+    {
+        EventKind::Icmp(crate::icmp::parse_icmp(r)?)
+    } else if let Some(r) = rest.strip_prefix('<') {
         EventKind::Packet(parse_packet(Direction::Inbound, r)?)
     } else if let Some(r) = rest.strip_prefix('>') {
         EventKind::Packet(parse_packet(Direction::Outbound, r)?)
@@ -485,8 +490,10 @@ fn parse_packet(dir: Direction, s: &str) -> Result<PacketSpec, String> {
             }
         }
     }
+    // packetdrill's grammar (parser.y, opt_ack) reads an absent `ack N` as
+    // ack 0: script-relative, so inbound it is our ISN, outbound it must be 0.
     if flags & flag::ACK != 0 && spec.ack.is_none() {
-        return Err("flag '.' needs an `ack N` field".into());
+        spec.ack = Some(0);
     }
     // nplab packetdrill sends an inbound `ack N` without '.' as written: the
     // number in the field, the ACK bit clear (a receiver must ignore it).
@@ -508,7 +515,7 @@ fn split_word(s: &str) -> (&str, &str) {
 }
 
 /// Parses `start:end(len)`.
-fn parse_seq_range(tok: &str) -> Result<(u32, u32), String> {
+pub(crate) fn parse_seq_range(tok: &str) -> Result<(u32, u32), String> {
     let bad = || format!("bad sequence range {tok:?} (expected start:end(len))");
     let (a, rest) = tok.split_once(':').ok_or_else(bad)?;
     let (b, rest) = rest.split_once('(').ok_or_else(bad)?;
@@ -993,7 +1000,16 @@ mod tests {
             "P. 1:1001(1000) ack 1 <nop,nop,TS val 100 ecr 7,sack 1:2 3:4>"
         );
         assert!(parse_script("+0 > P. 1:1001(999) ack 1", "x").is_err());
-        assert!(parse_script("+0 > . 1:1(0)", "x").is_err());
+        // No `ack N` on an ACK-flagged segment means ack 0, as in packetdrill.
+        let e = one("+0 < R. 11:11(0) win 257");
+        let EventKind::Packet(p) = e.kind else {
+            panic!()
+        };
+        assert_eq!(
+            (p.flags, p.ack, p.win),
+            (flag::RST | flag::ACK, Some(0), Some(257))
+        );
+        assert!(parse_script("+0 > S 0:0(0) ack 1", "x").is_err());
         let e = one("+0 > R 2:2(0)");
         let EventKind::Packet(p) = e.kind else {
             panic!()

@@ -80,6 +80,17 @@ fn conn_errno(e: ConnError) -> &'static str {
         ConnError::Reset => "ECONNRESET",
         ConnError::Refused => "ECONNREFUSED",
         ConnError::TimedOut => "ETIMEDOUT",
+        // Linux's icmp_err_convert table.
+        ConnError::Unreachable(code) => match code {
+            2 => "ENOPROTOOPT",
+            3 => "ECONNREFUSED",
+            4 => "EMSGSIZE",
+            5 => "EOPNOTSUPP",
+            7 => "EHOSTDOWN",
+            8 => "ENONET",
+            0 | 6 | 9 | 11 => "ENETUNREACH",
+            _ => "EHOSTUNREACH",
+        },
     }
 }
 
@@ -90,6 +101,8 @@ fn errno_number(name: &str) -> i64 {
         "ECONNREFUSED" => 111,
         "ETIMEDOUT" => 110,
         "EPIPE" => 32,
+        "EHOSTUNREACH" => 113,
+        "ENETUNREACH" => 101,
         _ => 0,
     }
 }
@@ -421,6 +434,9 @@ impl<'a> Runner<'a> {
                     return Ok(Outcome::Done(Err("EINVAL")));
                 }
                 let mut cfg = self.infer_options(&sock, idx);
+                if !sock.explicit_options {
+                    self.host.apply_ecn(&mut cfg, true);
+                }
                 let backlog = spec.args.get(1).and_then(int_of).unwrap_or(0).max(0) as u32;
                 self.fast_open_listener(&mut cfg, &sock, backlog);
                 let synack = self.host.synack_retries();
@@ -711,10 +727,16 @@ impl<'a> Runner<'a> {
                                     .conn
                                     .as_ref()
                                     .is_some_and(|c| c.state() == tinygram_proto::State::Listen);
+                                let linux = self.settings.stack == Stack::linux();
                                 if listening {
                                     self.conn = None;
                                 } else if let Some(c) = self.conn.as_mut() {
-                                    c.abort();
+                                    // inet_child_forget -> tcp_disconnect: a
+                                    // child socket not yet accepted (a Fast
+                                    // Open child too) is reset with RST|ACK
+                                    // (tcp_send_active_reset).
+                                    let full = c.fast_open().child || c.state().synchronized();
+                                    c.abort_reset(linux && full);
                                 }
                             }
                         }
@@ -859,7 +881,10 @@ impl<'a> Runner<'a> {
             None => sock,
         };
         if first && matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
-            let cfg = self.infer_options(sock, idx);
+            let mut cfg = self.infer_options(sock, idx);
+            if !sock.explicit_options {
+                self.host.apply_ecn(&mut cfg, false);
+            }
             if let Err(e) = cfg.validate() {
                 return Err(self.fail(
                     idx,
@@ -1094,7 +1119,13 @@ impl<'a> Runner<'a> {
         if let Some(e) = self.take_error(fd) {
             return Ok(Outcome::Done(Err(e)));
         }
-        if sock.shut_wr || self.conn.is_none() {
+        // tcp_sendmsg_locked: a socket shut for sending (as a reset leaves
+        // it, tcp_done) fails with EPIPE once its error has been reported.
+        let closed = self
+            .conn
+            .as_ref()
+            .is_none_or(|c| c.state() == tinygram_proto::State::Closed);
+        if sock.shut_wr || closed {
             return Ok(Outcome::Done(Err("EPIPE")));
         }
         let nb = sock.nonblocking || dontwait;
@@ -1197,17 +1228,21 @@ impl<'a> Runner<'a> {
                 "ENOTCONN"
             }));
         }
+        // tcp_recvmsg_locked: queued data is returned before the socket's
+        // error (a reset connection still yields what arrived before it).
+        if let Some(c) = self.conn.as_mut() {
+            if c.recv_available() > 0 && n > 0 {
+                let mut b = vec![0u8; n.min(c.recv_available())];
+                let k = if peek { c.peek(&mut b) } else { c.read(&mut b) };
+                return Outcome::Done(Ok(k as i64));
+            }
+        }
         if let Some(e) = self.take_error(fd) {
             return Outcome::Done(Err(e));
         }
         let Some(c) = self.conn.as_mut() else {
             return Outcome::Done(Ok(0));
         };
-        if c.recv_available() > 0 && n > 0 {
-            let mut b = vec![0u8; n.min(c.recv_available())];
-            let k = if peek { c.peek(&mut b) } else { c.read(&mut b) };
-            return Outcome::Done(Ok(k as i64));
-        }
         if n == 0
             || sock.shut_rd
             || c.read_closed()

@@ -67,6 +67,9 @@ pub(crate) struct HostSysctls {
     sb_max: Option<usize>,
     /// FreeBSD's net.inet.tcp.recvspace: a new socket's receive buffer.
     rcv_buf: Option<usize>,
+    /// net.ipv4.tcp_ecn (ip-sysctl.rst): 0 off, 1 request and accept ECN,
+    /// 2 accept it only when an incoming SYN asks for it.
+    ecn: Option<u32>,
 }
 
 /// What a shell line amounted to.
@@ -211,8 +214,12 @@ impl HostSysctls {
                     return;
                 }
             },
-            // The engine never restarts slow start after idle, and has ECN off.
-            "net.ipv4.tcp_slow_start_after_idle" | "net.ipv4.tcp_ecn" => num == Some(0),
+            "net.ipv4.tcp_ecn" => {
+                self.ecn = num.and_then(|n| u32::try_from(n).ok()).filter(|&n| n <= 2);
+                self.ecn.is_some()
+            }
+            // The engine never restarts slow start after idle.
+            "net.ipv4.tcp_slow_start_after_idle" => num == Some(0),
             // FreeBSD: sb_max (sys/kern/uipc_sockbuf.c), tcp(4) recvspace, sendspace.
             "kern.ipc.maxsockbuf" => {
                 self.sb_max = num.and_then(|n| usize::try_from(n).ok()).filter(|&n| n > 0);
@@ -296,6 +303,15 @@ impl HostSysctls {
         self.fastopen_key.unwrap_or([0x5a; 16])
     }
 
+    /// RFC 3168 6.1.1 negotiation as net.ipv4.tcp_ecn sets it, when a line
+    /// set it: a listener (`passive`) accepts ECN under 1 and 2, an active
+    /// open asks for it under 1 only (tcp_ecn_create_request, tcp_ecn_send_syn).
+    pub(crate) fn apply_ecn(&self, cfg: &mut Config, passive: bool) {
+        if let Some(v) = self.ecn {
+            cfg.options.ecn = v == 1 || (passive && v == 2);
+        }
+    }
+
     /// SYN-ACK retransmissions a listener gets, if a line set them.
     pub(crate) fn synack_retries(&self) -> Option<u32> {
         self.synack_retries
@@ -366,6 +382,11 @@ mod tests {
         h.configure(&mut cfg);
         assert_eq!((cfg.dupack_threshold, cfg.snd_buf), (5, 65_536));
         assert!(cfg.rfc5961);
+        h.apply_command("sysctl -q net.ipv4.tcp_ecn=2", Stack::linux());
+        let (mut active, mut passive) = (cfg.clone(), cfg.clone());
+        h.apply_ecn(&mut active, false);
+        h.apply_ecn(&mut passive, true);
+        assert!(!active.options.ecn && passive.options.ecn);
         h.apply_command("sysctl -w net.inet.tcp.insecure_rst=1", Stack::rfc());
         h.configure(&mut cfg);
         assert!(!cfg.rfc5961);

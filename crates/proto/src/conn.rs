@@ -40,6 +40,8 @@ use std::collections::VecDeque;
 
 mod cookie;
 mod prefetch;
+mod icmp;
+pub use icmp::unreach;
 
 /// Why a connection ended abnormally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -53,6 +55,10 @@ pub enum ConnError {
     /// Retransmissions exhausted (RFC 9293 3.8.3, RFC 1122 4.2.3.5).
     #[error("connection timed out")]
     TimedOut,
+    /// An ICMP destination unreachable with this code ended the handshake
+    /// (see [`Connection::icmp_unreachable`]).
+    #[error("destination unreachable (ICMP code {0})")]
+    Unreachable(u8),
 }
 
 /// Why `write` refused data.
@@ -1542,6 +1548,14 @@ impl Connection {
             if seg.seq == rcv_nxt || !self.cfg.rfc5961 {
                 self.counters.rsts_received += 1;
                 match self.state {
+                    // A Fast Open child is a full socket the listener may
+                    // already have handed out with the SYN's data: Linux
+                    // resets it like an established one (tcp_reset), keeping
+                    // that data readable; other passive opens go back to
+                    // LISTEN (RFC 9293 3.10.7.4).
+                    State::SynReceived if self.passive && self.tfo.child => {
+                        self.enter_closed(Some(ConnError::Reset))
+                    }
                     State::SynReceived if self.passive => self.back_to_listen(),
                     State::SynReceived => self.enter_closed(Some(ConnError::Refused)),
                     State::Closing | State::LastAck | State::TimeWait => self.enter_closed(None),

@@ -1,0 +1,127 @@
+//! Inbound ICMP lines, `< icmp unreachable [CODE] [[start:end(len)]]`: the
+//! host reports that one of the engine's segments could not be delivered
+//! (packetdrill's icmp_packet_spec). The echoed sequence number counts from
+//! the engine's ISN, as packetdrill's map_inbound_icmp_tcp_packet maps it.
+
+use crate::ast::IcmpSpec;
+use crate::report::secs;
+use crate::runner::Runner;
+use tinygram_proto::SeqNumber;
+
+/// ICMPv4 destination-unreachable code names as packetdrill spells them
+/// (icmp_packet.c), with their numbers (RFC 792, RFC 1812 5.2.7.1).
+const UNREACH_CODES: &[(&str, u8)] = &[
+    ("net_unreachable", 0),
+    ("host_unreachable", 1),
+    ("protocol_unreachable", 2),
+    ("port_unreachable", 3),
+    ("frag_needed", 4),
+    ("source_route_failed", 5),
+    ("net_unknown", 6),
+    ("host_unknown", 7),
+    ("source_host_isolated", 8),
+    ("net_prohibited", 9),
+    ("host_prohibited", 10),
+    ("net_unreachable_for_tos", 11),
+    ("host_unreachable_for_tos", 12),
+    ("packet_filtered", 13),
+    ("precedence_violation", 14),
+    ("precedence_cutoff", 15),
+];
+
+/// Parses what follows `icmp` on an inbound line.
+pub(crate) fn parse_icmp(s: &str) -> Result<IcmpSpec, String> {
+    let mut words = s.split_whitespace().peekable();
+    let ty = words.next().ok_or("icmp: missing the ICMP type")?;
+    if ty != "unreachable" && ty != "dest_unreachable" {
+        return Err(format!(
+            "icmp type {ty:?} is not supported (unreachable is)"
+        ));
+    }
+    let mut code = 0;
+    if let Some(w) = words.peek().copied() {
+        if !w.starts_with('[') {
+            code = UNREACH_CODES
+                .iter()
+                .find(|(n, _)| *n == w)
+                .map(|&(_, c)| c)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown ICMP unreachable code {w:?} (known: {})",
+                        UNREACH_CODES
+                            .iter()
+                            .map(|(n, _)| *n)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })?;
+            words.next();
+        }
+    }
+    let rest: Vec<&str> = words.collect();
+    let rest = rest.join(" ");
+    let (seq, len) = if rest.is_empty() {
+        (0, 0)
+    } else {
+        let inner = rest
+            .strip_prefix('[')
+            .and_then(|r| r.strip_suffix(']'))
+            .ok_or_else(|| {
+                format!("icmp: expected the echoed segment as [start:end(len)], found {rest:?}")
+            })?;
+        crate::parse::parse_seq_range(inner.trim())?
+    };
+    Ok(IcmpSpec { code, seq, len })
+}
+
+/// ICMP code name for messages.
+fn code_name(code: u8) -> &'static str {
+    UNREACH_CODES
+        .iter()
+        .find(|&&(_, c)| c == code)
+        .map_or("?", |(n, _)| n)
+}
+
+impl Runner<'_> {
+    /// Delivers an inbound ICMP unreachable to the connection it quotes.
+    pub(crate) fn inject_icmp(&mut self, spec: &IcmpSpec) {
+        let seq = SeqNumber(self.local_wire(spec.seq, false));
+        let accepted = self.conn_accepted;
+        let taken = self
+            .conn
+            .as_mut()
+            .map(|c| c.icmp_unreachable(seq, spec.code, accepted));
+        self.report.trace.push(format!(
+            "{} < icmp unreachable {} [{}:{}({})]{}",
+            secs(self.now),
+            code_name(spec.code),
+            spec.seq,
+            spec.seq.wrapping_add(spec.len),
+            spec.len,
+            match taken {
+                Some(true) => "",
+                Some(false) => " (ignored: quotes no outstanding sequence number)",
+                None => " (no connection)",
+            }
+        ));
+        self.drain();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_and_echoed_segment() {
+        let i = parse_icmp("unreachable host_unreachable [0:10(10)]").unwrap();
+        assert_eq!((i.code, i.seq, i.len), (1, 0, 10));
+        let i = parse_icmp("unreachable [5000:6000(1000)]").unwrap();
+        assert_eq!((i.code, i.seq, i.len), (0, 5000, 1000));
+        let i = parse_icmp("unreachable port_unreachable").unwrap();
+        assert_eq!((i.code, i.seq), (3, 0));
+        assert!(parse_icmp("echo_request").is_err());
+        assert!(parse_icmp("unreachable bogus").is_err());
+        assert!(parse_icmp("unreachable [1:2]").is_err());
+    }
+}
