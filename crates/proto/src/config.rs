@@ -324,6 +324,11 @@ pub struct Config {
     /// (tcp_output.c tcp_schedule_loss_probe), so a probe never fires at once
     /// on a path with no measurable RTT.
     pub tlp_extra: Duration,
+    /// An explicit push (clearing TCP_CORK, setting TCP_NODELAY) ends the
+    /// data set, so its last byte gets PSH (Doupnik 2.0). Off, as in Linux:
+    /// tcp_push_pending_frames sends what waits and marks nothing, so data a
+    /// MSG_MORE send left goes without PSH (tcp.c tcp_sendmsg_locked marks it).
+    pub flush_ends_data: bool,
 }
 
 impl Default for Config {
@@ -367,6 +372,7 @@ impl Default for Config {
             silent_unsent_ack: false,
             fast_open: crate::fastopen::FastOpenConfig::default(),
             tlp_extra: Duration::ZERO,
+            flush_ends_data: true,
         }
     }
 }

@@ -178,6 +178,8 @@ pub struct Connection {
     tlp_end: Option<SeqNumber>,
     /// New data went out: re-arm the probe timeout (RFC 8985 7.2).
     tlp_rearm: bool,
+    /// Our FIN went in a segment of its own (no data with it).
+    fin_alone: bool,
     /// RFC 8985 6 RACK per-segment transmit times and loss marks, when `recovery.rack` is on.
     rack: Rack,
     /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
@@ -343,6 +345,7 @@ impl Connection {
             last_tx_ect: false,
             tlp_end: None,
             tlp_rearm: false,
+            fin_alone: false,
             rack: Rack::default(),
             nak_rx: NakReceiver::default(),
             nak_tx: NakSender::default(),
@@ -590,7 +593,11 @@ impl Connection {
     /// written so far goes as window and cwnd allow, whatever the send policy
     /// (tcp(7): "all queued partial frames are sent" when TCP_CORK is cleared).
     pub fn flush(&mut self) {
-        self.send_buf.flush();
+        if self.cfg.flush_ends_data {
+            self.send_buf.flush();
+        } else {
+            self.send_buf.push();
+        }
     }
 
     /// Changes the send policy of a live connection at `now`, as Linux's
@@ -799,10 +806,20 @@ impl Connection {
 
     /// Whether a tail loss probe may be scheduled now (RFC 8985 7.2: SACK in
     /// use, data outstanding, not in recovery, an RTT measured, no probe out).
+    /// Any state with data or a FIN in flight qualifies: Linux's
+    /// tcp_output.c tcp_schedule_loss_probe does not look at the state, so a
+    /// FIN or the data queued before shutdown() is probed as well.
     fn tlp_eligible(&self) -> bool {
         self.cfg.recovery.tlp
             && self.sack_ok
-            && matches!(self.state, State::Established | State::CloseWait)
+            && matches!(
+                self.state,
+                State::Established
+                    | State::CloseWait
+                    | State::FinWait1
+                    | State::Closing
+                    | State::LastAck
+            )
             && !self.in_recovery
             && self.snd_una < self.snd_max
             && self.tlp_end.is_none()
@@ -844,7 +861,13 @@ impl Connection {
         if self.unsent() > 0 && self.snd_wnd > flight {
             self.force_one = true;
         } else {
-            let back = flight.min(self.snd_mss).max(1);
+            // The last segment sent: a FIN that went alone is probed alone
+            // (tcp_send_fin queues it as its own skb once the data is out).
+            let back = if self.fin_alone && self.fin_sent() {
+                1
+            } else {
+                flight.min(self.snd_mss).max(1)
+            };
             self.rexmit_one = Some(self.snd_max - back);
             self.rtt_probe = None; // Karn: the timed segment may be resent.
         }
@@ -2604,6 +2627,12 @@ impl Connection {
         let retransmission = self.snd_nxt < self.snd_max;
         let forced = self.force_one;
 
+        if forced && len > 0 && len < unsent.min(mss) && !retransmission {
+            // A loss probe is one full segment whatever cwnd leaves (Linux's
+            // tcp_send_loss_probe: tcp_write_xmit with push_one = 2 takes a
+            // cwnd quota of one segment), not the bytes a byte-counted cwnd has left.
+            len = unsent.min(mss).min(wnd_room);
+        }
         if unsent > 0 && len == 0 {
             if !forced {
                 self.note_hold(now, limit_rule, unsent.min(mss), flight);
@@ -2708,8 +2737,9 @@ impl Connection {
             && !retransmission
             && !self.in_recovery
             && limited_transmit == 0
+            && !forced
             && ((len < unsent
-                && allowed - len < mss.min(unsent - len)
+                && allowed.saturating_sub(len) < mss.min(unsent - len)
                 && self.send_buf.next_boundary_after(nxt_off).is_some())
                 || timer_released)
         {
@@ -2770,7 +2800,11 @@ impl Connection {
         }
         let acked_new = self.segs_since_ack > 0;
         let new_data = len > 0 && seq >= self.snd_max;
-        self.tlp_rearm |= new_data;
+        // tcp_write_xmit schedules the loss probe after a new FIN as after new data.
+        self.tlp_rearm |= new_data || (fin && seq >= self.snd_max);
+        if fin && seq >= self.snd_max {
+            self.fin_alone = len == 0;
+        }
         if self.cfg.recovery.rack && self.sack_ok && (len > 0 || fin) {
             // RFC 8985 6.1: Segment.xmit_ts for RACK.
             self.rack.on_sent(seq, seq + len + fin as usize, now);
