@@ -1526,6 +1526,9 @@ impl Connection {
                 self.ack_invalid(now, true, true);
                 return false;
             }
+            if self.cfg.old_ack_sack {
+                self.old_ack_sack(now, seg);
+            }
             return true; // old duplicate: ignore the ACK field
         }
         let window = self.peer_window(seg);
@@ -1656,7 +1659,11 @@ impl Connection {
                         thresh,
                         self.snd_mss,
                     );
-                    prr.on_ack(delivered, pipe, self.snd_mss);
+                    if self.cfg.prr_safe_ack {
+                        prr.on_ack_safe(delivered, pipe, self.snd_mss, self.snd_una > una_before);
+                    } else {
+                        prr.on_ack(delivered, pipe, self.snd_mss);
+                    }
                     self.prr = Some(prr);
                 }
             }
@@ -1787,6 +1794,38 @@ impl Connection {
         self.rtt_probe = None;
         self.counters.sack_recoveries += 1;
         self.counters.fast_retransmits += 1;
+    }
+
+    /// An ACK below SND.UNA that carries SACK blocks during SACK recovery:
+    /// its cumulative ACK is stale but its SACK information is news, so the
+    /// scoreboard, RACK and PRR take it (Linux's tcp_ack: an old ACK with
+    /// SACK still runs tcp_sacktag_write_queue, tcp_fastretrans_alert and
+    /// tcp_xmit_recovery). SND.UNA and the window stay as they are.
+    fn old_ack_sack(&mut self, now: Instant, seg: &TcpRepr) {
+        if !self.sack_ok || !self.sack_recovery || seg.options.sack_blocks.is_empty() {
+            return;
+        }
+        let blocks = seg.options.sack_blocks.as_slice();
+        let sacked_before = self.scoreboard.sacked_bytes();
+        if !self.scoreboard.update(self.snd_una, self.snd_max, blocks) {
+            return;
+        }
+        if self.cfg.recovery.rack {
+            self.rack.on_ack(now, self.snd_una, blocks);
+            self.rack_detect(now);
+        }
+        if let Some(mut prr) = self.prr {
+            let delivered = self.scoreboard.sacked_bytes().saturating_sub(sacked_before);
+            let pipe = self.scoreboard.pipe(
+                self.snd_una,
+                self.snd_max,
+                self.high_rxt,
+                self.cfg.dupack_threshold,
+                self.snd_mss,
+            );
+            prr.on_ack_safe(delivered, pipe, self.snd_mss, false);
+            self.prr = Some(prr);
+        }
     }
 
     /// RFC 1106 2.1: the peer NAKed [seq, seq + count x MSS): resend it at once.
@@ -2576,6 +2615,11 @@ impl Connection {
                 .next_sacked(self.snd_nxt)
                 .filter(|&s| s < self.snd_max)
                 .map(|s| s.distance_from(self.snd_nxt));
+            if self.cfg.sack_whole_segments {
+                // Less than a segment before the SACKed bytes: the whole
+                // segment is resent with them (see `Config::sack_whole_segments`).
+                sack_limit = sack_limit.filter(|&d| d >= self.snd_mss);
+            }
         }
         let nxt_off = self.off_of(self.snd_nxt);
         let end = self.send_buf.end();
