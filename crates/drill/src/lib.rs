@@ -3,8 +3,8 @@
 pub mod ast;
 pub mod cli;
 mod epoll;
-pub mod nplab;
 mod icmp;
+pub mod nplab;
 pub mod parse;
 mod poll;
 mod pycheck;

@@ -925,7 +925,10 @@ impl<'a> Runner<'a> {
                     break;
                 }
                 agg.payload_len += n.payload_len;
-                agg.repr.flags = Flags(agg.repr.flags.0 | n.repr.flags.0);
+                // packetdrill's aggregate_packets (packet.c): the headers of
+                // the last packet, with the first one's sequence number and CWR.
+                agg.repr.flags =
+                    Flags((n.repr.flags.0 & !flag::CWR) | (agg.repr.flags.0 & flag::CWR));
                 agg.repr.ack = n.repr.ack;
                 agg.repr.window = n.repr.window;
             }

@@ -352,15 +352,9 @@ impl<'a> Runner<'a> {
                 self.old_conn_muted = true;
             }
             // The stack's defaults; the script's setsockopts override them.
+            // (Linux's PSH placement, silent ACK of unsent data and TLP
+            // timer margin are keys of the `linux` profile.)
             let mut cfg = self.settings.stack.config();
-            if self.settings.stack == Stack::linux() {
-                // tcp_push/tcp_mark_push: PSH where the window stops a write.
-                cfg.psh_at_window_limit = true;
-                // tcp_ack: an ACK of unsent data is dropped without a reply.
-                cfg.silent_unsent_ack = true;
-                // tcp_schedule_loss_probe: TCP_TIMEOUT_MIN on top of 2 SRTT.
-                cfg.tlp_extra = tinygram_proto::Duration::from_millis(2);
-            }
             // Sysctls the script's shell lines set (see crate::sysctl).
             self.host.configure(&mut cfg);
             self.socks.insert(

@@ -350,6 +350,27 @@ pub struct Config {
     /// TIME-WAIT as FreeBSD's tcp_timewait.c tcp_twcheck: segments without
     /// ACK are dropped and anything but an exact duplicate ACK is ACKed.
     pub time_wait_bsd: bool,
+    /// An explicit push (clearing TCP_CORK, setting TCP_NODELAY) ends the
+    /// data set, so its last byte gets PSH (Doupnik 2.0). Off, as in Linux:
+    /// tcp_push_pending_frames sends what waits and marks nothing, so data a
+    /// MSG_MORE send left goes without PSH (tcp.c tcp_sendmsg_locked marks it).
+    pub flush_ends_data: bool,
+    /// Going back after a timeout, a SACK block counts only in whole
+    /// segments: one that starts less than an MSS past the resent segment's
+    /// start does not shorten it, and the segment goes whole, as Linux's
+    /// tcp_input.c tcp_match_skb_to_sack rounds a partial SACK up to a whole
+    /// MSS and then neither splits nor marks the skb. Off: skip exactly the
+    /// SACKed bytes (RFC 6675 5.1).
+    pub sack_whole_segments: bool,
+    /// PRR's slow-start bound grants its extra MSS only on an ACK that
+    /// advances SND.UNA (SafeACK of the PRR update,
+    /// draft-ietf-tcpm-prr-rfc6937bis; Linux's tcp_cwnd_reduction). Off: on
+    /// every ACK, as RFC 6937 3 writes PRR-SSRB.
+    pub prr_safe_ack: bool,
+    /// An ACK below SND.UNA still delivers its SACK blocks during SACK
+    /// recovery (Linux's tcp_ack, old-ACK branch). Off: such an ACK is
+    /// ignored whole (RFC 9293 3.10.7.4).
+    pub old_ack_sack: bool,
 }
 
 impl Default for Config {
@@ -400,6 +421,10 @@ impl Default for Config {
             syn_reset_tcb: false,
             rcv_wnd_free: false,
             time_wait_bsd: false,
+            flush_ends_data: true,
+            sack_whole_segments: false,
+            prr_safe_ack: false,
+            old_ack_sack: false,
         }
     }
 }

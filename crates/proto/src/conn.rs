@@ -39,8 +39,8 @@ use crate::wire::{
 use std::collections::VecDeque;
 
 mod cookie;
-mod prefetch;
 mod icmp;
+mod prefetch;
 pub use icmp::unreach;
 
 /// Why a connection ended abnormally.
@@ -193,6 +193,8 @@ pub struct Connection {
     tlp_end: Option<SeqNumber>,
     /// New data went out: re-arm the probe timeout (RFC 8985 7.2).
     tlp_rearm: bool,
+    /// Our FIN went in a segment of its own (no data with it).
+    fin_alone: bool,
     /// RFC 8985 6 RACK per-segment transmit times and loss marks, when `recovery.rack` is on.
     rack: Rack,
     /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
@@ -368,6 +370,7 @@ impl Connection {
             last_tx_ect: false,
             tlp_end: None,
             tlp_rearm: false,
+            fin_alone: false,
             rack: Rack::default(),
             nak_rx: NakReceiver::default(),
             nak_tx: NakSender::default(),
@@ -672,7 +675,11 @@ impl Connection {
     /// written so far goes as window and cwnd allow, whatever the send policy
     /// (tcp(7): "all queued partial frames are sent" when TCP_CORK is cleared).
     pub fn flush(&mut self) {
-        self.send_buf.flush();
+        if self.cfg.flush_ends_data {
+            self.send_buf.flush();
+        } else {
+            self.send_buf.push();
+        }
     }
 
     /// Changes the send policy of a live connection at `now`, as Linux's
@@ -893,6 +900,9 @@ impl Connection {
 
     /// Whether a tail loss probe may be scheduled now (RFC 8985 7.2: SACK in
     /// use, data outstanding, not in recovery, an RTT measured, no probe out).
+    /// Any state with data or a FIN in flight qualifies: Linux's
+    /// tcp_output.c tcp_schedule_loss_probe does not look at the state, so a
+    /// FIN or the data queued before shutdown() is probed as well.
     fn tlp_eligible(&self) -> bool {
         self.cfg.recovery.tlp
             && self.sack_ok
@@ -947,7 +957,13 @@ impl Connection {
         if self.unsent() > 0 && self.snd_wnd > flight {
             self.force_one = true;
         } else {
-            let back = flight.min(self.snd_mss).max(1);
+            // The last segment sent: a FIN that went alone is probed alone
+            // (tcp_send_fin queues it as its own skb once the data is out).
+            let back = if self.fin_alone && self.fin_sent() {
+                1
+            } else {
+                flight.min(self.snd_mss).max(1)
+            };
             self.rexmit_one = Some(self.snd_max - back);
             self.rtt_probe = None; // Karn: the timed segment may be resent.
         }
@@ -1802,6 +1818,9 @@ impl Connection {
                 self.ack_invalid(now, true, true);
                 return false;
             }
+            if self.cfg.old_ack_sack {
+                self.old_ack_sack(now, seg);
+            }
             return true; // old duplicate: ignore the ACK field
         }
         let window = self.peer_window(seg);
@@ -1937,7 +1956,11 @@ impl Connection {
                         thresh,
                         self.snd_mss,
                     );
-                    prr.on_ack(delivered, pipe, self.snd_mss);
+                    if self.cfg.prr_safe_ack {
+                        prr.on_ack_safe(delivered, pipe, self.snd_mss, self.snd_una > una_before);
+                    } else {
+                        prr.on_ack(delivered, pipe, self.snd_mss);
+                    }
                     self.prr = Some(prr);
                 }
             }
@@ -2068,6 +2091,38 @@ impl Connection {
         self.rtt_probe = None;
         self.counters.sack_recoveries += 1;
         self.counters.fast_retransmits += 1;
+    }
+
+    /// An ACK below SND.UNA that carries SACK blocks during SACK recovery:
+    /// its cumulative ACK is stale but its SACK information is news, so the
+    /// scoreboard, RACK and PRR take it (Linux's tcp_ack: an old ACK with
+    /// SACK still runs tcp_sacktag_write_queue, tcp_fastretrans_alert and
+    /// tcp_xmit_recovery). SND.UNA and the window stay as they are.
+    fn old_ack_sack(&mut self, now: Instant, seg: &TcpRepr) {
+        if !self.sack_ok || !self.sack_recovery || seg.options.sack_blocks.is_empty() {
+            return;
+        }
+        let blocks = seg.options.sack_blocks.as_slice();
+        let sacked_before = self.scoreboard.sacked_bytes();
+        if !self.scoreboard.update(self.snd_una, self.snd_max, blocks) {
+            return;
+        }
+        if self.cfg.recovery.rack {
+            self.rack.on_ack(now, self.snd_una, blocks);
+            self.rack_detect(now);
+        }
+        if let Some(mut prr) = self.prr {
+            let delivered = self.scoreboard.sacked_bytes().saturating_sub(sacked_before);
+            let pipe = self.scoreboard.pipe(
+                self.snd_una,
+                self.snd_max,
+                self.high_rxt,
+                self.cfg.dupack_threshold,
+                self.snd_mss,
+            );
+            prr.on_ack_safe(delivered, pipe, self.snd_mss, false);
+            self.prr = Some(prr);
+        }
     }
 
     /// RFC 1106 2.1: the peer NAKed [seq, seq + count x MSS): resend it at once.
@@ -2930,6 +2985,11 @@ impl Connection {
                 .next_sacked(self.snd_nxt)
                 .filter(|&s| s < self.snd_max)
                 .map(|s| s.distance_from(self.snd_nxt));
+            if self.cfg.sack_whole_segments {
+                // Less than a segment before the SACKed bytes: the whole
+                // segment is resent with them (see `Config::sack_whole_segments`).
+                sack_limit = sack_limit.filter(|&d| d >= self.snd_mss);
+            }
         }
         let nxt_off = self.off_of(self.snd_nxt);
         let end = self.send_buf.end();
@@ -2994,6 +3054,12 @@ impl Connection {
         let retransmission = self.snd_nxt < self.snd_max;
         let forced = self.force_one;
 
+        if forced && len > 0 && len < unsent.min(mss) && !retransmission {
+            // A loss probe is one full segment whatever cwnd leaves (Linux's
+            // tcp_send_loss_probe: tcp_write_xmit with push_one = 2 takes a
+            // cwnd quota of one segment), not the bytes a byte-counted cwnd has left.
+            len = unsent.min(mss).min(wnd_room);
+        }
         if unsent > 0 && len == 0 {
             if !forced {
                 self.note_hold(now, limit_rule, unsent.min(mss), flight);
@@ -3098,8 +3164,9 @@ impl Connection {
             && !retransmission
             && !self.in_recovery
             && limited_transmit == 0
+            && !forced
             && ((len < unsent
-                && allowed - len < mss.min(unsent - len)
+                && allowed.saturating_sub(len) < mss.min(unsent - len)
                 && self.send_buf.next_boundary_after(nxt_off).is_some())
                 || timer_released)
         {
@@ -3185,6 +3252,9 @@ impl Connection {
         }
         // A new FIN arms the probe as new data does (tcp_event_new_data_sent).
         self.tlp_rearm |= new_data || (fin && seq + len >= self.snd_max);
+        if fin && seq >= self.snd_max {
+            self.fin_alone = len == 0;
+        }
         if self.cfg.recovery.rack && self.sack_ok && (len > 0 || fin) {
             // RFC 8985 6.1: Segment.xmit_ts for RACK.
             self.rack.on_sent(seq, seq + len + fin as usize, now);

@@ -165,6 +165,13 @@ pub const KEYS: &[&str] = &[
     "syn_reset_tcb",
     "rcv_wnd_free",
     "time_wait_bsd",
+    "psh_at_window_limit",
+    "silent_unsent_ack",
+    "tlp_extra",
+    "flush_ends_data",
+    "sack_whole_segments",
+    "prr_safe_ack",
+    "old_ack_sack",
 ];
 
 /// Sets one host key from its scenario-syntax text (the profile table's value column).
@@ -229,6 +236,13 @@ pub fn set(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         "syn_reset_tcb" => c.syn_reset_tcb = flag(v)?,
         "rcv_wnd_free" => c.rcv_wnd_free = flag(v)?,
         "time_wait_bsd" => c.time_wait_bsd = flag(v)?,
+        "psh_at_window_limit" => c.psh_at_window_limit = flag(v)?,
+        "silent_unsent_ack" => c.silent_unsent_ack = flag(v)?,
+        "tlp_extra" => c.tlp_extra = duration(v)?,
+        "flush_ends_data" => c.flush_ends_data = flag(v)?,
+        "sack_whole_segments" => c.sack_whole_segments = flag(v)?,
+        "prr_safe_ack" => c.prr_safe_ack = flag(v)?,
+        "old_ack_sack" => c.old_ack_sack = flag(v)?,
         other => {
             return Err(format!(
                 "a profile cannot set {other:?}{} (keys: {})",
@@ -355,6 +369,13 @@ pub const LINUX: Profile = Profile {
         s("window_update", "doubling", "tcp.c tcp_cleanup_rbuf: ACK after a read only if the window at least doubles"),
         s("congestion", "cubic", "net.ipv4.tcp_congestion_control = cubic, the default since 2.6.19 (RFC 9438)"),
         s("slow_start", "hystart", "tcp_cubic.c hystart = 1, hystart_detect = ACK train and delay increase"),
+        s("psh_at_window_limit", "true", "tcp.c tcp_push, tcp_mark_push: PSH on the last segment a window lets out of a write"),
+        s("silent_unsent_ack", "true", "tcp_input.c tcp_ack: an ACK of data not yet sent is dropped without a reply"),
+        s("tlp_extra", "2ms", "tcp_output.c tcp_schedule_loss_probe: TCP_TIMEOUT_MIN on top of 2 SRTT"),
+        s("flush_ends_data", "false", "tcp.c tcp_push_pending_frames (uncork, TCP_NODELAY) sends without tcp_mark_push"),
+        s("sack_whole_segments", "true", "tcp_input.c tcp_match_skb_to_sack: a partial SACK is rounded to whole MSS; less than one does not split the skb"),
+        s("prr_safe_ack", "true", "tcp_input.c tcp_cwnd_reduction: PRR's extra segment only if FLAG_SND_UNA_ADVANCED"),
+        s("old_ack_sack", "true", "tcp_input.c tcp_ack: an ACK below SND.UNA still has its SACK blocks tagged in recovery"),
         s("recovery", "prr,tlp,rack", "tcp_input.c tcp_cwnd_reduction: PRR (RFC 6937), always on since 3.2; tcp_output.c tcp_schedule_loss_probe: TLP (net.ipv4.tcp_early_retrans = 3); tcp_recovery.c tcp_rack_detect_loss: RACK (RFC 8985, net.ipv4.tcp_recovery = 1)"),
     ],
 };

@@ -32,6 +32,31 @@ impl Prr {
     /// bound (PRR-SSRB, the RFC's recommended variant): returns sndcnt in bytes
     /// and sets `cwnd = pipe + sndcnt`.
     pub fn on_ack(&mut self, delivered: usize, pipe: usize, mss: usize) -> usize {
+        self.on_ack_with(delivered, pipe, mss, true)
+    }
+
+    /// As [`on_ack`](Self::on_ack), but PRR-SSRB's extra MSS is granted only
+    /// when `safe_ack` (the ACK advanced SND.UNA: the PRR update's SafeACK,
+    /// draft-ietf-tcpm-prr-rfc6937bis; Linux's tcp_input.c tcp_cwnd_reduction
+    /// adds it only under FLAG_SND_UNA_ADVANCED), and the first call of a
+    /// recovery allows at least one segment, the fast retransmit itself.
+    pub fn on_ack_safe(
+        &mut self,
+        delivered: usize,
+        pipe: usize,
+        mss: usize,
+        safe_ack: bool,
+    ) -> usize {
+        let first = self.prr_out == 0;
+        let sndcnt = self.on_ack_with(delivered, pipe, mss, safe_ack);
+        if first && sndcnt < mss {
+            self.cwnd = pipe + mss;
+            return mss;
+        }
+        sndcnt
+    }
+
+    fn on_ack_with(&mut self, delivered: usize, pipe: usize, mss: usize, safe_ack: bool) -> usize {
         self.prr_delivered += delivered;
         let sndcnt = if pipe > self.ssthresh {
             // Proportional part: CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out.
@@ -44,7 +69,7 @@ impl Prr {
                 .prr_delivered
                 .saturating_sub(self.prr_out)
                 .max(delivered)
-                + mss;
+                + if safe_ack { mss } else { 0 };
             (self.ssthresh - pipe).min(limit)
         };
         self.cwnd = pipe + sndcnt;
@@ -115,5 +140,26 @@ mod tests {
         p.on_sent(MSS);
         // Sent more than the share so far: sndcnt is 0, not negative.
         assert_eq!(p.on_ack(100, 9 * MSS, MSS), 0);
+    }
+
+    /// An ACK that only SACKs (SND.UNA stays) earns no extra MSS under the
+    /// SafeACK rule, while one that advances SND.UNA does; the first ACK of a
+    /// recovery always lets the fast retransmit go.
+    #[test]
+    fn safe_ack_gates_the_extra_segment() {
+        let mut p = Prr::new(10 * MSS, 7 * MSS);
+        // Entry: one segment SACKed, pipe 1: the retransmission only.
+        assert_eq!(p.on_ack_safe(MSS, MSS, MSS, false), MSS);
+        p.on_sent(MSS);
+        // A SACK of one more segment: delivered - out = 1, no extra.
+        assert_eq!(p.on_ack_safe(MSS, 2 * MSS, MSS, false), MSS);
+        p.on_sent(MSS);
+        // The same under RFC 6937's PRR-SSRB gets one more.
+        let mut q = Prr::new(10 * MSS, 7 * MSS);
+        q.on_ack(MSS, MSS, MSS);
+        q.on_sent(MSS);
+        assert_eq!(q.on_ack(MSS, 2 * MSS, MSS), 2 * MSS);
+        // SND.UNA advancing earns the extra MSS back.
+        assert_eq!(p.on_ack_safe(MSS, 2 * MSS, MSS, true), 2 * MSS);
     }
 }

@@ -113,6 +113,12 @@ impl SendBuffer {
         self.flushed = self.end();
     }
 
+    /// Releases corked data without ending the data set: no PSH for it
+    /// (Linux's tcp_push_pending_frames).
+    pub fn push(&mut self) {
+        self.flushed = self.end();
+    }
+
     /// Offset up to which data was flushed explicitly.
     pub fn flushed(&self) -> u64 {
         self.flushed
