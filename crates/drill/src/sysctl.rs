@@ -54,6 +54,8 @@ pub(crate) struct HostSysctls {
     dupack_threshold: Option<u32>,
     timestamps: Option<bool>,
     sack: Option<bool>,
+    /// net.ipv4.tcp_slow_start_after_idle (ip-sysctl.rst; Linux's default is 1).
+    slow_start_after_idle: Option<bool>,
     rfc5961_rst: Option<bool>,
     rfc5961_syn: Option<bool>,
     /// net.ipv4.tcp_fastopen's bits (ip-sysctl.rst); Linux's default is 1.
@@ -182,8 +184,12 @@ impl HostSysctls {
                     return;
                 }
             },
-            // The engine never restarts slow start after idle, and has ECN off.
-            "net.ipv4.tcp_slow_start_after_idle" | "net.ipv4.tcp_ecn" => num == Some(0),
+            "net.ipv4.tcp_slow_start_after_idle" => {
+                self.slow_start_after_idle = flag;
+                flag.is_some()
+            }
+            // The engine has ECN off unless a socket asks for it.
+            "net.ipv4.tcp_ecn" => num == Some(0),
             // FreeBSD tcp(4): insecure_rst=1 / insecure_syn=1 turn RFC 5961's
             // RST / SYN checks off.
             "net.inet.tcp.insecure_rst" => {
@@ -223,6 +229,9 @@ impl HostSysctls {
         }
         if let Some(s) = self.sack {
             cfg.options.sack = s;
+        }
+        if let Some(s) = self.slow_start_after_idle {
+            cfg.slow_start_after_idle = s;
         }
         // The engine has one switch for RFC 5961's checks: either insecure_*
         // sysctl turns them all off.

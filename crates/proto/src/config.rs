@@ -324,6 +324,17 @@ pub struct Config {
     /// (tcp_output.c tcp_schedule_loss_probe), so a probe never fires at once
     /// on a path with no measurable RTT.
     pub tlp_extra: Duration,
+    /// Whether cwnd grows while the sender does not use it (off: every ACK
+    /// of new data grows it; `linux`: tcp_is_cwnd_limited's rule).
+    pub cwnd_validation: crate::cc::CwndValidation,
+    /// CUBIC's arithmetic when `congestion` is CUBIC: RFC 9438's (default) or
+    /// Linux's tcp_cubic.c (whole segments, 5 % per RTT before any loss).
+    pub cubic: crate::cc::CubicVariant,
+    /// Restart from a smaller window after an idle period longer than the RTO
+    /// (RFC 5681 4.1; RFC 2861's halving per RTO idle, as Linux's
+    /// tcp_cwnd_restart under net.ipv4.tcp_slow_start_after_idle = 1). Off:
+    /// cwnd survives idle periods.
+    pub slow_start_after_idle: bool,
 }
 
 impl Default for Config {
@@ -367,6 +378,9 @@ impl Default for Config {
             silent_unsent_ack: false,
             fast_open: crate::fastopen::FastOpenConfig::default(),
             tlp_extra: Duration::ZERO,
+            cwnd_validation: crate::cc::CwndValidation::Off,
+            cubic: crate::cc::CubicVariant::Rfc9438,
+            slow_start_after_idle: false,
         }
     }
 }

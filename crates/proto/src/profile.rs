@@ -158,6 +158,8 @@ pub const KEYS: &[&str] = &[
     "dupack_threshold",
     "congestion",
     "recovery",
+    "cwnd_validation",
+    "cubic",
 ];
 
 /// Sets one host key from its scenario-syntax text (the profile table's value column).
@@ -207,6 +209,8 @@ pub fn set(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         "msl" => c.msl = duration(v)?,
         "dupack_threshold" => c.dupack_threshold = num(v)?,
         "congestion" => c.congestion = crate::cc::CcFactory::by_name(v)?,
+        "cwnd_validation" => c.cwnd_validation = v.parse()?,
+        "cubic" => c.cubic = v.parse()?,
         "recovery" => {
             let mut r = crate::config::RecoverySet::default();
             let names = if v == "none" { "" } else { v };
@@ -334,7 +338,9 @@ pub const LINUX: Profile = Profile {
         s("window_advertise", "linux", "tcp_output.c __tcp_select_window: free space, a multiple of the MSS without window scaling"),
         s("window_update", "doubling", "tcp.c tcp_cleanup_rbuf: ACK after a read only if the window at least doubles"),
         s("congestion", "cubic", "net.ipv4.tcp_congestion_control = cubic, the default since 2.6.19 (RFC 9438)"),
+        s("cubic", "linux", "tcp_cubic.c bictcp_update, tcp_cong_avoid_ai: the curve in whole segments and jiffies"),
         s("slow_start", "hystart", "tcp_cubic.c hystart = 1, hystart_detect = ACK train and delay increase"),
+        s("cwnd_validation", "linux", "include/net/tcp.h tcp_is_cwnd_limited, tcp_output.c tcp_cwnd_validate: cwnd grows only when cwnd-limited, or in slow start below twice the segments out"),
         s("recovery", "prr,tlp,rack", "tcp_input.c tcp_cwnd_reduction: PRR (RFC 6937), always on since 3.2; tcp_output.c tcp_schedule_loss_probe: TLP (net.ipv4.tcp_early_retrans = 3); tcp_recovery.c tcp_rack_detect_loss: RACK (RFC 8985, net.ipv4.tcp_recovery = 1)"),
     ],
 };
