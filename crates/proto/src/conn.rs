@@ -186,6 +186,11 @@ pub struct Connection {
     send_times: SendTimes,
     /// When data last went out (Linux lsndtime), for the controller's idle restart.
     last_data_sent: Option<Instant>,
+    /// A zero-window probe of the old-sequence kind is due (`WindowProbe::OldSeq`).
+    old_seq_probe: bool,
+    /// Data was written with nothing in flight: check for an idle restart
+    /// at the next transmit (tcp_skb_entail's tcp_slow_start_after_idle_check).
+    idle_check: bool,
     /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
     nak_rx: NakReceiver,
     /// RFC 1106 2.1: NAKed data the peer asked for, to resend at once.
@@ -354,6 +359,8 @@ impl Connection {
             cwnd_usage: CwndUsage::default(),
             send_times: SendTimes::default(),
             last_data_sent: None,
+            old_seq_probe: false,
+            idle_check: false,
             nak_rx: NakReceiver::default(),
             nak_tx: NakSender::default(),
             pending_naks: VecDeque::new(),
@@ -591,6 +598,9 @@ impl Connection {
         }
         if !self.can_write() {
             return Err(WriteError::Closed);
+        }
+        if self.snd_una == self.snd_max && !data.is_empty() {
+            self.idle_check = true;
         }
         Ok(self.send_buf.write(data, more_follows))
     }
@@ -931,6 +941,11 @@ impl Connection {
             self.persist_backoff = self.persist_backoff.saturating_add(1);
             let at = now + self.persist_interval();
             self.arm(Timer::Persist, at);
+            if self.cfg.window_probe == crate::config::WindowProbe::OldSeq {
+                // tcp_xmit_probe_skb: no data, a sequence number already acked.
+                self.old_seq_probe = true;
+                return;
+            }
         }
         self.force_one = true;
     }
@@ -2184,6 +2199,11 @@ impl Connection {
             }
             _ => {}
         }
+        if std::mem::take(&mut self.old_seq_probe) {
+            let seg = self.header(now, self.snd_una - 1, Flags::ACK);
+            self.counters.segments_sent += 1;
+            return Some(seg);
+        }
         if let Some(r) = self.emit_nak_rexmit(now, payload) {
             return Some(r);
         }
@@ -2212,7 +2232,11 @@ impl Connection {
     /// last data went out more than an RTO ago: cwnd restarts smaller (Linux
     /// checks when the write is queued, tcp_slow_start_after_idle_check).
     fn maybe_idle_restart(&mut self, now: Instant) {
-        if !self.cfg.slow_start_after_idle || self.snd_una != self.snd_max || self.in_recovery {
+        if !std::mem::take(&mut self.idle_check)
+            || !self.cfg.slow_start_after_idle
+            || self.snd_una != self.snd_max
+            || self.in_recovery
+        {
             return;
         }
         let Some(last) = self.last_data_sent else {
@@ -2225,8 +2249,6 @@ impl Connection {
         }
         let restart = self.cfg.initial_window as usize * self.snd_mss;
         self.cc.on_idle_restart(restart, idle, rto);
-        // Once per idle period: the clock restarts as if data had just gone.
-        self.last_data_sent = Some(now);
     }
 
     /// Linux tcp_write_xmit's end: after a pass that sent data, or found data

@@ -160,6 +160,7 @@ pub const KEYS: &[&str] = &[
     "recovery",
     "cwnd_validation",
     "cubic",
+    "window_probe",
 ];
 
 /// Sets one host key from its scenario-syntax text (the profile table's value column).
@@ -211,6 +212,7 @@ pub fn set(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         "congestion" => c.congestion = crate::cc::CcFactory::by_name(v)?,
         "cwnd_validation" => c.cwnd_validation = v.parse()?,
         "cubic" => c.cubic = v.parse()?,
+        "window_probe" => c.window_probe = v.parse()?,
         "recovery" => {
             let mut r = crate::config::RecoverySet::default();
             let names = if v == "none" { "" } else { v };
@@ -338,6 +340,7 @@ pub const LINUX: Profile = Profile {
         s("window_advertise", "linux", "tcp_output.c __tcp_select_window: free space, a multiple of the MSS without window scaling"),
         s("window_update", "doubling", "tcp.c tcp_cleanup_rbuf: ACK after a read only if the window at least doubles"),
         s("congestion", "cubic", "net.ipv4.tcp_congestion_control = cubic, the default since 2.6.19 (RFC 9438)"),
+        s("window_probe", "old-seq", "tcp_output.c tcp_write_wakeup, tcp_xmit_probe_skb: a zero window is probed with SND.UNA - 1 and no data"),
         s("cubic", "linux", "tcp_cubic.c bictcp_update, tcp_cong_avoid_ai: the curve in whole segments and jiffies"),
         s("slow_start", "hystart", "tcp_cubic.c hystart = 1, hystart_detect = ACK train and delay increase"),
         s("cwnd_validation", "linux", "include/net/tcp.h tcp_is_cwnd_limited, tcp_output.c tcp_cwnd_validate: cwnd grows only when cwnd-limited, or in slow start below twice the segments out"),

@@ -2301,11 +2301,11 @@ isn = 4294967295
 
     #[test]
     fn every_profile_key_is_a_host_key() {
-        // `congestion`, `cwnd_validation` and `cubic` are set by profiles only, until
+        // `congestion`, `cwnd_validation`, `cubic` and `window_probe` are set by profiles only, until
         // scenarios name them.
         for key in tinygram_proto::profile::KEYS
             .iter()
-            .filter(|k| !["congestion", "cwnd_validation", "cubic"].contains(*k))
+            .filter(|k| !["congestion", "cwnd_validation", "cubic", "window_probe"].contains(*k))
         {
             assert!(
                 KEYS.iter().any(|k| k.key == format!("client.{key}")),
