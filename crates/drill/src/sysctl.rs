@@ -55,6 +55,8 @@ pub(crate) struct HostSysctls {
     dupack_threshold: Option<u32>,
     timestamps: Option<bool>,
     sack: Option<bool>,
+    /// net.ipv4.tcp_slow_start_after_idle (ip-sysctl.rst; Linux's default is 1).
+    slow_start_after_idle: Option<bool>,
     rfc5961_rst: Option<bool>,
     rfc5961_syn: Option<bool>,
     /// net.ipv4.tcp_fastopen's bits (ip-sysctl.rst); Linux's default is 1.
@@ -218,8 +220,10 @@ impl HostSysctls {
                 self.ecn = num.and_then(|n| u32::try_from(n).ok()).filter(|&n| n <= 2);
                 self.ecn.is_some()
             }
-            // The engine never restarts slow start after idle.
-            "net.ipv4.tcp_slow_start_after_idle" => num == Some(0),
+            "net.ipv4.tcp_slow_start_after_idle" => {
+                self.slow_start_after_idle = flag;
+                flag.is_some()
+            }
             // FreeBSD: sb_max (sys/kern/uipc_sockbuf.c), tcp(4) recvspace, sendspace.
             "kern.ipc.maxsockbuf" => {
                 self.sb_max = num.and_then(|n| usize::try_from(n).ok()).filter(|&n| n > 0);
@@ -278,6 +282,9 @@ impl HostSysctls {
         }
         if let Some(s) = self.sack {
             cfg.options.sack = s;
+        }
+        if let Some(s) = self.slow_start_after_idle {
+            cfg.slow_start_after_idle = s;
         }
         // The engine has one switch for RFC 5961's checks: either insecure_*
         // sysctl turns them all off.

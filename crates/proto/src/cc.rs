@@ -7,10 +7,14 @@ use core::fmt;
 use std::sync::Arc;
 
 pub mod cubic;
+pub mod cubic_linux;
 pub mod hystart;
+pub mod usage;
 
 pub use cubic::Cubic;
+pub use cubic_linux::LinuxCubic;
 pub use hystart::SlowStartExit;
+pub use usage::{CwndUsage, CwndValidation, SendTimes};
 
 /// What the connection knows about an ACK of new data, given to the
 /// controller before `on_ack` and the recovery hooks: the time and RTT
@@ -36,6 +40,12 @@ pub trait CongestionControl: fmt::Debug + Send {
     fn ssthresh(&self) -> usize;
     /// New data acknowledged outside fast recovery.
     fn on_ack(&mut self, acked: usize, mss: usize);
+    /// New data acknowledged while the sender was not using its window (Linux
+    /// tcp_is_cwnd_limited false): cwnd stays, but a slow-start exit still sees
+    /// the ACK (tcp_cubic.c cubictcp_acked runs apart from cong_avoid's check).
+    fn on_ack_window_unused(&mut self, acked: usize, mss: usize) {
+        let _ = (acked, mss);
+    }
     /// Entering fast recovery after `dupack_threshold` duplicate ACKs.
     fn on_fast_retransmit(&mut self, flight: usize, mss: usize, dupacks: u32);
     /// Another duplicate ACK during fast recovery (window inflation).
@@ -57,6 +67,66 @@ pub trait CongestionControl: fmt::Debug + Send {
     fn on_congestion_signal(&mut self, flight: usize, mss: usize) {
         let _ = (flight, mss);
     }
+    /// New data goes out at `now` with nothing in flight, `idle` after the
+    /// last data sent (Linux CA_EVENT_TX_START, tcp_output.c tcp_event_data_sent).
+    fn on_tx_after_idle(&mut self, now: Instant, idle: Duration) {
+        let _ = (now, idle);
+    }
+    /// Sending resumes after `idle` with nothing in flight and the idle
+    /// restart on: shrink cwnd toward `restart` (Linux tcp_cwnd_restart).
+    fn on_idle_restart(&mut self, restart: usize, idle: Duration, rto: Duration) {
+        let _ = (restart, idle, rto);
+    }
+}
+
+/// tcp_output.c tcp_cwnd_restart (RFC 2861 2.2): ssthresh keeps 3/4 of cwnd
+/// (tcp_current_ssthresh), cwnd halves per RTO of idle time down to
+/// min(`restart`, cwnd). Returns (cwnd, ssthresh); all sizes in bytes.
+pub fn idle_restart(
+    cwnd: usize,
+    ssthresh: usize,
+    restart: usize,
+    idle: Duration,
+    rto: Duration,
+) -> (usize, usize) {
+    let ssthresh = ssthresh.max(cwnd / 2 + cwnd / 4);
+    let restart = restart.min(cwnd);
+    let mut left = idle.as_micros() as i128;
+    let rto = (rto.as_micros() as i128).max(1);
+    let mut w = cwnd;
+    loop {
+        left -= rto;
+        if left <= 0 || w <= restart {
+            break;
+        }
+        w >>= 1;
+    }
+    (w.max(restart), ssthresh)
+}
+
+/// Which arithmetic CUBIC uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CubicVariant {
+    /// RFC 9438 as written ([`Cubic`]).
+    #[default]
+    Rfc9438,
+    /// Linux's tcp_cubic.c ([`LinuxCubic`]).
+    Linux,
+}
+
+impl std::str::FromStr for CubicVariant {
+    type Err = String;
+    /// `"rfc9438"` or `"linux"`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "rfc9438" | "rfc" => Ok(CubicVariant::Rfc9438),
+            "linux" => Ok(CubicVariant::Linux),
+            _ => Err(format!(
+                "unknown cubic variant {s:?}{} (expected \"rfc9438\" or \"linux\")",
+                crate::suggest::did_you_mean(s, ["rfc9438", "linux"])
+            )),
+        }
+    }
 }
 
 /// What a connection's controller starts from, once the handshake has fixed the MSS.
@@ -70,6 +140,8 @@ pub struct CcInit {
     pub slow_start: SlowStart,
     /// Reaction to repaired losses asked for (RFC 1106 4.2).
     pub loss_is: LossIs,
+    /// CUBIC's arithmetic: RFC 9438's or Linux's tcp_cubic.c.
+    pub cubic: CubicVariant,
 }
 
 /// The builder signature a [`CcFactory`] wraps.
@@ -109,12 +181,18 @@ impl CcFactory {
 
     /// CUBIC (RFC 9438) leaving slow start by `ss_exit`, honouring `loss_is`.
     pub fn cubic() -> CcFactory {
-        CcFactory::new("cubic", |i: &CcInit| {
-            Box::new(Cubic::new(
+        CcFactory::new("cubic", |i: &CcInit| match i.cubic {
+            CubicVariant::Rfc9438 => Box::new(Cubic::new(
                 i.initial_window,
                 slow_start_exit(i.slow_start),
                 i.loss_is == LossIs::Congestion,
-            ))
+            )),
+            CubicVariant::Linux => Box::new(LinuxCubic::new(
+                i.initial_window,
+                i.mss,
+                slow_start_exit(i.slow_start),
+                i.loss_is == LossIs::Congestion,
+            )),
         })
     }
 
@@ -351,6 +429,21 @@ impl CongestionControl for NewReno {
                 self.cwnd += mss;
             }
         }
+    }
+
+    fn on_ack_window_unused(&mut self, _acked: usize, mss: usize) {
+        if self.cwnd < self.ssthresh {
+            if let Some(s) = self.last {
+                if self.ss_exit.on_ack(&s, self.cwnd / mss.max(1)) == hystart::SsVerdict::Exit {
+                    self.ssthresh = self.cwnd;
+                }
+            }
+        }
+    }
+
+    fn on_idle_restart(&mut self, restart: usize, idle: Duration, rto: Duration) {
+        (self.cwnd, self.ssthresh) = idle_restart(self.cwnd, self.ssthresh, restart, idle, rto);
+        self.ca_acked = 0;
     }
 
     fn on_fast_retransmit(&mut self, flight: usize, mss: usize, dupacks: u32) {

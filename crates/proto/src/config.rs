@@ -371,6 +371,46 @@ pub struct Config {
     /// recovery (Linux's tcp_ack, old-ACK branch). Off: such an ACK is
     /// ignored whole (RFC 9293 3.10.7.4).
     pub old_ack_sack: bool,
+    /// Whether cwnd grows while the sender does not use it (off: every ACK
+    /// of new data grows it; `linux`: tcp_is_cwnd_limited's rule).
+    pub cwnd_validation: crate::cc::CwndValidation,
+    /// CUBIC's arithmetic when `congestion` is CUBIC: RFC 9438's (default) or
+    /// Linux's tcp_cubic.c (whole segments, 5 % per RTT before any loss).
+    pub cubic: crate::cc::CubicVariant,
+    /// Restart from a smaller window after an idle period longer than the RTO
+    /// (RFC 5681 4.1; RFC 2861's halving per RTO idle, as Linux's
+    /// tcp_cwnd_restart under net.ipv4.tcp_slow_start_after_idle = 1). Off:
+    /// cwnd survives idle periods.
+    pub slow_start_after_idle: bool,
+    /// How a zero window is probed: one byte of new data (RFC 9293 3.8.6.1,
+    /// the default) or a bare ACK carrying SND.UNA - 1, which the peer must
+    /// answer with its window (Linux tcp_write_wakeup, tcp_xmit_probe_skb).
+    pub window_probe: WindowProbe,
+}
+
+/// The segment a zero-window probe is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum WindowProbe {
+    /// One byte beyond the window (RFC 9293 3.8.6.1).
+    #[default]
+    Byte,
+    /// An ACK with an already acknowledged sequence number and no data (Linux).
+    OldSeq,
+}
+
+impl std::str::FromStr for WindowProbe {
+    type Err = String;
+    /// `"byte"` or `"old-seq"`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "byte" => Ok(WindowProbe::Byte),
+            "old-seq" => Ok(WindowProbe::OldSeq),
+            _ => Err(format!(
+                "unknown window_probe {s:?}{} (expected \"byte\" or \"old-seq\")",
+                crate::suggest::did_you_mean(s, ["byte", "old-seq"])
+            )),
+        }
+    }
 }
 
 impl Default for Config {
@@ -425,6 +465,10 @@ impl Default for Config {
             sack_whole_segments: false,
             prr_safe_ack: false,
             old_ack_sack: false,
+            cwnd_validation: crate::cc::CwndValidation::Off,
+            cubic: crate::cc::CubicVariant::Rfc9438,
+            slow_start_after_idle: false,
+            window_probe: WindowProbe::Byte,
         }
     }
 }

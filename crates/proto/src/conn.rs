@@ -13,7 +13,7 @@
 //! Time only moves forward between calls; the engine never reads a clock.
 
 use crate::bigwin;
-use crate::cc::{AckSample, CcInit, CongestionControl};
+use crate::cc::{AckSample, CcInit, CongestionControl, CwndUsage, CwndValidation, SendTimes};
 use crate::config::{BufferLimit, Config};
 use crate::counters::Counters;
 use crate::isn::IsnGenerator;
@@ -197,6 +197,17 @@ pub struct Connection {
     fin_alone: bool,
     /// RFC 8985 6 RACK per-segment transmit times and loss marks, when `recovery.rack` is on.
     rack: Rack,
+    /// How much of cwnd the sender used this window (Linux tcp_cwnd_validate).
+    cwnd_usage: CwndUsage,
+    /// Data segments' send times, for a per-ACK RTT sample (tcp_clean_rtx_queue).
+    send_times: SendTimes,
+    /// When data last went out (Linux lsndtime), for the controller's idle restart.
+    last_data_sent: Option<Instant>,
+    /// A zero-window probe of the old-sequence kind is due (`WindowProbe::OldSeq`).
+    old_seq_probe: bool,
+    /// Data was written with nothing in flight: check for an idle restart
+    /// at the next transmit (tcp_skb_entail's tcp_slow_start_after_idle_check).
+    idle_check: bool,
     /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
     nak_rx: NakReceiver,
     /// RFC 1106 2.1: NAKed data the peer asked for, to resend at once.
@@ -288,6 +299,7 @@ fn build_cc(cfg: &Config, mss: usize) -> Box<dyn CongestionControl> {
         initial_window: cfg.initial_window as usize * mss,
         slow_start: cfg.slow_start,
         loss_is: cfg.loss_is,
+        cubic: cfg.cubic,
     })
 }
 
@@ -372,6 +384,11 @@ impl Connection {
             tlp_rearm: false,
             fin_alone: false,
             rack: Rack::default(),
+            cwnd_usage: CwndUsage::default(),
+            send_times: SendTimes::default(),
+            last_data_sent: None,
+            old_seq_probe: false,
+            idle_check: false,
             nak_rx: NakReceiver::default(),
             nak_tx: NakSender::default(),
             pending_naks: VecDeque::new(),
@@ -659,6 +676,9 @@ impl Connection {
         }
         if !self.can_write() {
             return Err(WriteError::Closed);
+        }
+        if self.snd_una == self.snd_max && !data.is_empty() {
+            self.idle_check = true;
         }
         Ok(self.send_buf.write(data, more_follows))
     }
@@ -1047,6 +1067,11 @@ impl Connection {
             self.persist_backoff = self.persist_backoff.saturating_add(1);
             let at = now + self.persist_interval();
             self.arm(Timer::Persist, at);
+            if self.cfg.window_probe == crate::config::WindowProbe::OldSeq {
+                // tcp_xmit_probe_skb: no data, a sequence number already acked.
+                self.old_seq_probe = true;
+                return;
+            }
         }
         self.force_one = true;
     }
@@ -1860,9 +1885,12 @@ impl Connection {
                 self.high_rxt = ack;
             }
             let rtt = self.take_rtt_sample(now, seg);
+            // The congestion module's sample is the newest segment's send time,
+            // on every ACK (tcp_input.c tcp_clean_rtx_queue ca_rtt_us).
+            let ca_rtt = self.send_times.on_ack(self.snd_una, now);
             self.cc.on_ack_sample(&AckSample {
                 now,
-                rtt,
+                rtt: ca_rtt.or(rtt),
                 srtt: self.rtt.srtt(),
                 snd_una: self.snd_una,
                 snd_nxt: self.snd_max,
@@ -1888,8 +1916,10 @@ impl Connection {
                     self.cc.on_partial_ack(acked, self.snd_mss);
                     self.rexmit_one = Some(self.snd_una);
                 }
-            } else {
+            } else if self.window_in_use() {
                 self.cc.on_ack(acked, self.snd_mss);
+            } else {
+                self.cc.on_ack_window_unused(acked, self.snd_mss);
             }
             self.dupacks = 0;
             // RFC 6298 5.2-5.3.
@@ -2572,6 +2602,11 @@ impl Connection {
             }
             _ => {}
         }
+        if std::mem::take(&mut self.old_seq_probe) {
+            let seg = self.header(now, self.snd_una - 1, Flags::ACK);
+            self.counters.segments_sent += 1;
+            return Some(seg);
+        }
         if let Some(r) = self.emit_nak_rexmit(now, payload) {
             return Some(r);
         }
@@ -2585,12 +2620,80 @@ impl Connection {
                 }
             }
         }
-        if let Some(r) = self.emit_data(now, payload) {
+        self.maybe_idle_restart(now);
+        let sent = self.emit_data(now, payload);
+        self.note_cwnd_usage(sent.is_some());
+        if let Some(r) = sent {
             return Some(r);
         }
         self.burst = None;
         self.arm_persist_if_needed(now);
         self.maybe_pure_ack(now)
+    }
+
+    /// RFC 5681 4.1 / RFC 2861: new data waits, nothing is in flight and the
+    /// last data went out more than an RTO ago: cwnd restarts smaller (Linux
+    /// checks when the write is queued, tcp_slow_start_after_idle_check).
+    fn maybe_idle_restart(&mut self, now: Instant) {
+        if !std::mem::take(&mut self.idle_check)
+            || !self.cfg.slow_start_after_idle
+            || self.snd_una != self.snd_max
+            || self.in_recovery
+        {
+            return;
+        }
+        let Some(last) = self.last_data_sent else {
+            return;
+        };
+        let idle = now.saturating_duration_since(last);
+        let rto = self.rtt.rto();
+        if idle <= rto || self.send_buf.end() <= self.off_of(self.snd_nxt) {
+            return;
+        }
+        let restart = self.cfg.initial_window as usize * self.snd_mss;
+        self.cc.on_idle_restart(restart, idle, rto);
+    }
+
+    /// Linux tcp_write_xmit's end: after a pass that sent data, or found data
+    /// waiting with the flight at cwnd, record how much of cwnd is in use
+    /// (tcp_cwnd_validate; is_cwnd_limited when packets in flight >= cwnd).
+    fn note_cwnd_usage(&mut self, sent: bool) {
+        if self.cfg.cwnd_validation == CwndValidation::Off {
+            return;
+        }
+        let mss = self.snd_mss.max(1);
+        let in_flight = if self.sack_recovery {
+            self.scoreboard.pipe(
+                self.snd_una,
+                self.snd_max,
+                self.high_rxt,
+                self.cfg.dupack_threshold,
+                self.snd_mss,
+            )
+        } else {
+            self.snd_nxt.distance_from(self.snd_una)
+        };
+        let waiting = self.send_buf.end() > self.off_of(self.snd_nxt);
+        let limited = in_flight.div_ceil(mss) >= self.send_cwnd() / mss;
+        if sent || (waiting && limited) {
+            let packets_out = self.snd_max.distance_from(self.snd_una).div_ceil(mss);
+            self.cwnd_usage
+                .on_transmit(self.snd_una, self.snd_max, packets_out, limited);
+        }
+    }
+
+    /// Whether an ACK of new data may grow cwnd: always, unless cwnd validation
+    /// is on and the sender did not use its window (tcp_is_cwnd_limited).
+    fn window_in_use(&self) -> bool {
+        match self.cfg.cwnd_validation {
+            CwndValidation::Off => true,
+            CwndValidation::Linux => {
+                let mss = self.snd_mss.max(1);
+                let cwnd = self.cc.cwnd();
+                self.cwnd_usage
+                    .is_cwnd_limited(cwnd / mss, cwnd < self.cc.ssthresh())
+            }
+        }
     }
 
     fn maybe_pure_ack(&mut self, now: Instant) -> Option<TcpRepr> {
@@ -3254,6 +3357,18 @@ impl Connection {
         self.tlp_rearm |= new_data || (fin && seq + len >= self.snd_max);
         if fin && seq >= self.snd_max {
             self.fin_alone = len == 0;
+        }
+        self.tlp_rearm |= new_data;
+        if len > 0 {
+            if self.send_times.is_empty() {
+                // tcp_event_data_sent: nothing in flight, CA_EVENT_TX_START.
+                if let Some(last) = self.last_data_sent {
+                    self.cc
+                        .on_tx_after_idle(now, now.saturating_duration_since(last));
+                }
+            }
+            self.last_data_sent = Some(now);
+            self.send_times.on_sent(seq, seq + len, now);
         }
         if self.cfg.recovery.rack && self.sack_ok && (len > 0 || fin) {
             // RFC 8985 6.1: Segment.xmit_ts for RACK.

@@ -172,6 +172,9 @@ pub const KEYS: &[&str] = &[
     "sack_whole_segments",
     "prr_safe_ack",
     "old_ack_sack",
+    "cwnd_validation",
+    "cubic",
+    "window_probe",
 ];
 
 /// Sets one host key from its scenario-syntax text (the profile table's value column).
@@ -221,6 +224,9 @@ pub fn set(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         "msl" => c.msl = duration(v)?,
         "dupack_threshold" => c.dupack_threshold = num(v)?,
         "congestion" => c.congestion = crate::cc::CcFactory::by_name(v)?,
+        "cwnd_validation" => c.cwnd_validation = v.parse()?,
+        "cubic" => c.cubic = v.parse()?,
+        "window_probe" => c.window_probe = v.parse()?,
         "recovery" => {
             let mut r = crate::config::RecoverySet::default();
             let names = if v == "none" { "" } else { v };
@@ -368,6 +374,8 @@ pub const LINUX: Profile = Profile {
         s("window_advertise", "linux", "tcp_output.c __tcp_select_window: free space, a multiple of the MSS without window scaling"),
         s("window_update", "doubling", "tcp.c tcp_cleanup_rbuf: ACK after a read only if the window at least doubles"),
         s("congestion", "cubic", "net.ipv4.tcp_congestion_control = cubic, the default since 2.6.19 (RFC 9438)"),
+        s("window_probe", "old-seq", "tcp_output.c tcp_write_wakeup, tcp_xmit_probe_skb: a zero window is probed with SND.UNA - 1 and no data"),
+        s("cubic", "linux", "tcp_cubic.c bictcp_update, tcp_cong_avoid_ai: the curve in whole segments and jiffies"),
         s("slow_start", "hystart", "tcp_cubic.c hystart = 1, hystart_detect = ACK train and delay increase"),
         s("psh_at_window_limit", "true", "tcp.c tcp_push, tcp_mark_push: PSH on the last segment a window lets out of a write"),
         s("silent_unsent_ack", "true", "tcp_input.c tcp_ack: an ACK of data not yet sent is dropped without a reply"),
@@ -376,6 +384,7 @@ pub const LINUX: Profile = Profile {
         s("sack_whole_segments", "true", "tcp_input.c tcp_match_skb_to_sack: a partial SACK is rounded to whole MSS; less than one does not split the skb"),
         s("prr_safe_ack", "true", "tcp_input.c tcp_cwnd_reduction: PRR's extra segment only if FLAG_SND_UNA_ADVANCED"),
         s("old_ack_sack", "true", "tcp_input.c tcp_ack: an ACK below SND.UNA still has its SACK blocks tagged in recovery"),
+        s("cwnd_validation", "linux", "include/net/tcp.h tcp_is_cwnd_limited, tcp_output.c tcp_cwnd_validate: cwnd grows only when cwnd-limited, or in slow start below twice the segments out"),
         s("recovery", "prr,tlp,rack", "tcp_input.c tcp_cwnd_reduction: PRR (RFC 6937), always on since 3.2; tcp_output.c tcp_schedule_loss_probe: TLP (net.ipv4.tcp_early_retrans = 3); tcp_recovery.c tcp_rack_detect_loss: RACK (RFC 8985, net.ipv4.tcp_recovery = 1)"),
     ],
 };

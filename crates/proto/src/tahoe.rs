@@ -137,6 +137,7 @@ mod tests {
             initial_window: 16_000,
             slow_start: SlowStart::Standard,
             loss_is,
+            cubic: crate::cc::CubicVariant::Rfc9438,
         };
         let mut t = Tahoe::factory().build(&init(LossIs::Noise));
         t.on_loss_repair(16_000, 1000);

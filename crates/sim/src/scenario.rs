@@ -2301,11 +2301,14 @@ isn = 4294967295
 
     #[test]
     fn every_profile_key_is_a_host_key() {
-        // `congestion` is set by profiles only, until scenarios name controllers;
+        // `congestion`, `cwnd_validation`, `cubic` and `window_probe` are set by profiles only, until scenarios name controllers;
         // so are FreeBSD's own rules (see the freebsd profile).
         for key in tinygram_proto::profile::KEYS.iter().filter(|k| {
             ![
                 "congestion",
+                "cwnd_validation",
+                "cubic",
+                "window_probe",
                 "wscale_buf",
                 "buf_round_mss",
                 "dsack",

@@ -188,6 +188,23 @@ impl CongestionControl for Cubic {
         self.avoid(acked, mss);
     }
 
+    fn on_ack_window_unused(&mut self, _acked: usize, mss: usize) {
+        if self.cwnd < self.ssthresh {
+            if let Some(s) = self.last {
+                if self.ss_exit.on_ack(&s, self.cwnd / mss.max(1)) == SsVerdict::Exit {
+                    // tcp_cubic.c hystart_update: ssthresh = cwnd.
+                    self.ssthresh = self.cwnd;
+                }
+            }
+        }
+    }
+
+    fn on_idle_restart(&mut self, restart: usize, idle: Duration, rto: Duration) {
+        (self.cwnd, self.ssthresh) =
+            super::idle_restart(self.cwnd, self.ssthresh, restart, idle, rto);
+        self.ca_carry = 0.0;
+    }
+
     fn on_fast_retransmit(&mut self, _flight: usize, mss: usize, dupacks: u32) {
         if self.reduce_on_loss {
             self.reduce(mss);

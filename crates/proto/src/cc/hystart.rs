@@ -56,13 +56,10 @@ impl LinuxHystart {
         *self = LinuxHystart::default();
     }
 
-    /// bictcp_cong_avoid + bictcp_acked for one ACK in slow start with cwnd in segments.
+    /// cubictcp_acked + hystart_update (Linux 5.8 and later) for one ACK in
+    /// slow start with cwnd in segments: delay_min follows every sample; rounds
+    /// and detection run only from hystart_low_window.
     pub fn on_ack(&mut self, s: &AckSample, cwnd_segs: usize) -> SsVerdict {
-        // bictcp_cong_avoid: a round ends once its last segment is acked.
-        match self.end_seq {
-            Some(e) if s.snd_una <= e => {}
-            _ => self.reset_round(s.now, s.snd_nxt),
-        }
         let Some(rtt) = s.rtt else {
             return SsVerdict::Grow { divisor: 1 };
         };
@@ -73,6 +70,11 @@ impl LinuxHystart {
         let delay_min = self.delay_min.unwrap_or(delay);
         if self.found || cwnd_segs < HYSTART_LOW_WINDOW {
             return SsVerdict::Grow { divisor: 1 };
+        }
+        // hystart_update: a round ends once its last segment is acked.
+        match self.end_seq {
+            Some(e) if s.snd_una <= e => {}
+            _ => self.reset_round(s.now, s.snd_nxt),
         }
         // HYSTART_ACK_TRAIN: ACKs closely spaced over more than delay_min / 2
         // (hystart_ack_delay is 0 here: the engine does not pace).
