@@ -2301,8 +2301,9 @@ isn = 4294967295
 
     #[test]
     fn every_profile_key_is_a_host_key() {
-        // `congestion`, `cwnd_validation`, `cubic` and `window_probe` are set by profiles only, until scenarios name controllers;
-        // so are FreeBSD's own rules (see the freebsd profile).
+        // Set by profiles only: the congestion controller and its details
+        // (until scenarios name them), FreeBSD's own rules (the freebsd
+        // profile) and Linux's segment-level details (the linux profile).
         for key in tinygram_proto::profile::KEYS.iter().filter(|k| {
             ![
                 "congestion",
@@ -2316,6 +2317,13 @@ isn = 4294967295
                 "syn_reset_tcb",
                 "rcv_wnd_free",
                 "time_wait_bsd",
+                "psh_at_window_limit",
+                "silent_unsent_ack",
+                "tlp_extra",
+                "flush_ends_data",
+                "sack_whole_segments",
+                "prr_safe_ack",
+                "old_ack_sack",
             ]
             .contains(*k)
         }) {
