@@ -556,6 +556,16 @@ impl<'a> Runner<'a> {
                     (fastopen, dontwait, null_buffer(spec)),
                     first,
                 )? {
+                    // tcp_send_syn_data: data a SYN carries with MSG_ZEROCOPY
+                    // is notified as any zerocopy send is.
+                    if let (true, Outcome::Done(Ok(n)), Some(c)) =
+                        (zerocopy, &out, self.conn.as_ref())
+                    {
+                        if *n > 0 {
+                            let syn = usize::from(c.state() == tinygram_proto::State::SynSent);
+                            self.zc.sent(c.snd_una() + syn + c.send_queued());
+                        }
+                    }
                     return Ok(out);
                 }
                 // send(2): MSG_MORE has the effect of TCP_CORK until a send
