@@ -1724,11 +1724,15 @@ impl Connection {
     }
 
     /// FreeBSD's TIME-WAIT (tcp_timewait.c tcp_twcheck), before the sequence
-    /// check: a segment without ACK is dropped, a retransmitted FIN restarts
-    /// 2 MSL, and anything but an exact duplicate ACK is answered with an
-    /// ACK. SYN and RST go the usual way. Returns whether it handled `seg`.
+    /// check: a RST is dropped (RFC 1337), a SYN above RCV.NXT may start a
+    /// new connection (the usual way), any other segment without ACK is
+    /// dropped, a retransmitted FIN restarts 2 MSL, and anything but an exact
+    /// duplicate ACK is answered with an ACK. Returns whether it handled `seg`.
     fn time_wait_bsd(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) -> bool {
-        if seg.flags.syn() || seg.flags.rst() {
+        if seg.flags.rst() {
+            return true;
+        }
+        if seg.flags.syn() && !seg.flags.ack() && seg.seq > self.rcv_nxt() {
             return false;
         }
         if !seg.flags.ack() {
