@@ -678,6 +678,14 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
                         i += 1;
                         break;
                     }
+                    Some('\\') if c.get(i + 1) == Some(&'x') => {
+                        // `\xHH`: one byte, kept as the char of that value.
+                        let hex: String = c.iter().skip(i + 2).take(2).collect();
+                        let b = u8::from_str_radix(&hex, 16)
+                            .map_err(|_| format!("bad \\x escape {hex:?} in a string"))?;
+                        st.push(char::from(b));
+                        i += 4;
+                    }
                     Some('\\') => {
                         if let Some(n) = c.get(i + 1) {
                             st.push(match n {

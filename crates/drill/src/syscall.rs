@@ -64,6 +64,8 @@ pub(crate) struct Sock {
     pub set_by_script: BTreeSet<String>,
     /// TCP_FASTOPEN: the listener's Fast Open queue length (0: off).
     pub tfo_queue: u32,
+    /// TCP_FASTOPEN_KEY: this socket's own cookie key, over the host's.
+    pub tfo_key: Option<[u8; 16]>,
     /// A blocking sendto(MSG_FASTOPEN) waits for the handshake; it then
     /// returns this many bytes.
     pub tfo_sending: Option<usize>,
@@ -372,6 +374,7 @@ impl<'a> Runner<'a> {
                     rcvbuf_set: false,
                     set_by_script: BTreeSet::new(),
                     tfo_queue: 0,
+                    tfo_key: None,
                     tfo_sending: None,
                     tfo_connect: false,
                     tfo_deferred: false,
@@ -948,7 +951,7 @@ impl<'a> Runner<'a> {
         } else {
             return;
         };
-        let key = self.host.fastopen_key();
+        let key = sock.tfo_key.unwrap_or_else(|| self.host.fastopen_key());
         cfg.fast_open.server = true;
         cfg.fast_open.queue = queue;
         cfg.fast_open.server_no_cookie = bits & TFO_SERVER_NO_COOKIE != 0;
@@ -1006,6 +1009,66 @@ impl<'a> Runner<'a> {
         s.cfg.fast_open.peer_mss = self.tfo_cache.mss(self.settings.remote_ip);
         self.socks.insert(fd, s.clone());
         Some(Err(s))
+    }
+
+    /// TCP_FASTOPEN_KEY (tcp(7); Linux's do_tcp_setsockopt and
+    /// tcp_fastopen_reset_cipher): the socket's own 16-byte cookie key, as
+    /// its bytes are (four little-endian words, like tcp_fastopen_key). Any
+    /// other length is EINVAL; a listener takes it at once.
+    fn set_fastopen_key(
+        &mut self,
+        idx: usize,
+        fd: i64,
+        sock: &Sock,
+        spec: &SyscallSpec,
+    ) -> Res<Outcome> {
+        let len = self.int_arg(idx, spec, 4, "option length")?;
+        if len == 32 {
+            return Err(self.unsupported(
+                idx,
+                "TCP_FASTOPEN_KEY with a backup key (32 bytes) is not supported",
+            ));
+        }
+        let bytes: Option<Vec<u8>> = match spec.args.get(3) {
+            Some(Expr::Str(s)) => s.chars().map(|c| u8::try_from(c).ok()).collect(),
+            _ => None,
+        };
+        let Some(bytes) = bytes else {
+            return Err(self.unsupported(
+                idx,
+                "setsockopt TCP_FASTOPEN_KEY: expected a string of bytes like \"\\x01\\x02...\"",
+            ));
+        };
+        let key: [u8; 16] = match (len, <[u8; 16]>::try_from(bytes.as_slice())) {
+            (16, Ok(k)) => k,
+            _ => {
+                self.errno_reason = Some(format!(
+                    "TCP_FASTOPEN_KEY takes 16 bytes, not {len} (string of {})",
+                    bytes.len()
+                ));
+                return Ok(Outcome::Done(Err("EINVAL")));
+            }
+        };
+        let mut s = sock.clone();
+        s.tfo_key = Some(key);
+        self.socks.insert(fd, s.clone());
+        if sock.kind == SockKind::Listener && self.listener_fd == Some(fd) {
+            let mut cfg = s.cfg.clone();
+            if let Some(c) = self.conn.as_ref() {
+                cfg.fast_open = c.config().fast_open.clone();
+            }
+            if cfg.fast_open.server {
+                cfg.fast_open.server_cookie = Some(tinygram_proto::fastopen::server_cookie(
+                    &key,
+                    self.settings.remote_ip,
+                    self.settings.local_ip,
+                ));
+                if let Some(c) = self.conn.as_mut() {
+                    c.set_fast_open(cfg.fast_open);
+                }
+            }
+        }
+        Ok(Outcome::Done(Ok(0)))
     }
 
     /// sendto()/sendmsg() with MSG_FASTOPEN on an unconnected socket: connect
@@ -1305,6 +1368,9 @@ impl<'a> Runner<'a> {
             matches!(sock.kind, SockKind::Listener | SockKind::Stream) && self.conn.is_some();
         if name == "TCP_FASTOPEN_CONNECT" {
             return Ok(self.fast_open_connect_opt(fd, sock, int(self)?));
+        }
+        if name == "TCP_FASTOPEN_KEY" {
+            return self.set_fastopen_key(idx, fd, sock, spec);
         }
         if name == "TCP_FASTOPEN" {
             // tcp(7): the listener's queue of Fast Open requests not yet accepted.
