@@ -93,7 +93,7 @@ pub(crate) fn tcp_info(c: &Connection) -> Vec<(&'static str, u64)> {
         | u64::from(wscale_on) << 2
         | u64::from(c.fast_open().syn_data_acked) << 5;
     let n = c.counters();
-    vec![
+    let mut vars = vec![
         ("tcpi_state", state),
         ("tcpi_ca_state", ca_state),
         ("tcpi_retransmits", u64::from(rto_expiries)),
@@ -114,10 +114,24 @@ pub(crate) fn tcp_info(c: &Connection) -> Vec<(&'static str, u64)> {
         ("tcpi_data_segs_out", n.data_segments_sent),
         ("tcpi_data_segs_in", n.data_segments_received),
         ("tcpi_snd_wnd", c.snd_wnd() as u64),
-    ]
-    .into_iter()
-    .chain(delivered(c))
-    .collect()
+    ];
+    // Scoreboard counts (tcp_get_info: packets_out, sacked_out, lost_out,
+    // retrans_out, reordering), from RACK's per-segment state when it runs.
+    if let Some((unacked, sacked, lost, retrans, reordering)) = c.rack_counts() {
+        for (k, v) in [
+            ("tcpi_unacked", unacked),
+            ("tcpi_sacked", sacked),
+            ("tcpi_lost", lost),
+            ("tcpi_retrans", retrans),
+        ] {
+            vars.push((k, v as u64));
+        }
+        if let Some(r) = vars.iter_mut().find(|(k, _)| *k == "tcpi_reordering") {
+            r.1 = reordering as u64;
+        }
+    }
+    vars.extend(delivered(c));
+    vars
 }
 
 /// tcpi_delivered: segments the peer has acknowledged, each once

@@ -649,6 +649,25 @@ impl Connection {
     }
     /// Loss-recovery state for TCP_INFO-style reports: (in fast recovery,
     /// consecutive retransmission-timer expiries, duplicate ACKs counted).
+    /// Linux's TCP_INFO segment counts from the RACK scoreboard, in segments:
+    /// (unacked, sacked, lost, retrans, reordering). None when RACK does
+    /// not track this connection (no SACK, or RACK off).
+    pub fn rack_counts(&self) -> Option<(usize, usize, usize, usize, usize)> {
+        if !(self.cfg.recovery.rack && self.sack_ok) {
+            return None;
+        }
+        let r = &self.rack;
+        let mss = self.snd_mss.max(1);
+        let reordering = (self.cfg.dupack_threshold as usize).max(r.reorder_bytes().div_ceil(mss));
+        Some((
+            r.outstanding(),
+            r.sacked_count(),
+            r.lost_count(),
+            r.retrans_count(),
+            reordering,
+        ))
+    }
+
     pub fn recovery_state(&self) -> (bool, u32, u32) {
         (self.in_recovery, self.retries, self.dupacks)
     }

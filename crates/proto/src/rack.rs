@@ -23,6 +23,12 @@ struct Seg {
     sacked: bool,
     /// Segment.lost: marked lost and not retransmitted since.
     lost: bool,
+    /// Marked lost at some point and not delivered since, retransmitted or
+    /// not (Linux's TCPCB_LOST, counted in lost_out / tcpi_lost).
+    marked_lost: bool,
+    /// Retransmitted and neither delivered nor marked lost again since
+    /// (Linux's TCPCB_SACKED_RETRANS, counted in retrans_out / tcpi_retrans).
+    rexmit_out: bool,
 }
 
 /// What one run of RACK_detect_loss found (RFC 8985 6.2 step 5).
@@ -61,6 +67,10 @@ pub struct Rack {
     reo_wnd_persist: u32,
     /// End of the highest segment marked lost (not yet acknowledged).
     lost_end: Option<SeqNumber>,
+    /// Largest distance seen from the highest delivered sequence number
+    /// down to a segment delivered after it without a retransmission
+    /// (Linux's tcp_check_sack_reordering metric, behind tcpi_reordering).
+    reorder_bytes: usize,
 }
 
 impl Default for Rack {
@@ -76,6 +86,7 @@ impl Default for Rack {
             reo_wnd_mult: 1,
             reo_wnd_persist: 0,
             lost_end: None,
+            reorder_bytes: 0,
         }
     }
 }
@@ -101,6 +112,37 @@ impl Rack {
         self.reo_wnd_mult
     }
 
+    /// Outstanding segments (Linux's packets_out).
+    pub fn outstanding(&self) -> usize {
+        self.segs.len()
+    }
+
+    /// Segments delivered by SACK and not yet cumulatively acknowledged (sacked_out).
+    pub fn sacked_count(&self) -> usize {
+        self.segs.iter().filter(|s| s.sacked).count()
+    }
+
+    /// Segments marked lost and not delivered since, resent or not (lost_out).
+    pub fn lost_count(&self) -> usize {
+        self.segs
+            .iter()
+            .filter(|s| s.marked_lost && !s.sacked)
+            .count()
+    }
+
+    /// Retransmissions outstanding: resent, not delivered, not lost again (retrans_out).
+    pub fn retrans_count(&self) -> usize {
+        self.segs
+            .iter()
+            .filter(|s| s.rexmit_out && !s.sacked)
+            .count()
+    }
+
+    /// Largest reordering distance seen in bytes (see `reorder_bytes`).
+    pub fn reorder_bytes(&self) -> usize {
+        self.reorder_bytes
+    }
+
     /// End of the highest segment marked lost, if any is outstanding.
     pub fn lost_end(&self) -> Option<SeqNumber> {
         self.lost_end
@@ -122,6 +164,7 @@ impl Rack {
                 }
                 s.xmit_ts = now;
                 s.rexmit = true;
+                s.rexmit_out = true;
                 s.lost = false;
             }
             from = tail;
@@ -134,6 +177,8 @@ impl Rack {
                 rexmit: false,
                 sacked: false,
                 lost: false,
+                marked_lost: false,
+                rexmit_out: false,
             });
         }
     }
@@ -198,6 +243,7 @@ impl Rack {
             Some(f) if s.end <= f => {
                 if !s.rexmit {
                     self.reordering_seen = true;
+                    self.reorder_bytes = self.reorder_bytes.max(f.distance_from(s.start));
                 }
             }
             _ => self.fack = Some(s.end),
@@ -260,6 +306,8 @@ impl Rack {
             let due = s.xmit_ts + wait;
             if due <= now {
                 s.lost = true;
+                s.marked_lost = true;
+                s.rexmit_out = false;
                 out.newly_lost = true;
                 if s.rexmit && out.lost_rexmit.is_none() {
                     out.lost_rexmit = Some(s.start);
@@ -278,6 +326,9 @@ impl Rack {
     pub fn on_rto(&mut self) {
         for s in self.segs.iter_mut() {
             s.lost = false;
+            // Linux's tcp_timeout_mark_lost: all that is not SACKed is lost.
+            s.marked_lost = !s.sacked;
+            s.rexmit_out = false;
         }
         self.lost_end = None;
     }

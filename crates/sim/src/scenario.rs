@@ -282,6 +282,13 @@ fn host_default(short: &str) -> Option<String> {
         "syn_retries" => c.syn_retries.to_string(),
         "msl" => dur(c.msl),
         "dupack_threshold" => c.dupack_threshold.to_string(),
+        "psh_at_window_limit" => c.psh_at_window_limit.to_string(),
+        "silent_unsent_ack" => c.silent_unsent_ack.to_string(),
+        "tlp_extra" => dur(c.tlp_extra),
+        "flush_ends_data" => c.flush_ends_data.to_string(),
+        "sack_whole_segments" => c.sack_whole_segments.to_string(),
+        "prr_safe_ack" => c.prr_safe_ack.to_string(),
+        "old_ack_sack" => c.old_ack_sack.to_string(),
         "buffer_cap" => size(c.buffer_cap),
         _ => return None,
     })
@@ -384,6 +391,13 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("syn_retries", "6", "SYN retransmissions before giving up (Linux tcp_syn_retries)"),
         ("msl", "\"30s\"", "maximum segment lifetime; TIME-WAIT lasts 2 MSL (RFC 9293 3.4.2)"),
         ("dupack_threshold", "3", "duplicate ACKs that trigger fast retransmit (RFC 5681 3.2)"),
+        ("psh_at_window_limit", "false", "Linux's PSH placement: also on the last segment a window lets out of a write (tcp_push)"),
+        ("silent_unsent_ack", "false", "drop an ACK of data not yet sent without a reply, as Linux's tcp_ack does"),
+        ("tlp_extra", "\"0s\"", "added to a tail loss probe's 2 SRTT with more than one segment in flight (Linux: 2ms)"),
+        ("flush_ends_data", "true", "an explicit push (uncork, TCP_NODELAY) ends the data set with PSH; false as Linux"),
+        ("sack_whole_segments", "false", "going back after a timeout, a SACK of less than a segment does not shorten it (Linux)"),
+        ("prr_safe_ack", "false", "PRR's slow-start bound adds its extra segment only when SND.UNA advances (Linux, the PRR update)"),
+        ("old_ack_sack", "false", "an ACK below SND.UNA still delivers its SACK blocks in recovery (Linux's tcp_ack)"),
         ("isn", "none (from the seed)", "fixed initial sequence number (0 to 4294967295)"),
         ("buffer_cap", "\"16MiB\"", "per-connection cap on the receive buffer; no larger window is offered (RFC 1106 5)"),
         ("memory", "none (unlimited)", "host memory for receive buffers, shared by its connections (RFC 1106 5)"),
@@ -1187,6 +1201,21 @@ impl Doc {
         }
         if let Some(v) = self.u32(&k("dupack_threshold"), 1)? {
             c.dupack_threshold = v;
+        }
+        for (key, field) in [
+            ("psh_at_window_limit", &mut c.psh_at_window_limit),
+            ("silent_unsent_ack", &mut c.silent_unsent_ack),
+            ("flush_ends_data", &mut c.flush_ends_data),
+            ("sack_whole_segments", &mut c.sack_whole_segments),
+            ("prr_safe_ack", &mut c.prr_safe_ack),
+            ("old_ack_sack", &mut c.old_ack_sack),
+        ] {
+            if let Some(v) = self.boolean(&k(key))? {
+                *field = v;
+            }
+        }
+        if let Some(v) = self.duration(&k("tlp_extra"))? {
+            c.tlp_extra = v;
         }
         if let Some(v) = self.usize_size(&k("buffer_cap"))? {
             c.buffer_cap = v;
@@ -2302,8 +2331,8 @@ isn = 4294967295
     #[test]
     fn every_profile_key_is_a_host_key() {
         // Set by profiles only: the congestion controller and its details
-        // (until scenarios name them), FreeBSD's own rules (the freebsd
-        // profile) and Linux's segment-level details (the linux profile).
+        // (until scenarios name them) and FreeBSD's own rules (the freebsd
+        // profile).
         for key in tinygram_proto::profile::KEYS.iter().filter(|k| {
             ![
                 "congestion",
@@ -2317,13 +2346,6 @@ isn = 4294967295
                 "syn_reset_tcb",
                 "rcv_wnd_free",
                 "time_wait_bsd",
-                "psh_at_window_limit",
-                "silent_unsent_ack",
-                "tlp_extra",
-                "flush_ends_data",
-                "sack_whole_segments",
-                "prr_safe_ack",
-                "old_ack_sack",
             ]
             .contains(*k)
         }) {

@@ -128,7 +128,7 @@ impl Doc {
     }
 
     /// `bottleneck.ecn`: a boolean.
-    fn boolean(&self, key: &str) -> Result<Option<bool>, ScenarioError> {
+    pub(super) fn boolean(&self, key: &str) -> Result<Option<bool>, ScenarioError> {
         let Some(e) = self.get(key) else {
             return Ok(None);
         };
