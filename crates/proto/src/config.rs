@@ -372,7 +372,8 @@ pub struct Config {
     /// ignored whole (RFC 9293 3.10.7.4).
     pub old_ack_sack: bool,
     /// Whether cwnd grows while the sender does not use it (off: every ACK
-    /// of new data grows it; `linux`: tcp_is_cwnd_limited's rule).
+    /// of new data grows it; `linux`: tcp_is_cwnd_limited's rule, and growth
+    /// by segments newly delivered, not again for those SACKed before).
     pub cwnd_validation: crate::cc::CwndValidation,
     /// CUBIC's arithmetic when `congestion` is CUBIC: RFC 9438's (default) or
     /// Linux's tcp_cubic.c (whole segments, 5 % per RTT before any loss).

@@ -1940,7 +1940,8 @@ impl Connection {
                     self.rexmit_one = Some(self.snd_una);
                 }
             } else if self.window_in_use() {
-                self.cc.on_ack(acked, self.snd_mss);
+                let grow = self.newly_delivered(acked, sacked_before);
+                self.cc.on_ack(grow, self.snd_mss);
             } else {
                 self.cc.on_ack_window_unused(acked, self.snd_mss);
             }
@@ -2702,6 +2703,25 @@ impl Connection {
             let packets_out = self.snd_max.distance_from(self.snd_una).div_ceil(mss);
             self.cwnd_usage
                 .on_transmit(self.snd_una, self.snd_max, packets_out, limited);
+        }
+    }
+
+    /// What an ACK of `acked` bytes grows cwnd by. Linux counts segments newly
+    /// delivered (tcp_ack's delivered): data SACKed earlier, or standing for a
+    /// duplicate ACK without SACK (tcp_remove_reno_sacks), was counted then.
+    /// Other stacks count every byte SND.UNA moves (RFC 5681 3.1).
+    fn newly_delivered(&self, acked: usize, sacked_before: usize) -> usize {
+        if self.cfg.cwnd_validation == CwndValidation::Off {
+            return acked;
+        }
+        let mss = self.snd_mss.max(1);
+        if self.sack_ok {
+            let was_sacked = sacked_before.saturating_sub(self.scoreboard.sacked_bytes());
+            acked.saturating_sub(was_sacked).max(acked.min(mss))
+        } else {
+            let pkts = acked.div_ceil(mss);
+            let dup = self.dupacks as usize;
+            pkts.saturating_sub(dup).max(1).min(pkts) * mss
         }
     }
 
