@@ -249,6 +249,19 @@ pub enum Expr {
     Call(String, Vec<Expr>),
 }
 
+impl Expr {
+    /// The value of `name=` (or `name(...)=`) in a `{...}` struct expression.
+    pub fn field(&self, name: &str) -> Option<&Expr> {
+        let Expr::Struct(fields) = self else {
+            return None;
+        };
+        fields.iter().find_map(|(k, v)| match k {
+            Some(Expr::Ident(n)) | Some(Expr::Call(n, _)) if n == name => Some(v),
+            _ => None,
+        })
+    }
+}
+
 /// Flag bits, as in the TCP header.
 pub mod flag {
     /// FIN.

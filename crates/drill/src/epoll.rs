@@ -61,17 +61,6 @@ fn event_bits(e: &Expr) -> Result<u32, String> {
     }
 }
 
-/// The value of field `key` in `{key=value, ...}`.
-fn field<'e>(e: &'e Expr, key: &str) -> Option<&'e Expr> {
-    let Expr::Struct(fields) = e else {
-        return None;
-    };
-    fields.iter().find_map(|(k, v)| match k {
-        Some(Expr::Ident(n)) if n == key => Some(v),
-        _ => None,
-    })
-}
-
 /// `EPOLLIN|EPOLLOUT` for a mask, for messages.
 fn mask_name(m: u32) -> String {
     let names = [
@@ -233,7 +222,7 @@ impl Runner<'_> {
                 if !self.socks.contains_key(&fd) {
                     return Some(Ok(Outcome::Done(Err("EBADF"))));
                 }
-                let events = match spec.args.get(3).and_then(|e| field(e, "events")) {
+                let events = match spec.args.get(3).and_then(|e| e.field("events")) {
                     Some(e) => match event_bits(e) {
                         Ok(b) => b,
                         Err(m) => return Some(Err(bad(self, m))),
@@ -311,7 +300,7 @@ impl Runner<'_> {
                 }
                 self.epoll.woken = false;
                 self.epoll.disarmed = self.epoll.oneshot;
-                if let Some(want_ev) = spec.args.get(1).and_then(|e| field(e, "events")) {
+                if let Some(want_ev) = spec.args.get(1).and_then(|e| e.field("events")) {
                     let expected = match event_bits(want_ev) {
                         Ok(b) => b,
                         Err(m) => return Some(Err(bad(self, m))),

@@ -55,17 +55,6 @@ fn name(m: u32) -> String {
     }
 }
 
-/// The value of field `key` in `{key=value, ...}`.
-fn field<'e>(e: &'e Expr, key: &str) -> Option<&'e Expr> {
-    let Expr::Struct(fields) = e else {
-        return None;
-    };
-    fields.iter().find_map(|(k, v)| match k {
-        Some(Expr::Ident(n)) if n == key => Some(v),
-        _ => None,
-    })
-}
-
 impl Runner<'_> {
     /// Handles poll(); None for any other call. `first` is false when a
     /// blocked poll is retried.
@@ -104,16 +93,18 @@ impl Runner<'_> {
         // (fd, mask now, revents the script expects)
         let mut got = Vec::new();
         for e in &entries {
-            let fd = match field(e, "fd") {
+            let fd = match e.field("fd") {
                 Some(Expr::Int(fd)) => *fd,
                 _ => return Err(bad(self, "each entry needs fd=N".into())),
             };
-            let events = field(e, "events")
+            let events = e
+                .field("events")
                 .map(bits)
                 .transpose()
                 .map_err(|m| bad(self, m))?
                 .unwrap_or(0);
-            let want = field(e, "revents")
+            let want = e
+                .field("revents")
                 .map(bits)
                 .transpose()
                 .map_err(|m| bad(self, m))?;

@@ -77,17 +77,6 @@ impl ZeroCopy {
     }
 }
 
-/// The value of `name=` in a `{...}` struct expression.
-fn field<'e>(e: &'e Expr, name: &str) -> Option<&'e Expr> {
-    let Expr::Struct(fields) = e else {
-        return None;
-    };
-    fields.iter().find_map(|(k, v)| match k {
-        Some(Expr::Ident(n)) | Some(Expr::Call(n, _)) if n == name => Some(v),
-        _ => None,
-    })
-}
-
 /// A number or one of the errqueue symbols.
 fn value(e: &Expr) -> Option<i64> {
     match e {
@@ -104,11 +93,11 @@ fn value(e: &Expr) -> Option<i64> {
 /// Compares a notification with the `cmsg_data={...}` the script's msghdr
 /// shows; Err names the first field that differs (or cannot be read).
 pub(crate) fn check(msghdr: &Expr, n: Notification) -> Result<(), String> {
-    let Some(Expr::List(cmsgs)) = field(msghdr, "msg_control") else {
+    let Some(Expr::List(cmsgs)) = msghdr.field("msg_control") else {
         // No msg_control written: nothing to compare.
         return Ok(());
     };
-    let Some(data) = cmsgs.first().and_then(|c| field(c, "cmsg_data")) else {
+    let Some(data) = cmsgs.first().and_then(|c| c.field("cmsg_data")) else {
         return Err("msg_control: expected [{..., cmsg_data={ee_errno=...}}]".into());
     };
     let want = [
@@ -120,7 +109,7 @@ pub(crate) fn check(msghdr: &Expr, n: Notification) -> Result<(), String> {
         ("ee_data", i64::from(n.hi)),
     ];
     for (name, actual) in want {
-        let Some(e) = field(data, name) else { continue };
+        let Some(e) = data.field(name) else { continue };
         match value(e) {
             Some(v) if v == actual => {}
             Some(v) => {

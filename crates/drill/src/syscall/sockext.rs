@@ -197,17 +197,6 @@ fn sof_flags(e: &Expr) -> Result<u32, String> {
     Ok(v)
 }
 
-/// The value of `name=` (or `name(...)=`) in a `{...}` struct expression.
-fn field<'e>(e: &'e Expr, name: &str) -> Option<&'e Expr> {
-    let Expr::Struct(fields) = e else {
-        return None;
-    };
-    fields.iter().find_map(|(k, v)| match k {
-        Some(Expr::Ident(n)) | Some(Expr::Call(n, _)) if n == name => Some(v),
-        _ => None,
-    })
-}
-
 /// An integer field or one of the error-queue symbols.
 fn value(e: &Expr) -> Option<i64> {
     match e {
@@ -227,7 +216,7 @@ fn value(e: &Expr) -> Option<i64> {
 
 /// The `msg_control=[...]` list of a msghdr, if the script wrote one.
 fn control(msghdr: &Expr) -> Option<&Vec<Expr>> {
-    match field(msghdr, "msg_control") {
+    match msghdr.field("msg_control") {
         Some(Expr::List(l)) => Some(l),
         _ => None,
     }
@@ -235,7 +224,7 @@ fn control(msghdr: &Expr) -> Option<&Vec<Expr>> {
 
 /// Compares `msg_flags=` with the flags recvmsg returns; Err says how they differ.
 fn check_msg_flags(msghdr: &Expr, actual: &[&str]) -> Result<(), String> {
-    let Some(e) = field(msghdr, "msg_flags") else {
+    let Some(e) = msghdr.field("msg_flags") else {
         return Ok(());
     };
     let want: BTreeSet<String> = symbols(e)
@@ -267,12 +256,12 @@ fn check_stamp(msghdr: &Expr, s: Stamp, tol: i64) -> Result<(), String> {
         return Ok(());
     };
     for c in cmsgs {
-        let Some(data) = field(c, "cmsg_data") else {
+        let Some(data) = c.field("cmsg_data") else {
             return Err("msg_control: each entry needs a cmsg_data".into());
         };
-        if field(data, "scm_sec").is_some() || field(data, "scm_nsec").is_some() {
-            let sec = field(data, "scm_sec").and_then(value).unwrap_or(0);
-            let nsec = field(data, "scm_nsec").and_then(value).unwrap_or(0);
+        if data.field("scm_sec").is_some() || data.field("scm_nsec").is_some() {
+            let sec = data.field("scm_sec").and_then(value).unwrap_or(0);
+            let nsec = data.field("scm_nsec").and_then(value).unwrap_or(0);
             let want = sec * 1_000_000_000 + nsec;
             let got = s.at.unwrap_or(0);
             if s.at.is_none() && want != 0 || (want - got).abs() > tol {
@@ -282,7 +271,7 @@ fn check_stamp(msghdr: &Expr, s: Stamp, tol: i64) -> Result<(), String> {
                     crate::report::secs(got)
                 ));
             }
-        } else if field(data, "ee_errno").is_some() || field(data, "ee_info").is_some() {
+        } else if data.field("ee_errno").is_some() || data.field("ee_info").is_some() {
             let want = [
                 ("ee_errno", ENOMSG),
                 ("ee_origin", SO_EE_ORIGIN_TIMESTAMPING),
@@ -292,7 +281,7 @@ fn check_stamp(msghdr: &Expr, s: Stamp, tol: i64) -> Result<(), String> {
                 ("ee_data", i64::from(s.key)),
             ];
             for (name, actual) in want {
-                let Some(e) = field(data, name) else { continue };
+                let Some(e) = data.field(name) else { continue };
                 match value(e) {
                     Some(v) if v == actual => {}
                     Some(v) => {
@@ -502,7 +491,7 @@ impl Runner<'_> {
             .and_then(symbols)
             .ok_or_else(|| self.unsupported(idx, "recvmsg flags must be 0 or MSG_* names"))?;
         let msghdr = spec.args.get(1).cloned().unwrap_or(Expr::Ellipsis);
-        let iov = field(&msghdr, "msg_iov").and_then(iov_len);
+        let iov = msghdr.field("msg_iov").and_then(iov_len);
         if flags.iter().any(|f| f == "MSG_ERRQUEUE") {
             if !self.ext.queued() {
                 return Ok(None);
@@ -560,8 +549,8 @@ impl Runner<'_> {
         let want_inq = control(&msghdr).and_then(|l| {
             l.iter().find_map(|c| {
                 let is_inq =
-                    matches!(field(c, "cmsg_type"), Some(Expr::Ident(t)) if t == "TCP_CM_INQ");
-                is_inq.then(|| field(c, "cmsg_data").and_then(value))
+                    matches!(c.field("cmsg_type"), Some(Expr::Ident(t)) if t == "TCP_CM_INQ");
+                is_inq.then(|| c.field("cmsg_data").and_then(value))
             })
         });
         let res = match (want_inq, inq_on) {
