@@ -942,6 +942,17 @@ impl Connection {
     /// Any state with data or a FIN in flight qualifies: Linux's
     /// tcp_output.c tcp_schedule_loss_probe does not look at the state, so a
     /// FIN or the data queued before shutdown() is probed as well.
+    /// RFC 6675 4: the data estimated in flight from the SACK scoreboard.
+    fn sack_pipe(&self) -> usize {
+        self.scoreboard.pipe(
+            self.snd_una,
+            self.snd_max,
+            self.high_rxt,
+            self.cfg.dupack_threshold,
+            self.snd_mss,
+        )
+    }
+
     fn tlp_eligible(&self) -> bool {
         self.cfg.recovery.tlp
             && self.sack_ok
@@ -2003,13 +2014,7 @@ impl Connection {
                         + self.scoreboard.sacked_bytes() as i64
                         - sacked_before as i64)
                         .max(0) as usize;
-                    let pipe = self.scoreboard.pipe(
-                        self.snd_una,
-                        self.snd_max,
-                        self.high_rxt,
-                        thresh,
-                        self.snd_mss,
-                    );
+                    let pipe = self.sack_pipe();
                     if self.cfg.prr_safe_ack {
                         prr.on_ack_safe(delivered, pipe, self.snd_mss, self.snd_una > una_before);
                     } else {
@@ -2167,13 +2172,7 @@ impl Connection {
         }
         if let Some(mut prr) = self.prr {
             let delivered = self.scoreboard.sacked_bytes().saturating_sub(sacked_before);
-            let pipe = self.scoreboard.pipe(
-                self.snd_una,
-                self.snd_max,
-                self.high_rxt,
-                self.cfg.dupack_threshold,
-                self.snd_mss,
-            );
+            let pipe = self.sack_pipe();
             prr.on_ack_safe(delivered, pipe, self.snd_mss, false);
             self.prr = Some(prr);
         }
@@ -2687,13 +2686,7 @@ impl Connection {
         }
         let mss = self.snd_mss.max(1);
         let in_flight = if self.sack_recovery {
-            self.scoreboard.pipe(
-                self.snd_una,
-                self.snd_max,
-                self.high_rxt,
-                self.cfg.dupack_threshold,
-                self.snd_mss,
-            )
+            self.sack_pipe()
         } else {
             self.snd_nxt.distance_from(self.snd_una)
         };
@@ -3150,13 +3143,7 @@ impl Connection {
         self.note_rwnd_chrono(now, unsent, wnd_room);
         // RFC 6675 5: in SACK recovery, cwnd bounds pipe rather than FlightSize.
         let cc_flight = if self.sack_recovery {
-            self.scoreboard.pipe(
-                self.snd_una,
-                self.snd_max,
-                self.high_rxt,
-                self.cfg.dupack_threshold,
-                self.snd_mss,
-            )
+            self.sack_pipe()
         } else {
             flight
         };
