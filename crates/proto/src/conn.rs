@@ -100,58 +100,168 @@ enum Timer {
 const TIMERS: usize = 7;
 
 /// A TCP connection driven by the caller (see the module docs for the call order).
+#[repr(C)]
 pub struct Connection {
+    // The configuration first: rustc packs its small fields (the flags read
+    // per segment) at its end, next to the hot fields that follow.
     cfg: Config,
-    state: State,
-    local_port: u16,
-    remote_port: u16,
-    /// Opened by `listen` (a reset in SYN-RECEIVED returns to LISTEN, RFC 9293 3.10.7.4).
-    passive: bool,
-    /// RFC 9293 3.4.1: where ISS values come from (a listener draws one per SYN).
-    isn_gen: Box<dyn IsnGenerator>,
-
-    // RFC 9293 3.3.1 send sequence variables.
+    // Hot: what handling a segment, a timer or a write touches, packed at the
+    // front (`#[repr(C)]` keeps this order) so that an event at scale reads a
+    // few cache lines instead of one from every corner of the struct.
+    send_buf: SendBuffer,
+    recv_buf: RecvBuffer,
+    timers: [Option<Instant>; TIMERS],
+    cc: Box<dyn CongestionControl>,
+    ack_policy: Box<dyn AckPolicy>,
+    send_policy: Box<dyn SendPolicy>,
+    rtt: RttEstimator,
+    /// RFC 7323 3-5 timestamps (TS.Recent, Last.ACK.sent; `enabled` once negotiated).
+    ts: TsState,
+    /// Busy / window-limited / buffer-limited times for TCP_INFO.
+    chrono: crate::chrono::Chrono,
+    /// Bytes at the front of the payload buffer that belong to the caller
+    /// (`poll_transmit_with_headroom`); 0 for `poll_transmit`.
+    tx_headroom: usize,
+    /// min(available, allowed) at the start of the current transmission
+    /// opportunity (cleared when `poll_transmit` runs dry).
+    burst: Option<usize>,
+    /// When the oldest data not yet acknowledged by us arrived.
+    ack_owed_since: Option<Instant>,
+    /// A reset to send on the next poll (boxed: rare, and a `TcpRepr` is 160 bytes).
+    pending_rst: Option<Box<TcpRepr>>,
+    /// RFC 1106 2.1: NAKed data the peer asked for, to resend at once.
+    nak_tx: NakSender,
+    /// NAKs waiting for the next segment we send.
+    pending_naks: VecDeque<Nak>,
+    /// Where each segment sent so far ends (the SYN, then each new one), for
+    /// `Counters::segments_delivered`.
+    delivered_ends: VecDeque<SeqNumber>,
+    /// Data segments' send times, for a per-ACK RTT sample (tcp_clean_rtx_queue).
+    send_times: SendTimes,
+    /// RFC 6675 scoreboard of SACKed sequence ranges above SND.UNA.
+    scoreboard: Scoreboard,
+    /// Effective send MSS: min(peer's MSS option, ours) (RFC 9293 3.7.1).
+    snd_mss: usize,
+    /// Peer's window in bytes, scaling applied.
+    snd_wnd: usize,
+    /// In-order payload bytes received since we last sent an ACK.
+    bytes_since_ack: usize,
+    /// The window size the last segment offered (Linux's tcp_sock rcv_wnd).
+    rcv_wnd_last: usize,
+    /// Largest window the peer has offered (RFC 1122 4.2.3.4 "Max(SND.WND)").
+    max_snd_wnd: usize,
+    /// The segment being timed (end sequence, send time): one at a time, Karn's rule.
+    rtt_probe: Option<(SeqNumber, Instant)>,
+    /// When data last went out (Linux lsndtime), for the controller's idle restart.
+    last_data_sent: Option<Instant>,
+    /// An ACK should go now, and why.
+    ack_now: Option<AckReason>,
+    /// RFC 6937 PRR state of the current SACK recovery, when `recovery.prr` is on.
+    prr: Option<Prr>,
+    /// The current hold episode: rule, since when, bytes held.
+    hold: Option<(HoldRule, Instant, usize)>,
+    /// What the armed delayed-ACK timer was set for (for the why-trace).
+    delack_len: Duration,
+    /// TCP_USER_TIMEOUT (RFC 5482).
+    user_timeout: crate::chrono::UserTimeout,
+    /// RFC 9293 3.3.1 send sequence variables (ISS to SND.WL2), then the receive
+    /// ones; RCV.NXT is derived from the receive buffer.
     iss: SeqNumber,
     snd_una: SeqNumber,
     snd_nxt: SeqNumber,
     /// Highest sequence number sent (snd_nxt goes back on a timeout; this does not).
     snd_max: SeqNumber,
-    /// Peer's window in bytes, scaling applied.
-    snd_wnd: usize,
     snd_wl1: SeqNumber,
     snd_wl2: SeqNumber,
-    /// Largest window the peer has offered (RFC 1122 4.2.3.4 "Max(SND.WND)").
-    max_snd_wnd: usize,
-
-    // Receive sequence variables; RCV.NXT is derived from the buffer.
     irs: SeqNumber,
     /// Right edge of the window we last advertised (RCV.NXT + RCV.WND).
     rcv_adv: SeqNumber,
-    /// The window size the last segment offered (Linux's tcp_sock rcv_wnd).
-    rcv_wnd_last: usize,
-
-    send_buf: SendBuffer,
-    recv_buf: RecvBuffer,
+    /// RFC 6675 HighRxt: highest sequence number retransmitted in this recovery.
+    high_rxt: SeqNumber,
+    /// RFC 6582 "recover": highest sequence sent when recovery began.
+    recover: SeqNumber,
+    /// A single segment to retransmit at once (fast retransmit, partial ACK).
+    rexmit_one: Option<SeqNumber>,
+    /// Sequence number of a FIN seen from the peer, perhaps ahead of a gap.
+    rcv_fin_seq: Option<SeqNumber>,
+    /// RFC 8985 7.3 TLP.end_seq: SND.MAX when the outstanding probe went out.
+    tlp_end: Option<SeqNumber>,
+    /// End of the last partial segment of new data sent (Minshall).
+    last_partial_end: Option<SeqNumber>,
+    persist_backoff: u32,
+    segs_since_ack: u32,
+    full_segs_since_ack: u32,
+    dupacks: u32,
+    /// Consecutive expiries of the retransmission timer.
+    retries: u32,
+    /// Further immediate ACKs owed: each out-of-order segment gets its own
+    /// (duplicate) ACK even when several arrive before the next poll (RFC 5681 4.2).
+    extra_acks: u32,
+    error: Option<ConnError>,
+    local_port: u16,
+    remote_port: u16,
+    state: State,
+    snd_wscale: u8,
+    rcv_wscale: u8,
     /// The application closed its sending side: FIN follows the queued data.
     fin_queued: bool,
     /// The peer's FIN has been received in order.
     fin_rcvd: bool,
-    /// Sequence number of a FIN seen from the peer, perhaps ahead of a gap.
-    rcv_fin_seq: Option<SeqNumber>,
-
-    // Negotiated options.
-    /// Effective send MSS: min(peer's MSS option, ours) (RFC 9293 3.7.1).
-    snd_mss: usize,
-    snd_wscale: u8,
-    rcv_wscale: u8,
-    /// RFC 7323 3-5 timestamps (TS.Recent, Last.ACK.sent; `enabled` once negotiated).
-    ts: TsState,
     /// RFC 2018 2: both SYNs carried SACK-permitted.
     sack_ok: bool,
     /// RFC 1106 2: both SYNs carried NAK-permitted.
     nak_ok: bool,
     /// RFC 1106 3: both SYNs carried the big-window option (wscale then unused).
     bigwin: bool,
+    /// The ACK owed is an RFC 5961 challenge ACK (FreeBSD sends it with
+    /// tcp_respond, outside tcp_output: no FIN repeated on it).
+    challenge_owed: bool,
+    /// The current recovery is driven by the SACK scoreboard (RFC 6675), not NewReno.
+    sack_recovery: bool,
+    /// RFC 6675 5 step 4.3: the first retransmission of a recovery ignores pipe.
+    rxt_first: bool,
+    /// RFC 3168 6.1.1: both SYNs negotiated ECN.
+    ecn_ok: bool,
+    /// RFC 3168 6.1.3: a CE mark arrived; set ECE on every segment until CWR.
+    ece_pending: bool,
+    /// RFC 3168 6.1.2: cwnd was reduced for ECE; the next new data carries CWR.
+    cwr_pending: bool,
+    /// The driver saw IP ECN CE on the segment it hands in next (RFC 3168 5).
+    ce_next: bool,
+    /// The segment poll_transmit last returned goes out ECT(0) (RFC 3168 6.1.2, 6.1.5).
+    last_tx_ect: bool,
+    /// New data went out: re-arm the probe timeout (RFC 8985 7.2).
+    tlp_rearm: bool,
+    /// Our FIN went in a segment of its own (no data with it).
+    fin_alone: bool,
+    /// A zero-window probe of the old-sequence kind is due (`WindowProbe::OldSeq`).
+    old_seq_probe: bool,
+    /// Data was written with nothing in flight: check for an idle restart
+    /// at the next transmit (tcp_skb_entail's tcp_slow_start_after_idle_check).
+    idle_check: bool,
+    in_recovery: bool,
+    /// The application closed its end for reading (close(), SHUT_RD): new
+    /// data arriving in FIN-WAIT is answered with a reset.
+    rcv_shutdown: bool,
+    /// The persist timer fired: send one segment even if the window says no.
+    force_one: bool,
+    /// A read opened the window and the ACK policy has yet to say when to announce it.
+    window_opened: bool,
+    /// A read emptied the receive queue since the last transmit: the ACK
+    /// policy may send an owed ACK now (Linux tcp_cleanup_rbuf).
+    read_emptied: bool,
+    /// Send SYN (SYN-SENT) or SYN-ACK (SYN-RECEIVED) on the next poll.
+    need_syn: bool,
+    /// The send policy's timer fired since the last segment (Linux pushes
+    /// data a timer releases: tcp_write_wakeup sets PSH).
+    policy_timer_fired: bool,
+    /// Opened by `listen` (a reset in SYN-RECEIVED returns to LISTEN, RFC 9293 3.10.7.4).
+    passive: bool,
+    // The counters lead with their per-segment ones.
+    counters: Counters,
+    // Cold: set-up, options off by default, rare events.
+    /// RFC 9293 3.4.1: where ISS values come from (a listener draws one per SYN).
+    isn_gen: Box<dyn IsnGenerator>,
     /// Receive buffer granted within the memory caps (RFC 1106 5), and what capped it.
     rcv_buf_size: usize,
     rcv_buf_limit: Option<BufferLimit>,
@@ -159,110 +269,19 @@ pub struct Connection {
     sack_rx: SackReporter,
     /// The receiver's SACK list with D-SACK, FreeBSD's way (`Config::dsack`).
     sack_bsd: crate::sack_bsd::BsdSackList,
-    /// The ACK owed is an RFC 5961 challenge ACK (FreeBSD sends it with
-    /// tcp_respond, outside tcp_output: no FIN repeated on it).
-    challenge_owed: bool,
-    /// RFC 6675 scoreboard of SACKed sequence ranges above SND.UNA.
-    scoreboard: Scoreboard,
-    /// RFC 6675 HighRxt: highest sequence number retransmitted in this recovery.
-    high_rxt: SeqNumber,
-    /// The current recovery is driven by the SACK scoreboard (RFC 6675), not NewReno.
-    sack_recovery: bool,
-    /// RFC 6675 5 step 4.3: the first retransmission of a recovery ignores pipe.
-    rxt_first: bool,
-    /// RFC 6937 PRR state of the current SACK recovery, when `recovery.prr` is on.
-    prr: Option<Prr>,
-    /// RFC 3168 6.1.1: both SYNs negotiated ECN.
-    ecn_ok: bool,
     /// TCP Fast Open progress (RFC 7413).
     tfo: crate::fastopen::TfoState,
-    /// Where each segment sent so far ends (the SYN, then each new one), for
-    /// `Counters::segments_delivered`.
-    delivered_ends: VecDeque<SeqNumber>,
-    /// RFC 3168 6.1.3: a CE mark arrived; set ECE on every segment until CWR.
-    ece_pending: bool,
-    /// RFC 3168 6.1.2: cwnd was reduced for ECE; the next new data carries CWR.
-    cwr_pending: bool,
     /// RFC 3168 6.1.2: SND.MAX at the last ECN reduction (once per window).
     ecn_recover: Option<SeqNumber>,
-    /// The driver saw IP ECN CE on the segment it hands in next (RFC 3168 5).
-    ce_next: bool,
-    /// The segment poll_transmit last returned goes out ECT(0) (RFC 3168 6.1.2, 6.1.5).
-    last_tx_ect: bool,
-    /// RFC 8985 7.3 TLP.end_seq: SND.MAX when the outstanding probe went out.
-    tlp_end: Option<SeqNumber>,
-    /// New data went out: re-arm the probe timeout (RFC 8985 7.2).
-    tlp_rearm: bool,
-    /// Our FIN went in a segment of its own (no data with it).
-    fin_alone: bool,
     /// RFC 8985 6 RACK per-segment transmit times and loss marks, when `recovery.rack` is on.
     rack: Rack,
     /// How much of cwnd the sender used this window (Linux tcp_cwnd_validate).
     cwnd_usage: CwndUsage,
-    /// Data segments' send times, for a per-ACK RTT sample (tcp_clean_rtx_queue).
-    send_times: SendTimes,
-    /// When data last went out (Linux lsndtime), for the controller's idle restart.
-    last_data_sent: Option<Instant>,
-    /// A zero-window probe of the old-sequence kind is due (`WindowProbe::OldSeq`).
-    old_seq_probe: bool,
-    /// Data was written with nothing in flight: check for an idle restart
-    /// at the next transmit (tcp_skb_entail's tcp_slow_start_after_idle_check).
-    idle_check: bool,
     /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
     nak_rx: NakReceiver,
-    /// RFC 1106 2.1: NAKed data the peer asked for, to resend at once.
-    nak_tx: NakSender,
-    /// NAKs waiting for the next segment we send.
-    pending_naks: VecDeque<Nak>,
-
-    rtt: RttEstimator,
-    /// The segment being timed (end sequence, send time): one at a time, Karn's rule.
-    rtt_probe: Option<(SeqNumber, Instant)>,
-    cc: Box<dyn CongestionControl>,
-    dupacks: u32,
-    /// RFC 6582 "recover": highest sequence sent when recovery began.
-    recover: SeqNumber,
-    in_recovery: bool,
-    /// A single segment to retransmit at once (fast retransmit, partial ACK).
-    rexmit_one: Option<SeqNumber>,
-    /// Consecutive expiries of the retransmission timer.
-    retries: u32,
-    /// Busy / window-limited / buffer-limited times for TCP_INFO.
-    chrono: crate::chrono::Chrono,
-    /// TCP_USER_TIMEOUT (RFC 5482).
-    user_timeout: crate::chrono::UserTimeout,
-    /// The application closed its end for reading (close(), SHUT_RD): new
-    /// data arriving in FIN-WAIT is answered with a reset.
-    rcv_shutdown: bool,
-    persist_backoff: u32,
-    /// The persist timer fired: send one segment even if the window says no.
-    force_one: bool,
-    /// End of the last partial segment of new data sent (Minshall).
-    last_partial_end: Option<SeqNumber>,
     /// When the send policy last changed: a policy's hold is counted from
     /// then at the earliest (cork's cap starts when corking does).
     policy_since: Option<Instant>,
-
-    timers: [Option<Instant>; TIMERS],
-    /// An ACK should go now, and why.
-    ack_now: Option<AckReason>,
-    /// Further immediate ACKs owed: each out-of-order segment gets its own
-    /// (duplicate) ACK even when several arrive before the next poll (RFC 5681 4.2).
-    extra_acks: u32,
-    segs_since_ack: u32,
-    full_segs_since_ack: u32,
-    /// In-order payload bytes received since we last sent an ACK.
-    bytes_since_ack: usize,
-    /// A read opened the window and the ACK policy has yet to say when to announce it.
-    window_opened: bool,
-    /// A read emptied the receive queue since the last transmit: the ACK
-    /// policy may send an owed ACK now (Linux tcp_cleanup_rbuf).
-    read_emptied: bool,
-    /// What the armed delayed-ACK timer was set for (for the why-trace).
-    delack_len: Duration,
-    /// Send SYN (SYN-SENT) or SYN-ACK (SYN-RECEIVED) on the next poll.
-    need_syn: bool,
-    pending_rst: Option<TcpRepr>,
     /// When we last sent a challenge ACK or answered an unacceptable segment
     /// (RFC 5961 7, Linux's last_oow_ack_time).
     last_invalid_ack: Option<Instant>,
@@ -270,26 +289,7 @@ pub struct Connection {
     /// and the most it may return in that run (a debug check that it runs dry).
     tx_streak: usize,
     tx_budget: usize,
-    /// Bytes at the front of the payload buffer that belong to the caller
-    /// (`poll_transmit_with_headroom`); 0 for `poll_transmit`.
-    tx_headroom: usize,
-
-    /// min(available, allowed) at the start of the current transmission
-    /// opportunity (cleared when `poll_transmit` runs dry).
-    burst: Option<usize>,
-    /// The send policy's timer fired since the last segment (Linux pushes
-    /// data a timer releases: tcp_write_wakeup sets PSH).
-    policy_timer_fired: bool,
-    /// The current hold episode: rule, since when, bytes held.
-    hold: Option<(HoldRule, Instant, usize)>,
-    /// When the oldest data not yet acknowledged by us arrived.
-    ack_owed_since: Option<Instant>,
     trace: Vec<TraceEvent>,
-
-    send_policy: Box<dyn SendPolicy>,
-    ack_policy: Box<dyn AckPolicy>,
-    counters: Counters,
-    error: Option<ConnError>,
 }
 
 /// The configured congestion controller for send MSS `mss` (RFC 6928 initial window).
@@ -854,7 +854,7 @@ impl Connection {
             && self.state != State::TimeWait
         {
             let ack = with_ack.then(|| self.rcv_nxt());
-            self.pending_rst = Some(self.rst_segment(self.snd_nxt, ack));
+            self.pending_rst = Some(Box::new(self.rst_segment(self.snd_nxt, ack)));
         }
         self.enter_closed(None);
     }
@@ -1049,7 +1049,7 @@ impl Connection {
                 }
                 if self.retries >= self.cfg.max_retries {
                     // RFC 1122 4.2.3.5: give up; tell the peer.
-                    self.pending_rst = Some(self.rst_segment(self.snd_nxt, None));
+                    self.pending_rst = Some(Box::new(self.rst_segment(self.snd_nxt, None)));
                     self.enter_closed(Some(ConnError::TimedOut));
                     return;
                 }
@@ -1233,7 +1233,7 @@ impl Connection {
         match self.state {
             State::Closed => {
                 if let Some(r) = rst_reply(seg, payload.len()) {
-                    self.pending_rst = Some(r);
+                    self.pending_rst = Some(Box::new(r));
                 }
             }
             State::Listen => self.on_listen(now, seg, payload),
@@ -1264,7 +1264,7 @@ impl Connection {
         }
         if seg.flags.ack() {
             // RFC 9293 3.10.7.2: <SEQ=SEG.ACK><CTL=RST>, to whoever sent it.
-            self.pending_rst = rst_reply(seg, 0);
+            self.pending_rst = rst_reply(seg, 0).map(Box::new);
             return;
         }
         if !seg.flags.syn() {
@@ -1444,7 +1444,7 @@ impl Connection {
     fn on_syn_sent(&mut self, now: Instant, seg: &TcpRepr) {
         if seg.flags.ack() && (seg.ack <= self.iss || seg.ack > self.snd_max) {
             if !seg.flags.rst() {
-                self.pending_rst = Some(self.rst_segment(seg.ack, None));
+                self.pending_rst = Some(Box::new(self.rst_segment(seg.ack, None)));
             }
             return;
         }
@@ -1654,7 +1654,8 @@ impl Connection {
                     Some(self.rst_segment(self.snd_nxt, Some(self.rcv_nxt())))
                 } else {
                     rst_reply(seg, payload.len())
-                };
+                }
+                .map(Box::new);
                 self.enter_closed(Some(ConnError::Reset));
             }
             return;
@@ -1676,7 +1677,7 @@ impl Connection {
                     self.state = State::FinWait1;
                 }
             } else {
-                self.pending_rst = Some(self.rst_segment(seg.ack, None));
+                self.pending_rst = Some(Box::new(self.rst_segment(seg.ack, None)));
                 return;
             }
         }
@@ -1728,7 +1729,7 @@ impl Connection {
                 let fin = usize::from(seg.flags.fin());
                 self.rst_segment(SeqNumber(0), Some(seg.seq + payload.len() + fin))
             };
-            self.pending_rst = Some(rst);
+            self.pending_rst = Some(Box::new(rst));
             self.enter_closed(Some(ConnError::Reset));
             return;
         }
@@ -2596,7 +2597,7 @@ impl Connection {
             let d = self.ack_policy.on_window_open(&ctx);
             self.apply_ack_decision(now, d);
         }
-        if let Some(mut rst) = self.pending_rst.take() {
+        if let Some(mut rst) = self.pending_rst.take().map(|r| *r) {
             // RFC 7323 3.2: once negotiated, TSopt SHOULD be sent in a RST too.
             if self.ts.enabled
                 && rst.options.timestamps.is_none()

@@ -4,6 +4,7 @@
 /// What one connection did. Names are stable: tests and JSON output use them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
+#[repr(C)] // the per-segment counters first, together (see `Connection`'s layout)
 pub struct Counters {
     /// Segments sent (all kinds, retransmissions included).
     pub segments_sent: u64,
@@ -31,6 +32,17 @@ pub struct Counters {
     pub retransmits: u64,
     /// Retransmission timer expirations.
     pub timeouts: u64,
+    /// Delayed-ACK timer expirations that sent an ACK.
+    pub delack_timer_fired: u64,
+    /// Segments that failed the acceptability test (RFC 9293 3.10.7.4).
+    pub unacceptable_segments: u64,
+    /// Duplicate payload bytes received (already delivered or already queued).
+    pub duplicate_bytes_received: u64,
+    /// Segments sent and then cumulatively acknowledged, each counted once
+    /// however often it went (Linux's tcp_sock.delivered, tcpi_delivered;
+    /// a SYN carrying data counts once). SACKed segments count when the
+    /// cumulative ACK reaches them, not before as in Linux.
+    pub segments_delivered: u64,
     /// Fast retransmits entered after duplicate ACKs (RFC 5681 3.2).
     pub fast_retransmits: u64,
     /// Duplicate ACKs received (RFC 5681 2).
@@ -39,8 +51,6 @@ pub struct Counters {
     pub window_probes: u64,
     /// SYN or SYN-ACK retransmissions.
     pub syn_retransmits: u64,
-    /// Delayed-ACK timer expirations that sent an ACK.
-    pub delack_timer_fired: u64,
     /// ACKs sent at once because N segments had arrived.
     pub acks_every_nth: u64,
     /// ACKs sent at once by Westfield's interactivity rule (more than N segments since we sent data).
@@ -53,10 +63,6 @@ pub struct Counters {
     pub window_updates_delayed: u64,
     /// ACKs sent at once because of out-of-order data or a gap fill.
     pub acks_out_of_order: u64,
-    /// Segments that failed the acceptability test (RFC 9293 3.10.7.4).
-    pub unacceptable_segments: u64,
-    /// Duplicate payload bytes received (already delivered or already queued).
-    pub duplicate_bytes_received: u64,
     /// Segments received out of order (beyond rcv_nxt).
     pub out_of_order_segments: u64,
     /// RSTs sent.
@@ -111,9 +117,4 @@ pub struct Counters {
     pub ooo_ranges_dropped: u64,
     /// The peer's MSS option was below the floor and raised to it (Linux tcp_min_snd_mss, 48).
     pub peer_mss_floored: u64,
-    /// Segments sent and then cumulatively acknowledged, each counted once
-    /// however often it went (Linux's tcp_sock.delivered, tcpi_delivered;
-    /// a SYN carrying data counts once). SACKed segments count when the
-    /// cumulative ACK reaches them, not before as in Linux.
-    pub segments_delivered: u64,
 }
