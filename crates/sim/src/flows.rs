@@ -20,7 +20,7 @@ use crate::metrics::{
 };
 use crate::pattern::{Pattern, PERIOD};
 use crate::qdisc::{ecn, Qdisc, QueuedPacket};
-use crate::scenario::{FlowGroup, Scenario, Spread, Topology};
+use crate::scenario::{FlowGroup, Scenario, Spread, Topology, Workload};
 use crate::workload::{App, Role, WriteStep};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -122,10 +122,11 @@ struct NetHost {
     unmatched: u64,
 }
 
-/// One end of a connection: the engine and its application.
+/// One end of a connection: the engine and its application. `#[repr(C)]`:
+/// the addressing, then what the application and the engine touch per event
+/// (see [`FlowSim::prefetch_upcoming`]).
+#[repr(C)]
 struct Endpoint {
-    conn: Connection,
-    app: App,
     host: u32,
     peer: u32,
     flow: u32,
@@ -135,6 +136,17 @@ struct Endpoint {
     local_port: u16,
     remote_port: u16,
     established: bool,
+    app: App,
+    conn: Connection,
+}
+
+impl Endpoint {
+    /// Hints the CPU to fetch the inline state an event touches.
+    fn prefetch_hot(&self) {
+        let app_end = std::mem::offset_of!(Endpoint, app) + App::hot_bytes().end;
+        tinygram_proto::prefetch::prefetch_bytes((self as *const Endpoint).cast(), app_end);
+        self.conn.prefetch_hot();
+    }
 }
 
 /// No endpoint (yet).
@@ -279,6 +291,8 @@ pub struct FlowSim {
     demux_exact: bool,
     flows: Vec<FlowState>,
     groups: Vec<FlowGroup>,
+    /// Each group's workload, shared by its flows' applications.
+    workloads: Vec<Arc<Workload>>,
     bottleneck: [Bottleneck; 2],
     slab: Vec<Option<Packet>>,
     free_slots: Vec<u32>,
@@ -407,6 +421,11 @@ impl FlowSim {
             wakes: Vec::with_capacity(flows.len() * 2),
             demux_exact,
             flows,
+            workloads: topo
+                .groups
+                .iter()
+                .map(|g| Arc::new(g.workload.clone()))
+                .collect(),
             groups: topo.groups,
             bottleneck: [mk(), mk()],
             slab: Vec::new(),
@@ -450,7 +469,6 @@ impl FlowSim {
             Role::Client => (f.client_port, f.server_port, NO_EP),
             Role::Server => (f.server_port, f.client_port, f.client),
         };
-        let g = &self.groups[f.group as usize];
         let (mine, theirs) = match role {
             Role::Client => (0, 1),
             Role::Server => (1, 0),
@@ -458,7 +476,7 @@ impl FlowSim {
         let base = pattern_base(flow);
         let app = App::with_patterns(
             role,
-            &g.workload,
+            self.workloads[f.group as usize].clone(),
             self.patterns[mine].clone(),
             self.patterns[theirs].clone(),
             base,
@@ -571,9 +589,9 @@ impl FlowSim {
     /// Asks the CPU to fetch what the next two events will touch while this
     /// one is handled: with many connections each event's endpoint is cold,
     /// and handling an event takes longer than a fetch from memory. The event
-    /// after next gets its endpoint's inline state fetched, the next one (whose
-    /// inline state was asked for one event ago) its heap-held state, so each
-    /// line is asked for once.
+    /// after next gets the part of its endpoint an event touches fetched
+    /// ([`Endpoint::prefetch_hot`]), the next one (whose inline state was asked
+    /// for one event ago) its heap-held state, so each line is asked for once.
     fn prefetch_upcoming(&self) {
         let mut k = 0;
         self.queue.for_upcoming(2, |at, ev| {
@@ -592,7 +610,7 @@ impl FlowSim {
                     e.conn.prefetch_heap();
                     e.app.prefetch_heap();
                 } else {
-                    tinygram_proto::prefetch::prefetch(e);
+                    e.prefetch_hot();
                 }
             }
             k += 1;

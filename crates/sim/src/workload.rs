@@ -138,11 +138,14 @@ enum Kind {
 
 /// The application on one host.
 #[derive(Debug)]
+#[repr(C)]
 pub struct App {
-    role: Role,
-    workload: Workload,
-    kind: Kind,
+    // What each step reads first, together (`#[repr(C)]` keeps the order);
+    // the workload copy and the latency histogram last.
     out: Outbox,
+    kind: Kind,
+    /// Start times of transactions in flight (client side).
+    starts: VecDeque<Instant>,
     out_pattern: Arc<Pattern>,
     in_pattern: Arc<Pattern>,
     /// Where this connection's streams start in the patterns (many flows share
@@ -151,23 +154,28 @@ pub struct App {
     in_base: u64,
     /// Bytes read so far.
     pub bytes_read: u64,
-    /// Every byte read matched the peer's pattern at its offset.
-    pub integrity_ok: bool,
-    /// Start times of transactions in flight (client side).
-    starts: VecDeque<Instant>,
-    /// Completion times of finished transactions (constant memory).
-    pub latencies: LatencyHistogram,
     /// Transactions started (client side).
     started: u64,
     /// Requests answered (server side) or bulk/keystroke writes queued.
     served: u64,
-    /// The workload has reached its end (all requests answered, all bytes received).
-    pub done: bool,
     /// When the connection became established: bulk and keystroke times count from here.
     t0: Instant,
+    role: Role,
+    /// Every byte read matched the peer's pattern at its offset.
+    pub integrity_ok: bool,
+    /// The workload has reached its end (all requests answered, all bytes received).
+    pub done: bool,
+    workload: Arc<Workload>,
+    /// Completion times of finished transactions (constant memory).
+    pub latencies: LatencyHistogram,
 }
 
 impl App {
+    /// The bytes of `App` a step reads (it is `#[repr(C)]`, those first).
+    pub fn hot_bytes() -> core::ops::Range<usize> {
+        0..core::mem::offset_of!(App, workload)
+    }
+
     /// Hints the CPU to fetch the heap state the application's next step
     /// touches: queued writes and open transactions ([`tinygram_proto::prefetch`]).
     pub fn prefetch_heap(&self) {
@@ -192,21 +200,22 @@ impl App {
         };
         let out = Arc::new(Pattern::new(seed, mine));
         let inp = Arc::new(Pattern::new(seed, theirs));
-        App::with_patterns(role, workload, out, inp, 0, 0)
+        App::with_patterns(role, Arc::new(workload.clone()), out, inp, 0, 0)
     }
 
     /// An application writing `out` from offset `out_base` and expecting
-    /// `inp` from `in_base` (the many-flow world shares two patterns).
+    /// `inp` from `in_base` (the many-flow world shares two patterns, and
+    /// one workload per group of flows).
     pub fn with_patterns(
         role: Role,
-        workload: &Workload,
+        workload: Arc<Workload>,
         out: Arc<Pattern>,
         inp: Arc<Pattern>,
         out_base: u64,
         in_base: u64,
     ) -> App {
         let sum = |v: &[usize]| v.iter().map(|&s| s as u64).sum::<u64>().max(1);
-        let kind = match workload {
+        let kind = match &*workload {
             Workload::RequestResponse {
                 request,
                 response,
@@ -244,7 +253,7 @@ impl App {
         App {
             role,
             kind,
-            workload: workload.clone(),
+            workload,
             out: Outbox::new(),
             out_pattern: out,
             in_pattern: inp,
@@ -271,7 +280,7 @@ impl App {
             request,
             request_gap,
             ..
-        } = &self.workload
+        } = &*self.workload
         {
             for (i, &size) in request.iter().enumerate() {
                 self.out.queue.push_back(Write {
@@ -333,7 +342,7 @@ impl App {
                 outstanding,
                 requests,
                 ..
-            } = &self.workload
+            } = &*self.workload
             {
                 let n = u64::from(*outstanding).min(requests.unwrap_or(u64::MAX));
                 for _ in 0..n {
@@ -402,7 +411,7 @@ impl App {
                         response,
                         response_gap,
                         ..
-                    } = &self.workload
+                    } = &*self.workload
                     {
                         for (i, &size) in response.iter().enumerate() {
                             self.out.queue.push_back(Write {
