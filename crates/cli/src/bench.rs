@@ -395,7 +395,8 @@ fn against_ns3(bench: &BulkBench, sc: &Scenario, bin: &Path, rounds: u32) -> Res
     Ok(())
 }
 
-fn median(v: &[f64]) -> f64 {
+/// The median of `v` (the mean of the middle two for an even count).
+pub(crate) fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     let n = s.len();
