@@ -36,7 +36,8 @@ pub enum PcapAt {
 #[derive(clap::Args, Debug, Default)]
 pub struct RunCaptureArgs {
     /// Write what crossed the simulated wire as a pcap (Ethernet/IPv4/TCP, ns
-    /// timestamps; client 10.0.0.1:40000, server 10.0.0.2:7).
+    /// timestamps; client 10.0.0.1:40000, server 10.0.0.2:7). With [[flows]]:
+    /// every packet on the bottleneck, hosts 10.0.0.1 up in the order named.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
     /// Capture point of --pcap: the client's or the server's interface.

@@ -3,10 +3,14 @@
 
 use crate::output::sig3;
 use indicatif::{ProgressBar, ProgressStyle};
+use std::cell::RefCell;
 use std::fmt::Write;
+use std::path::Path;
 use std::process::ExitCode;
+use std::rc::Rc;
 use tinygram_sim::flows::FlowSim;
 use tinygram_sim::metrics::{FlowResult, FlowsResult, Tail};
+use tinygram_sim::pcap::{host_ip, FlowCapture};
 use tinygram_sim::scenario::Scenario;
 use tinygram_sim::world::thousands;
 
@@ -224,9 +228,43 @@ pub fn explain(r: &FlowsResult) -> String {
 }
 
 /// `tinygram run` of a many-flow scenario.
-pub fn run(sc: &Scenario, json: bool, quiet: bool, explain_holds: bool) -> ExitCode {
+pub fn run(
+    sc: &Scenario,
+    json: bool,
+    quiet: bool,
+    explain_holds: bool,
+    pcap: Option<&Path>,
+) -> ExitCode {
     let mut sim = FlowSim::new(sc);
+    let capture = match pcap.map(|p| start_capture(&mut sim, p, quiet)).transpose() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let r = run_with_progress(&mut sim, quiet || json);
+    if let (Some(capture), Some(path)) = (capture, pcap) {
+        drop(sim); // releases the tap's share of the capture
+        let frames = Rc::try_unwrap(capture)
+            .map_err(|_| "the capture is still shared".to_string())
+            .and_then(|c| c.into_inner().finish().map_err(|e| e.to_string()));
+        match frames {
+            Ok(n) => {
+                if !quiet {
+                    eprintln!(
+                        "pcap: {} frames at the bottleneck -> {}",
+                        thousands(n),
+                        path.display()
+                    );
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     if json {
         match serde_json::to_string_pretty(&r) {
             Ok(s) => println!("{s}"),
@@ -342,6 +380,35 @@ pub fn idle_connection_bytes(n: usize) -> (usize, Option<f64>) {
     };
     drop(conns);
     (size, measured)
+}
+
+/// A bottleneck capture being written (shared with the simulator's tap).
+type SharedCapture = Rc<RefCell<FlowCapture<std::io::BufWriter<std::fs::File>>>>;
+
+/// Creates `path` and has every packet on the bottleneck written to it;
+/// names the hosts' capture addresses on stderr.
+fn start_capture(sim: &mut FlowSim, path: &Path, quiet: bool) -> Result<SharedCapture, String> {
+    let f = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let capture = FlowCapture::new(std::io::BufWriter::new(f))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let hosts: Vec<String> = sim
+        .host_names()
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let ip = host_ip(i as u32);
+            format!("{name} {}.{}.{}.{}", ip[0], ip[1], ip[2], ip[3])
+        })
+        .collect();
+    if !quiet {
+        eprintln!("pcap: hosts {}", hosts.join(", "));
+    }
+    let shared = Rc::new(RefCell::new(capture));
+    let tap = Rc::clone(&shared);
+    sim.set_tap(Box::new(move |at, src, dst, repr, payload, ecn| {
+        tap.borrow_mut().record(at, src, dst, repr, payload, ecn);
+    }));
+    Ok(shared)
 }
 
 /// Runs of the one-flow reference; the median is the cost compared against.

@@ -285,11 +285,11 @@ fn main() -> ExitCode {
                     eprintln!("error: {}: [[variant]] tables are not supported with [[flows]] or [bottleneck] yet; run each configuration with --set", scenario.display());
                     return ExitCode::from(2);
                 }
-                if trace.is_some() || capture.any() {
-                    eprintln!("error: --trace, --pcap and --plot record one connection; a many-flow scenario has many (use --json and --explain)");
+                if trace.is_some() || capture.plot.is_some() {
+                    eprintln!("error: --trace and --plot follow one connection; a many-flow scenario has many (use --json and --explain, or --pcap for the bottleneck's packets)");
                     return ExitCode::from(2);
                 }
-                return flows::run(&sc, json, quiet, explain);
+                return flows::run(&sc, json, quiet, explain, capture.pcap.as_deref());
             }
             capture.prepare(&mut sc);
             let mut sim = Sim::new(&sc);

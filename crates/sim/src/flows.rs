@@ -307,7 +307,13 @@ pub struct FlowSim {
     isn_seed: u64,
     /// Fault injection: flip a byte of this flow's next client data segment.
     corrupt: Option<u32>,
+    /// Sees each packet as it starts onto the bottleneck (see [`FlowSim::set_tap`]).
+    tap: Option<Box<Tap>>,
 }
+
+/// A bottleneck tap: (time, source host, destination host, header, payload,
+/// IPv4 ECN field) of each packet as it starts onto the shared link.
+pub type Tap = dyn FnMut(Instant, u32, u32, &TcpRepr, &[u8], u8);
 
 /// Where a flow's streams start in the shared patterns: far apart, so a byte
 /// delivered to the wrong connection does not match.
@@ -443,6 +449,7 @@ impl FlowSim {
             seed: sc.seed,
             isn_seed,
             corrupt: None,
+            tap: None,
         }
     }
 
@@ -451,6 +458,18 @@ impl FlowSim {
     /// in the simulator), so the run must fail its integrity check naming the flow.
     pub fn corrupt_next_segment(&mut self, flow: u32) {
         self.corrupt = Some(flow);
+    }
+
+    /// Calls `tap` with every packet as it starts onto the bottleneck, both
+    /// directions (what a mirror port on that link sees; for `--pcap`).
+    /// Observing changes nothing in the run.
+    pub fn set_tap(&mut self, tap: Box<Tap>) {
+        self.tap = Some(tap);
+    }
+
+    /// The hosts' names, by index (the numbering taps use).
+    pub fn host_names(&self) -> Vec<&str> {
+        self.hosts.iter().map(|h| h.name.as_str()).collect()
     }
 
     /// Number of connections (flows) in the run.
@@ -812,6 +831,9 @@ impl FlowSim {
         };
         if let Some(p) = self.slab[q.id as usize].as_mut() {
             p.ecn = q.ecn;
+            if let Some(tap) = self.tap.as_mut() {
+                tap(self.now, p.src, p.dst, &p.repr, &p.payload, p.ecn);
+            }
         }
         let b = &mut self.bottleneck[dir];
         b.busy = true;

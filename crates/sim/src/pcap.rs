@@ -19,7 +19,8 @@ use crate::world::{WireEvent, CLIENT_PORT, SERVER_PORT};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 use std::io::Write;
-use tinygram_proto::wire::Ipv4Repr;
+use tinygram_proto::wire::{Ipv4Repr, TcpRepr};
+use tinygram_proto::Instant;
 
 /// The client's IPv4 address in captures.
 pub const CLIENT_IP: [u8; 4] = [10, 0, 0, 1];
@@ -62,12 +63,25 @@ impl std::error::Error for PcapWriteError {}
 
 /// Builds the Ethernet frame of captured event `ev` sent by host `ev.dir`.
 pub fn frame(ev: &WireEvent, payload: &[u8], ident: u16) -> Result<Vec<u8>, PcapWriteError> {
-    let (src_mac, dst_mac, src, dst) = if ev.dir == 0 {
+    let ends = if ev.dir == 0 {
         (CLIENT_MAC, SERVER_MAC, CLIENT_IP, SERVER_IP)
     } else {
         (SERVER_MAC, CLIENT_MAC, SERVER_IP, CLIENT_IP)
     };
-    let tcp_len = ev.repr.buffer_len(payload.len());
+    frame_between(ends, &ev.repr, payload, ident, 0, ev.at)
+}
+
+/// Builds an Ethernet II + IPv4 + TCP frame from (source MAC, destination
+/// MAC, source address, destination address), both checksums filled in.
+fn frame_between(
+    (src_mac, dst_mac, src, dst): ([u8; 6], [u8; 6], [u8; 4], [u8; 4]),
+    repr: &TcpRepr,
+    payload: &[u8],
+    ident: u16,
+    ecn: u8,
+    at: Instant,
+) -> Result<Vec<u8>, PcapWriteError> {
+    let tcp_len = repr.buffer_len(payload.len());
     let ip = Ipv4Repr {
         src,
         dst,
@@ -75,7 +89,7 @@ pub fn frame(ev: &WireEvent, payload: &[u8], ident: u16) -> Result<Vec<u8>, Pcap
         ident,
         dont_frag: true,
         payload_len: tcp_len,
-        ecn: 0,
+        ecn,
     };
     let mut f = vec![0u8; 14 + Ipv4Repr::HEADER_LEN + tcp_len];
     f[0..6].copy_from_slice(&dst_mac);
@@ -83,14 +97,27 @@ pub fn frame(ev: &WireEvent, payload: &[u8], ident: u16) -> Result<Vec<u8>, Pcap
     f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
     ip.emit(&mut f[14..14 + Ipv4Repr::HEADER_LEN])
         .map_err(|e| PcapWriteError(format!("IPv4 header: {e}")))?;
-    ev.repr
-        .emit(
-            &mut f[14 + Ipv4Repr::HEADER_LEN..],
-            payload,
-            Some(ip.checksum_ctx()),
-        )
-        .map_err(|e| PcapWriteError(format!("TCP segment at {}: {e}", ev.at)))?;
+    repr.emit(
+        &mut f[14 + Ipv4Repr::HEADER_LEN..],
+        payload,
+        Some(ip.checksum_ctx()),
+    )
+    .map_err(|e| PcapWriteError(format!("TCP segment at {at}: {e}")))?;
     Ok(f)
+}
+
+/// The pcap header of every capture: Ethernet, nanosecond timestamps.
+fn pcap_header() -> PcapHeader {
+    PcapHeader {
+        version_major: 2,
+        version_minor: 4,
+        ts_correction: 0,
+        ts_accuracy: 0,
+        snaplen: 262_144,
+        datalink: DataLink::ETHERNET,
+        ts_resolution: TsResolution::NanoSecond,
+        endianness: Endianness::native(),
+    }
 }
 
 /// Writes the captured events as a pcap file (nanosecond timestamps) seen at
@@ -102,17 +129,8 @@ pub fn write_pcap<W: Write>(
     payloads: Option<&[Vec<u8>]>,
     vantage: Vantage,
 ) -> Result<(), PcapWriteError> {
-    let header = PcapHeader {
-        version_major: 2,
-        version_minor: 4,
-        ts_correction: 0,
-        ts_accuracy: 0,
-        snaplen: 262_144,
-        datalink: DataLink::ETHERNET,
-        ts_resolution: TsResolution::NanoSecond,
-        endianness: Endianness::native(),
-    };
-    let mut w = PcapWriter::with_header(out, header).map_err(|e| PcapWriteError(e.to_string()))?;
+    let mut w =
+        PcapWriter::with_header(out, pcap_header()).map_err(|e| PcapWriteError(e.to_string()))?;
     // (timestamp in ns, event index, IP identification).
     let mut records: Vec<(u64, usize, u16)> = Vec::with_capacity(events.len());
     let mut ident = [0u16; 2];
@@ -144,4 +162,92 @@ pub fn write_pcap<W: Write>(
         .map_err(|e| PcapWriteError(e.to_string()))?;
     }
     Ok(())
+}
+
+/// The IPv4 address of many-flow host `i` (the index of
+/// [`crate::flows::FlowSim::host_names`]) in captures: 10.0.0.0/8 counted
+/// from 10.0.0.1.
+pub fn host_ip(i: u32) -> [u8; 4] {
+    let n = i + 1;
+    [10, (n >> 16) as u8, (n >> 8) as u8, n as u8]
+}
+
+/// The MAC address of many-flow host `i` (locally administered, 02:00:00 and
+/// the last three bytes of its address).
+pub fn host_mac(i: u32) -> [u8; 6] {
+    let ip = host_ip(i);
+    [0x02, 0, 0, ip[1], ip[2], ip[3]]
+}
+
+/// A pcap file written as a many-flow run goes: one frame for each packet as
+/// it starts onto the shared bottleneck link, both directions (a mirror port
+/// on that link: packets the queue drops never appear, nor do losses on
+/// access links after it). Addresses come from [`host_ip`]; ports are the
+/// flows' own; IPv4 ECN is the field as the queue left it.
+pub struct FlowCapture<W: Write> {
+    w: PcapWriter<W>,
+    /// Next IPv4 identification per sending host.
+    ident: Vec<u16>,
+    frames: u64,
+    error: Option<PcapWriteError>,
+}
+
+impl<W: Write> FlowCapture<W> {
+    /// Starts a capture, writing the pcap header to `out`.
+    pub fn new(out: W) -> Result<Self, PcapWriteError> {
+        let w = PcapWriter::with_header(out, pcap_header())
+            .map_err(|e| PcapWriteError(e.to_string()))?;
+        Ok(FlowCapture {
+            w,
+            ident: Vec::new(),
+            frames: 0,
+            error: None,
+        })
+    }
+
+    /// Records a packet from host `src` to host `dst` at `at`; after a write
+    /// error, nothing more is written and [`Self::finish`] reports it.
+    pub fn record(
+        &mut self,
+        at: Instant,
+        src: u32,
+        dst: u32,
+        repr: &TcpRepr,
+        payload: &[u8],
+        ecn: u8,
+    ) {
+        if self.error.is_some() {
+            return;
+        }
+        let s = src as usize;
+        if self.ident.len() <= s {
+            self.ident.resize(s + 1, 0);
+        }
+        let id = self.ident[s];
+        self.ident[s] = id.wrapping_add(1);
+        let ends = (host_mac(src), host_mac(dst), host_ip(src), host_ip(dst));
+        let written = frame_between(ends, repr, payload, id, ecn, at).and_then(|f| {
+            self.w
+                .write_packet(&PcapPacket::new(
+                    std::time::Duration::from_nanos(at.as_nanos()),
+                    f.len() as u32,
+                    &f,
+                ))
+                .map_err(|e| PcapWriteError(e.to_string()))
+        });
+        match written {
+            Ok(_) => self.frames += 1,
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// Flushes the file; the frames written, or the first error.
+    pub fn finish(self) -> Result<u64, PcapWriteError> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let mut out = self.w.into_writer();
+        out.flush().map_err(|e| PcapWriteError(e.to_string()))?;
+        Ok(self.frames)
+    }
 }

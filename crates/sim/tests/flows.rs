@@ -343,3 +343,39 @@ fn bad_flow_tables_are_clear_errors() {
     let x = e("[bottleneck]\necn = 1\nqdisc = \"codel\"\n");
     assert!(x.message.contains("true or false"), "{x}");
 }
+
+/// The bottleneck tap sees every packet the bottleneck sends, once, each
+/// direction, and watching changes nothing in the run.
+#[test]
+fn the_bottleneck_tap_sees_every_packet_sent_and_changes_nothing() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let s = sc(RR);
+    let plain = flows::run(&s);
+    let mut sim = FlowSim::new(&s);
+    let hosts = sim.host_names().len() as u32;
+    // Packets per direction: from a client host (to the servers) or back.
+    let seen = Rc::new(RefCell::new([0u64; 2]));
+    let bytes = Rc::new(RefCell::new(0u64));
+    let (seen2, bytes2) = (Rc::clone(&seen), Rc::clone(&bytes));
+    let server = sim
+        .host_names()
+        .iter()
+        .position(|&h| h == "web")
+        .expect("the scenario's server host") as u32;
+    sim.set_tap(Box::new(move |_, src, dst, _, payload, _| {
+        assert!(src < hosts && dst < hosts && src != dst);
+        seen2.borrow_mut()[usize::from(src == server)] += 1;
+        *bytes2.borrow_mut() += payload.len() as u64;
+    }));
+    let tapped = sim.run(&mut |_, _| {});
+    assert_eq!(
+        serde_json::to_string(&plain).unwrap(),
+        serde_json::to_string(&tapped).unwrap(),
+        "the tap changed the run"
+    );
+    let seen = *seen.borrow();
+    assert_eq!(seen[0], tapped.queues[0].dequeued, "{:?}", tapped.queues[0]);
+    assert_eq!(seen[1], tapped.queues[1].dequeued, "{:?}", tapped.queues[1]);
+    assert!(seen[0] > 0 && seen[1] > 0 && *bytes.borrow() > 0);
+}
