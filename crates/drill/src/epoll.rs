@@ -36,50 +36,27 @@ const EPOLLET: u32 = 1 << 31;
 /// Flags that change how a watch reports, not what it reports.
 const MODES: u32 = EPOLLET | EPOLLONESHOT | EPOLLEXCLUSIVE;
 
-/// The bits of an `events=` value (`EPOLLIN|EPOLLOUT`, `0`); None for an unknown name.
+/// epoll.h bits a watch may ask for: what tcp_poll reports, then the modes.
+/// EPOLLEXCLUSIVE wakes one of several waiters; the runner has one.
+const BITS: &[(&str, u32)] = &[
+    ("EPOLLIN", EPOLLIN),
+    ("EPOLLOUT", EPOLLOUT),
+    ("EPOLLERR", EPOLLERR),
+    ("EPOLLHUP", EPOLLHUP),
+    ("EPOLLRDHUP", EPOLLRDHUP),
+    ("EPOLLET", EPOLLET),
+    ("EPOLLONESHOT", EPOLLONESHOT),
+    ("EPOLLEXCLUSIVE", EPOLLEXCLUSIVE),
+];
+
+/// The bits of an `events=` value (`EPOLLIN|EPOLLOUT`, `0`).
 fn event_bits(e: &Expr) -> Result<u32, String> {
-    match e {
-        Expr::Int(n) => u32::try_from(*n).map_err(|_| format!("event mask {n} out of range")),
-        Expr::Ident(name) => Ok(match name.as_str() {
-            "EPOLLIN" => EPOLLIN,
-            "EPOLLOUT" => EPOLLOUT,
-            "EPOLLERR" => EPOLLERR,
-            "EPOLLHUP" => EPOLLHUP,
-            "EPOLLRDHUP" => EPOLLRDHUP,
-            "EPOLLET" => EPOLLET,
-            "EPOLLONESHOT" => EPOLLONESHOT,
-            // Wakes one of several waiters; the runner has one.
-            "EPOLLEXCLUSIVE" => EPOLLEXCLUSIVE,
-            other => {
-                return Err(format!(
-                    "epoll event {other} is not supported (EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP, EPOLLRDHUP, EPOLLET, EPOLLONESHOT, EPOLLEXCLUSIVE are)"
-                ))
-            }
-        }),
-        Expr::Or(parts) => parts.iter().try_fold(0, |acc, p| Ok(acc | event_bits(p)?)),
-        _ => Err("expected events like EPOLLIN|EPOLLOUT".into()),
-    }
+    crate::mask::parse(e, BITS, "EPOLL")
 }
 
 /// `EPOLLIN|EPOLLOUT` for a mask, for messages.
 fn mask_name(m: u32) -> String {
-    let names = [
-        (EPOLLIN, "EPOLLIN"),
-        (EPOLLOUT, "EPOLLOUT"),
-        (EPOLLERR, "EPOLLERR"),
-        (EPOLLHUP, "EPOLLHUP"),
-        (EPOLLRDHUP, "EPOLLRDHUP"),
-    ];
-    let v: Vec<&str> = names
-        .iter()
-        .filter(|(b, _)| m & b != 0)
-        .map(|(_, n)| *n)
-        .collect();
-    if v.is_empty() {
-        "0".into()
-    } else {
-        v.join("|")
-    }
+    crate::mask::name(m, BITS)
 }
 
 impl Runner<'_> {

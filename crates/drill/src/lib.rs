@@ -4,6 +4,7 @@ pub mod ast;
 pub mod cli;
 mod epoll;
 mod icmp;
+mod mask;
 pub mod nplab;
 pub mod parse;
 mod poll;

@@ -29,30 +29,12 @@ const POLLWRNORM: u32 = 0x100;
 
 /// The bits of `POLLIN|POLLOUT` or a number.
 fn bits(e: &Expr) -> Result<u32, String> {
-    match e {
-        Expr::Int(n) => u32::try_from(*n).map_err(|_| format!("poll mask {n} out of range")),
-        Expr::Ident(name) => BITS
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, b)| *b)
-            .ok_or_else(|| format!("poll event {name} is not supported")),
-        Expr::Or(parts) => parts.iter().try_fold(0, |acc, p| Ok(acc | bits(p)?)),
-        _ => Err("expected events like POLLIN|POLLOUT".into()),
-    }
+    crate::mask::parse(e, BITS, "POLL")
 }
 
 /// `POLLIN|POLLOUT` for a mask, for messages.
 fn name(m: u32) -> String {
-    let v: Vec<&str> = BITS
-        .iter()
-        .filter(|(_, b)| m & b != 0)
-        .map(|(n, _)| *n)
-        .collect();
-    if v.is_empty() {
-        "0".into()
-    } else {
-        v.join("|")
-    }
+    crate::mask::name(m, BITS)
 }
 
 impl Runner<'_> {
