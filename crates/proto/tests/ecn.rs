@@ -1,21 +1,14 @@
 //! ECN (RFC 3168) between two engines, segment by segment: negotiation, ECT(0)
 //! on new data, CE echoed by ECE until CWR, one reduction per window.
 
+mod common;
+
 use tinygram_proto::{
-    Config, Connection, Duration, Flags, Instant, IsnSeries, LossIs, OptionSet, SeqNumber, TcpRepr,
+    Config, Connection, Duration, Flags, Instant, IsnSeries, LossIs, SeqNumber, TcpRepr,
 };
 
 fn cfg(ecn: bool) -> Config {
-    let mut options = OptionSet::default();
-    if ecn {
-        options.enable("ecn").unwrap();
-    }
-    Config {
-        options,
-        send_policy: "nodelay".parse().unwrap(),
-        ack_policy: "immediate".parse().unwrap(),
-        ..Config::default()
-    }
+    common::eager_config(if ecn { &["ecn"] } else { &[] })
 }
 
 /// One segment as sent: header, payload length, ECT(0) or not.

@@ -1,31 +1,15 @@
 //! RACK (RFC 8985 6): a segment is lost by time once one sent after it is
 //! delivered; reordering inside the window is not a loss.
 
-use tinygram_proto::{Config, Connection, Instant, IsnSeries, OptionSet, SeqNumber, TcpRepr};
+mod common;
+
+use common::pass;
+use tinygram_proto::{Config, Connection, Instant, IsnSeries, SeqNumber, TcpRepr};
 
 fn cfg(rack: bool) -> Config {
-    let mut options = OptionSet::default();
-    options.enable("sack").unwrap();
-    let mut c = Config {
-        options,
-        send_policy: "nodelay".parse().unwrap(),
-        ack_policy: "immediate".parse().unwrap(),
-        ..Config::default()
-    };
+    let mut c = common::eager_config(&["sack"]);
     c.recovery.rack = rack;
     c
-}
-
-/// Hands everything `from` sends at `now` to `to`; whether anything went.
-fn pass(from: &mut Connection, to: &mut Connection, now: Instant) -> bool {
-    let mut p = Vec::new();
-    let mut moved = false;
-    while let Some(r) = from.poll_transmit(now, &mut p) {
-        to.handle_segment(now, &r, &p);
-        moved = true;
-        p.clear();
-    }
-    moved
 }
 
 /// An established pair; at 1 s the sender sends four segments, returned unsent.

@@ -1,30 +1,14 @@
 //! Tail Loss Probe (RFC 8985 7): when the probe timeout is armed and what the probe sends.
 
-use tinygram_proto::{Config, Connection, Instant, IsnSeries, OptionSet, SeqNumber};
+mod common;
+
+use common::pass;
+use tinygram_proto::{Config, Connection, Instant, IsnSeries, SeqNumber};
 
 fn cfg(tlp: bool) -> Config {
-    let mut options = OptionSet::default();
-    options.enable("sack").unwrap();
-    let mut c = Config {
-        options,
-        send_policy: "nodelay".parse().unwrap(),
-        ack_policy: "immediate".parse().unwrap(),
-        ..Config::default()
-    };
+    let mut c = common::eager_config(&["sack"]);
     c.recovery.tlp = tlp;
     c
-}
-
-/// Hands everything `from` sends at `now` to `to`; whether anything went.
-fn pass(from: &mut Connection, to: &mut Connection, now: Instant) -> bool {
-    let mut p = Vec::new();
-    let mut moved = false;
-    while let Some(r) = from.poll_transmit(now, &mut p) {
-        to.handle_segment(now, &r, &p);
-        moved = true;
-        p.clear();
-    }
-    moved
 }
 
 /// Exchanges everything both ends send at `now` until they go quiet.

@@ -281,3 +281,30 @@ impl Pair {
         self.log.iter().filter(|l| l.from == side).collect()
     }
 }
+
+/// Nagle off, every segment ACKed at once, and the named options on: a
+/// pair whose segments follow from the rule under test alone.
+pub fn eager_config(options: &[&str]) -> Config {
+    let mut set = tinygram_proto::OptionSet::default();
+    for o in options {
+        set.enable(o).unwrap();
+    }
+    Config {
+        options: set,
+        send_policy: "nodelay".parse().unwrap(),
+        ack_policy: "immediate".parse().unwrap(),
+        ..Config::default()
+    }
+}
+
+/// Hands everything `from` sends at `now` to `to`; whether anything went.
+pub fn pass(from: &mut Connection, to: &mut Connection, now: Instant) -> bool {
+    let mut p = Vec::new();
+    let mut moved = false;
+    while let Some(r) = from.poll_transmit(now, &mut p) {
+        to.handle_segment(now, &r, &p);
+        moved = true;
+        p.clear();
+    }
+    moved
+}
