@@ -2,7 +2,6 @@
 //! `tinygram bench sim --flows N`.
 
 use crate::output::sig3;
-use indicatif::{ProgressBar, ProgressStyle};
 use std::cell::RefCell;
 use std::fmt::Write;
 use std::path::Path;
@@ -16,27 +15,7 @@ use tinygram_sim::world::thousands;
 
 /// Runs a many-flow scenario, showing a progress bar on stderr for runs that take a while.
 pub fn run_with_progress(sim: &mut FlowSim, quiet: bool) -> FlowsResult {
-    if quiet {
-        return sim.run(&mut |_, _| {});
-    }
-    let bar = ProgressBar::hidden();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} simulated {msg} [{wide_bar}] {elapsed}")
-            .expect("valid template"),
-    );
-    let mut shown = false;
-    let started = std::time::Instant::now();
-    let result = sim.run(&mut |now, end| {
-        if !shown && started.elapsed().as_millis() > 500 {
-            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            shown = true;
-        }
-        bar.set_length(end.as_micros().max(1));
-        bar.set_position(now.as_micros());
-        bar.set_message(format!("{:.3} s", now.as_secs_f64()));
-    });
-    bar.finish_and_clear();
-    result
+    crate::output::with_progress(quiet, |progress| sim.run(progress))
 }
 
 fn tail(t: &Tail) -> String {

@@ -3,14 +3,22 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt::Write;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
+use tinygram_proto::Instant;
 use tinygram_sim::metrics::{HostResult, RunEnd, RunResult};
 use tinygram_sim::scenario::Scenario;
 use tinygram_sim::world::{thousands, Sim};
 
 /// Runs `sc`, showing a progress bar on stderr for runs that take a while.
 pub fn run_with_progress(sim: &mut Sim, quiet: bool) -> RunResult {
+    with_progress(quiet, |progress| sim.run(progress))
+}
+
+/// Calls `run` with a progress callback (now, end of the run) that draws a
+/// bar of simulated time on stderr once the run has taken half a second;
+/// `quiet`: no bar.
+pub fn with_progress<R>(quiet: bool, run: impl FnOnce(&mut dyn FnMut(Instant, Instant)) -> R) -> R {
     if quiet {
-        return sim.run(&mut |_, _| {});
+        return run(&mut |_, _| {});
     }
     let bar = ProgressBar::hidden();
     bar.set_style(
@@ -19,7 +27,7 @@ pub fn run_with_progress(sim: &mut Sim, quiet: bool) -> RunResult {
     );
     let mut shown = false;
     let started = std::time::Instant::now();
-    let result = sim.run(&mut |now, end| {
+    let result = run(&mut |now, end| {
         if !shown && started.elapsed().as_millis() > 500 {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
             shown = true;
