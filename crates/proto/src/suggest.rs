@@ -27,6 +27,22 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, c)| c)
 }
 
+/// The error for `s`, not a name in `all` (name, description), where names
+/// may take an argument (`naglim:N`): the closest name of the same form
+/// ("naglm:30" is a near miss of "naglim:N", not of "nagle") and the list.
+pub fn unknown_policy(what: &str, s: &str, all: &[(&str, &str)]) -> String {
+    let bases = all
+        .iter()
+        .filter(|(n, _)| n.contains(':') == s.contains(':'))
+        .map(|(n, _)| n.split(':').next().unwrap_or(n));
+    let base = s.split(':').next().unwrap_or(s);
+    format!(
+        "unknown {what} {s:?}{} (expected one of: {})",
+        did_you_mean(base, bases),
+        all.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+    )
+}
+
 /// `"; did you mean \"nagle\"?"` when `word` is a near miss of a candidate, else `""`.
 pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
     closest(word, candidates)

@@ -823,21 +823,7 @@ impl FromStr for AckPolicyKind {
                         )
                     });
                 }
-                // "naglm:30" is a near miss of "naglim:N", not of "nagle".
-                let bases = Self::ALL
-                    .iter()
-                    .filter(|(n, _)| n.contains(':') == s.contains(':'))
-                    .map(|(n, _)| n.split(':').next().unwrap_or(n));
-                let base = s.split(':').next().unwrap_or(s);
-                return Err(format!(
-                    "unknown ACK policy {s:?}{} (expected one of: {})",
-                    crate::suggest::did_you_mean(base, bases),
-                    Self::ALL
-                        .iter()
-                        .map(|(n, _)| *n)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
+                return Err(crate::suggest::unknown_policy("ACK policy", s, Self::ALL));
             }
         })
     }
