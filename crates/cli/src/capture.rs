@@ -37,10 +37,12 @@ pub enum PcapAt {
 pub struct RunCaptureArgs {
     /// Write what crossed the simulated wire as a pcap (Ethernet/IPv4/TCP, ns
     /// timestamps; client 10.0.0.1:40000, server 10.0.0.2:7). With [[flows]]:
-    /// every packet on the bottleneck, hosts 10.0.0.1 up in the order named.
+    /// every packet as it starts onto the bottleneck, hosts 10.0.0.1 upwards
+    /// (the run lists which is which on stderr).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
-    /// Capture point of --pcap: the client's or the server's interface.
+    /// Capture point of --pcap: the client's or the server's interface (a
+    /// many-flow run is always captured at its bottleneck).
     #[arg(long, value_enum, default_value_t = PcapAt::Client)]
     pub pcap_at: PcapAt,
     /// Draw a tcptrace-style time-sequence graph (FILE.svg or FILE.png),
