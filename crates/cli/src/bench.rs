@@ -407,7 +407,8 @@ pub(crate) fn median(v: &[f64]) -> f64 {
     }
 }
 
-fn min(v: &[f64]) -> f64 {
+/// The smallest of `v` (infinity for none).
+pub(crate) fn min(v: &[f64]) -> f64 {
     v.iter().copied().fold(f64::INFINITY, f64::min)
 }
 

@@ -449,11 +449,10 @@ pub fn bench(flows: u64, requests: u64) -> ExitCode {
     } else {
         (wall, one_wall, &one_walls)
     };
-    let one_range = {
-        let lo = one_all.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = one_all.iter().copied().fold(0.0, f64::max);
-        (ns(&one, lo), ns(&one, hi))
-    };
+    let one_range = (
+        ns(&one, crate::bench::min(one_all)),
+        ns(&one, one_all.iter().copied().fold(0.0, f64::max)),
+    );
     println!("flows                 {}", thousands(r.flow_count));
     println!("simulated time        {:.3} s", r.sim_time_s);
     println!("wall-clock time       {wall:.3} s (CPU {cpu:.3} s)");
