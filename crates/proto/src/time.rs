@@ -1,40 +1,54 @@
 //! Virtual time: the engine never reads a clock; callers pass an [`Instant`].
 
 use core::fmt;
+use core::num::NonZeroU64;
 use core::ops::{Add, AddAssign, Sub};
 pub use core::time::Duration;
 
-/// A point in time, in nanoseconds from an arbitrary zero chosen by the driver.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Instant(u64);
+/// A point in time, in nanoseconds from an arbitrary zero chosen by the driver
+/// (at most `u64::MAX - 1`). Held as nanoseconds + 1 so that `Option<Instant>`
+/// is eight bytes: a connection keeps a dozen of them among the fields every
+/// segment touches, and at scale each cache line of that state costs a fetch.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Instant(NonZeroU64);
 
 impl Instant {
     /// The driver's time zero.
-    pub const ZERO: Instant = Instant(0);
+    pub const ZERO: Instant = Instant::from_nanos(0);
     /// Later than any real deadline; used as "no deadline".
-    pub const FAR_FUTURE: Instant = Instant(u64::MAX);
+    pub const FAR_FUTURE: Instant = Instant::from_nanos(u64::MAX);
 
+    /// `ns` nanoseconds after zero, saturating at [`Self::FAR_FUTURE`].
     pub const fn from_nanos(ns: u64) -> Self {
-        Instant(ns)
+        match NonZeroU64::new(ns.saturating_add(1)) {
+            Some(n) => Instant(n),
+            None => unreachable!(), // ns + 1 saturates at u64::MAX, never 0
+        }
     }
     pub const fn from_micros(us: u64) -> Self {
-        Instant(us.saturating_mul(1_000))
+        Instant::from_nanos(us.saturating_mul(1_000))
     }
     pub const fn from_millis(ms: u64) -> Self {
-        Instant(ms.saturating_mul(1_000_000))
+        Instant::from_nanos(ms.saturating_mul(1_000_000))
     }
     pub const fn as_nanos(self) -> u64 {
-        self.0
+        self.0.get() - 1
     }
     pub const fn as_micros(self) -> u64 {
-        self.0 / 1_000
+        self.as_nanos() / 1_000
     }
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 / 1e9
+        self.as_nanos() as f64 / 1e9
     }
     /// Time since `earlier`, zero if `earlier` is later.
     pub fn saturating_duration_since(self, earlier: Instant) -> Duration {
-        Duration::from_nanos(self.0.saturating_sub(earlier.0))
+        Duration::from_nanos(self.0.get().saturating_sub(earlier.0.get()))
+    }
+}
+
+impl Default for Instant {
+    fn default() -> Self {
+        Instant::ZERO
     }
 }
 
@@ -45,7 +59,7 @@ fn dur_nanos(d: Duration) -> u64 {
 impl Add<Duration> for Instant {
     type Output = Instant;
     fn add(self, d: Duration) -> Instant {
-        Instant(self.0.saturating_add(dur_nanos(d)))
+        Instant::from_nanos(self.as_nanos().saturating_add(dur_nanos(d)))
     }
 }
 impl AddAssign<Duration> for Instant {
@@ -56,7 +70,7 @@ impl AddAssign<Duration> for Instant {
 impl Sub<Duration> for Instant {
     type Output = Instant;
     fn sub(self, d: Duration) -> Instant {
-        Instant(self.0.saturating_sub(dur_nanos(d)))
+        Instant::from_nanos(self.as_nanos().saturating_sub(dur_nanos(d)))
     }
 }
 impl Sub<Instant> for Instant {
@@ -71,8 +85,8 @@ impl fmt::Debug for Instant {
         write!(
             f,
             "{}.{:06}s",
-            self.0 / 1_000_000_000,
-            (self.0 % 1_000_000_000) / 1_000
+            self.as_nanos() / 1_000_000_000,
+            (self.as_nanos() % 1_000_000_000) / 1_000
         )
     }
 }
@@ -97,5 +111,20 @@ mod tests {
             Instant::FAR_FUTURE
         );
         assert_eq!(format!("{t}"), "0.005000s");
+    }
+
+    #[test]
+    fn an_optional_instant_is_one_word_and_keeps_every_value() {
+        assert_eq!(core::mem::size_of::<Option<Instant>>(), 8);
+        assert_eq!(Instant::ZERO.as_nanos(), 0);
+        assert_eq!(Instant::default(), Instant::ZERO);
+        assert_eq!(Instant::from_nanos(7).as_nanos(), 7);
+        assert_eq!(Instant::FAR_FUTURE.as_nanos(), u64::MAX - 1);
+        assert_eq!(Instant::from_nanos(u64::MAX), Instant::FAR_FUTURE);
+        assert!(Instant::ZERO < Instant::from_nanos(1));
+        assert_eq!(
+            Instant::FAR_FUTURE - Instant::ZERO,
+            Duration::from_nanos(u64::MAX - 1)
+        );
     }
 }
