@@ -1284,7 +1284,6 @@ mod tests {
         assert_ne!(a.next_isn(t, 1, 2), a.next_isn(t, 1, 2));
     }
 
-    /// The calendar queue and the plain heap give byte-identical results.
     #[test]
     fn timers_the_engine_moved_or_cancelled_do_not_reach_it() {
         // Each request arms an RTO that its ACK cancels or pushes later; those
@@ -1303,6 +1302,7 @@ mod tests {
         assert!(sim.timers_not_due > 0);
     }
 
+    /// The calendar queue and the plain heap give byte-identical results.
     #[test]
     fn calendar_queue_runs_like_the_heap() {
         let texts = [
