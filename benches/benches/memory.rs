@@ -1,8 +1,8 @@
 //! What an event costs in memory alone at 100,000 flows, on this machine:
 //! events visit 200,000 slots of 4 KiB (one per endpoint of the 100,000-flow
-//! run: 781 MiB, near that run's 941 MiB peak) in a random order and each reads and writes `lines`
-//! cache lines of its slot, the lines of the event after next prefetched as
-//! the simulator does. Time per event over `lines` is what one more line of
+//! run: 781 MiB, near that run's 941 MiB peak) in a random order and each
+//! reads and writes `lines` cache lines of its slot, the lines of the event
+//! after next prefetched as the simulator does. Time per event over `lines` is what one more line of
 //! per-event state costs once connections no longer fit in the caches; the
 //! README's 100,000-flow section compares it with `bench sim --flows`.
 

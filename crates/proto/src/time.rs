@@ -20,10 +20,7 @@ impl Instant {
 
     /// `ns` nanoseconds after zero, saturating at [`Self::FAR_FUTURE`].
     pub const fn from_nanos(ns: u64) -> Self {
-        match NonZeroU64::new(ns.saturating_add(1)) {
-            Some(n) => Instant(n),
-            None => unreachable!(), // ns + 1 saturates at u64::MAX, never 0
-        }
+        Instant(NonZeroU64::MIN.saturating_add(ns))
     }
     pub const fn from_micros(us: u64) -> Self {
         Instant::from_nanos(us.saturating_mul(1_000))
