@@ -1,21 +1,32 @@
-//! `tinygram._native`: the Python package's thin layer over the `tinygram`
-//! library. Every function takes and returns JSON text; the simulation, the
-//! scenario checks and the flattening of results are the CLI's own code.
+//! `tinygram._native`: the Python package's thin layer over the run library
+//! (`tinygram_lab`). Every function takes and returns JSON text; the
+//! simulation, the scenario checks, the sweep's expansion and the flattening
+//! of results are the library's own code, the same the CLI runs.
 //! The GIL is released while anything runs.
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use serde_json::Value;
 use std::path::Path;
-use tinygram_cli::api::{self, Source};
+use tinygram_lab::{self as api, Source};
 use tinygram_sim::ScenarioError;
+
+/// The file an error is in: empty for an override (`--set KEY`), which is
+/// not a file but a keyword argument here.
+fn file_of(e: &ScenarioError) -> String {
+    if e.file.starts_with("--") {
+        String::new()
+    } else {
+        e.file.clone()
+    }
+}
 
 /// Raises `tinygram.ScenarioError(message, key, file, line)`.
 fn scenario_error(py: Python<'_>, e: &ScenarioError) -> PyErr {
     let made = py
         .import("tinygram._errors")
         .and_then(|m| m.getattr("ScenarioError"))
-        .and_then(|cls| cls.call1((e.to_string(), e.key.clone(), e.file.clone(), e.line)));
+        .and_then(|cls| cls.call1((e.to_string(), e.key.clone(), file_of(e), e.line)));
     match made {
         Ok(obj) => PyErr::from_value(obj),
         Err(err) => err,
@@ -117,23 +128,74 @@ fn run_json(
     Ok(v.to_string())
 }
 
-/// One sweep run's result columns (flattened, as `tinygram sweep` writes
-/// them), as a JSON list of `[name, value]` pairs in column order.
+/// A sweep's jobs, expanded by the run library: the grid (`[[key, [value,
+/// ...]], ...]`, Python values as JSON) and the file's open values, times
+/// `seeds`. Each job: `{"sets": [[key, toml], ...], "seed": n, "grid": [i,
+/// ...]}`, `grid` giving each grid key's value index (first key slowest).
 #[pyfunction]
-fn run_row(
+fn sweep_jobs(
     py: Python<'_>,
     kind: &str,
     payload: &str,
-    overrides_json: &str,
-    seed: u64,
-    swept: Vec<String>,
+    grid_json: &str,
+    seeds: Vec<u64>,
 ) -> PyResult<String> {
     let src = source(py, kind, payload)?;
-    let sets = overrides(py, overrides_json)?;
-    let v = detached(py, || api::run_json(&src, &sets, Some(seed)))?
-        .map_err(|e| scenario_error(py, &e))?;
-    let cols: Vec<(String, Value)> = api::result_columns(&v, &swept);
-    serde_json::to_string(&cols).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    let grid: Vec<(String, Vec<Value>)> = serde_json::from_str(grid_json)
+        .map_err(|e| PyValueError::new_err(format!("grid JSON: {e}")))?;
+    let mut axes = Vec::with_capacity(grid.len());
+    for (key, values) in &grid {
+        let texts = values
+            .iter()
+            .map(|v| api::toml_value_text(key, v))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| scenario_error(py, &e))?;
+        axes.push(api::sweep::Axis {
+            key: key.clone(),
+            values: texts,
+        });
+    }
+    let jobs = detached(py, || {
+        let space = api::sweep::space(&src, &axes, &[])?;
+        api::sweep::validate(&src, &[], &space, &seeds)?;
+        api::sweep::jobs(&space, &seeds)
+    })?
+    .map_err(|e| bad(py, "", e))?;
+    let out: Vec<Value> = jobs
+        .iter()
+        .map(|j| {
+            let idx: Vec<usize> = axes
+                .iter()
+                .map(|a| {
+                    let v = j.sets.iter().find(|(k, _)| *k == a.key).map(|(_, v)| v);
+                    a.values.iter().position(|x| Some(x) == v).unwrap_or(0)
+                })
+                .collect();
+            serde_json::json!({"sets": j.sets, "seed": j.seed, "grid": idx})
+        })
+        .collect();
+    Ok(Value::Array(out).to_string())
+}
+
+/// One sweep job's row (`tinygram sweep`'s columns: its keys, `seed`, every
+/// result field flattened), as a JSON list of `[name, value]` pairs.
+#[pyfunction]
+fn run_job(py: Python<'_>, kind: &str, payload: &str, job_json: &str) -> PyResult<String> {
+    let src = source(py, kind, payload)?;
+    #[derive(serde::Deserialize)]
+    struct Job {
+        sets: Vec<(String, String)>,
+        seed: u64,
+    }
+    let j: Job = serde_json::from_str(job_json)
+        .map_err(|e| PyValueError::new_err(format!("job JSON: {e}")))?;
+    let job = api::sweep::Job {
+        sets: j.sets,
+        seed: j.seed,
+    };
+    let row = detached(py, || api::sweep::run_row(&src, &[], &job))?
+        .map_err(|e| bad(py, "", e))?;
+    serde_json::to_string(&row).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
 /// One packetdrill script (path or text) against the engine: the report as JSON.
@@ -160,14 +222,14 @@ fn drill_json(
         ..Default::default()
     };
     let script = script.to_string();
-    Ok(detached(py, move || api::drill_json(&script, &settings))?.to_string())
+    Ok(detached(py, move || api::reports::drill_json(&script, &settings))?.to_string())
 }
 
 /// `tinygram diagnose FILE --json`: the diagnosis as JSON.
 #[pyfunction]
 fn diagnose_json(py: Python<'_>, path: &str) -> PyResult<String> {
     let p = path.to_string();
-    detached(py, move || api::diagnose_json(Path::new(&p)))?
+    detached(py, move || api::reports::diagnose_json(Path::new(&p)))?
         .map(|v| v.to_string())
         .map_err(PyValueError::new_err)
 }
@@ -176,7 +238,9 @@ fn diagnose_json(py: Python<'_>, path: &str) -> PyResult<String> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
-    m.add_function(wrap_pyfunction!(run_row, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_jobs, m)?)?;
+    m.add_function(wrap_pyfunction!(run_job, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(drill_json, m)?)?;
     m.add_function(wrap_pyfunction!(diagnose_json, m)?)?;
     Ok(())

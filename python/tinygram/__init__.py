@@ -10,7 +10,6 @@ this module only converts arguments and schedules runs.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import sys
@@ -20,7 +19,9 @@ from typing import Any, Iterable, Mapping
 from . import _native
 from ._errors import ScenarioError
 
-__all__ = ["run", "sweep", "drill", "diagnose", "ScenarioError"]
+__all__ = ["run", "sweep", "drill", "diagnose", "ScenarioError", "__version__"]
+
+__version__: str = _native.__version__
 
 
 def _jsonable(o: Any) -> Any:
@@ -103,13 +104,15 @@ def diagnose(path: Any) -> dict:
 
 
 def _run_task(task: tuple) -> list:
-    """One sweep run (in a worker process or on a Dask worker): the result
-    columns as ``[name, value]`` pairs."""
-    kind, payload, overrides, seed, swept = task
-    return json.loads(_native.run_row(kind, payload, overrides, seed, swept))
+    """One sweep run (in a worker process or on a Dask worker): the row's
+    columns as ``[name, value]`` pairs, as ``tinygram sweep`` writes them."""
+    kind, payload, job = task
+    return json.loads(_native.run_job(kind, payload, job))
 
 
 def _tasks(scenario: Any, grid: Mapping[str, Any], seeds: Iterable[int]):
+    """The sweep's jobs, expanded by the run library (the grid, then the
+    file's ``[open]`` values, times the seeds), each with its grid values."""
     if not isinstance(grid, Mapping):
         raise TypeError("grid must be a dict of key to list of values")
     axes = []
@@ -133,29 +136,23 @@ def _tasks(scenario: Any, grid: Mapping[str, Any], seeds: Iterable[int]):
     if not seed_list:
         raise ScenarioError("seeds: no seeds", key="seed")
     kind, payload = _scenario(scenario)
-    # Every value on its own, then every combination, before anything runs.
+    # Every value on its own first, so an error names its key.
     for key, values in axes:
         for v in values:
             _native.check(kind, payload, _overrides([(key, v)]))
-    combos = list(itertools.product(*(values for _, values in axes)))
-    swept = [key for key, _ in axes]
-    encoded = []
-    for combo in combos:
-        ov = _overrides(zip(swept, combo))
-        _native.check(kind, payload, ov, seed_list[0])
-        encoded.append(ov)
+    grid_json = json.dumps([[k, v] for k, v in axes], default=_jsonable)
+    jobs = json.loads(_native.sweep_jobs(kind, payload, grid_json, seed_list))
     tasks, labels = [], []
-    for combo, ov in zip(combos, encoded):
-        for s in seed_list:
-            tasks.append((kind, payload, ov, s, swept))
-            labels.append((combo, s))
-    return swept, tasks, labels
+    for job in jobs:
+        tasks.append((kind, payload, json.dumps({"sets": job["sets"], "seed": job["seed"]})))
+        labels.append([(k, vals[i]) for (k, vals), i in zip(axes, job["grid"])])
+    return tasks, labels
 
 
 def sweep(
     scenario: Any,
     grid: Mapping[str, Iterable[Any]],
-    seeds: Iterable[int] = range(5),
+    seeds: Iterable[int] = (1,),
     client: Any = None,
     *,
     processes: int | None = None,
@@ -163,8 +160,9 @@ def sweep(
 ):
     """Runs ``scenario`` for every combination of ``grid`` (dict of dotted key
     to list of values) and every seed; returns a pandas DataFrame, one row per
-    run: the swept keys, ``seed``, then every result field flattened with
-    dotted names (the columns of ``tinygram sweep``).
+    run: the swept keys (and any the file's ``[open]`` table leaves open),
+    ``seed``, then every result field flattened with dotted names: the
+    columns of ``tinygram sweep``, whose default seed (1) it shares.
 
     With ``client=None`` the runs go to a local process pool of ``processes``
     workers (default: one per core). With a ``dask.distributed.Client`` they
@@ -173,7 +171,7 @@ def sweep(
     """
     import pandas as pd
 
-    swept, tasks, labels = _tasks(scenario, grid, seeds)
+    tasks, labels = _tasks(scenario, grid, seeds)
     if client is None:
         workers = processes or os.cpu_count() or 1
         if workers == 1 or len(tasks) == 1:
@@ -195,9 +193,9 @@ def sweep(
             show_progress(futures)
         results = client.gather(futures)
     rows = []
-    for (combo, s), cols in zip(labels, results):
-        row = dict(zip(swept, combo))
-        row["seed"] = s
-        row.update(cols)
+    for grid_values, cols in zip(labels, results):
+        row = dict(cols)
+        # The grid's columns hold the Python values given, not their TOML text.
+        row.update(grid_values)
         rows.append(row)
     return pd.DataFrame.from_records(rows)

@@ -208,13 +208,12 @@ pub fn explain(r: &FlowsResult) -> String {
 
 /// `tinygram run` of a many-flow scenario.
 pub fn run(
-    sc: &Scenario,
+    mut sim: FlowSim,
     json: bool,
     quiet: bool,
     explain_holds: bool,
     pcap: Option<&Path>,
 ) -> ExitCode {
-    let mut sim = FlowSim::new(sc);
     let capture = match pcap.map(|p| start_capture(&mut sim, p, quiet)).transpose() {
         Ok(c) => c,
         Err(e) => {

@@ -1,9 +1,8 @@
 //! The `tinygram` command's building blocks, as a library so tests can drive
 //! them: run output, the why-trace summary, captures and `diagnose`, the
-//! benchmark, `reproduce`, `sweep` (and the
-//! run-as-a-function API it shares with the Python package), and `tun`.
+//! benchmark, `reproduce`, `sweep`'s output files, and `tun`. The run
+//! itself, as a function, is `tinygram_lab`'s (shared with Python).
 
-pub mod api;
 pub mod bench;
 pub mod bench_tun;
 pub mod capture;

@@ -3,14 +3,13 @@
 use tinygram_cli::{
     bench, bench_tun, capture, explain, flows, output, reproduce, sweep, tun, variants,
 };
+use tinygram_lab::sweep as lab_sweep;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tinygram_sim::scenario::KEYS;
-use tinygram_sim::world::Sim;
-use tinygram_sim::ScenarioSet;
 
 #[derive(Parser)]
 #[command(
@@ -49,6 +48,11 @@ enum Cmd {
         /// Run only this `[[variant]]` of the file, with the full output.
         #[arg(long, value_name = "NAME")]
         variant: Option<String>,
+        /// Leave a key open, as the file's [open] table does: `A..B` (seeded
+        /// draws), `A..B:N` (N steps, ends included) or `[V1, V2]`; the run
+        /// then runs every point and prints each result's distribution.
+        #[arg(long = "open", value_name = "KEY=SPEC")]
+        open: Vec<String>,
         #[command(flatten)]
         capture: capture::RunCaptureArgs,
     },
@@ -108,6 +112,10 @@ enum Cmd {
         /// Override a key in every run, as `run --set`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Leave a key open, as the file's [open] table does: `A..B` (seeded
+        /// draws), `A..B:N` (N steps, ends included) or `[V1, V2]`.
+        #[arg(long = "open", value_name = "KEY=SPEC")]
+        open: Vec<String>,
         /// Output file: .csv, .jsonl or .parquet.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
@@ -261,9 +269,31 @@ fn main() -> ExitCode {
             trace,
             explain,
             variant,
+            open,
             capture,
         } => {
-            let set = match ScenarioSet::from_file(&scenario, &set) {
+            let src = match tinygram_lab::Source::file(&scenario) {
+                Ok(src) => src,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            match tinygram_lab::Space::of_source(&src, &open) {
+                Ok(space) if !space.is_empty() => {
+                    if variant.is_some() || trace.is_some() || explain || capture.any() {
+                        eprintln!("error: {}: a run with open values runs many points; --variant, --trace, --explain, --pcap and --plot follow one run (fix the values with --set)", scenario.display());
+                        return ExitCode::from(2);
+                    }
+                    return open_run(&src, &space, &set, json, quiet);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+            let set = match src.set(&set, None) {
                 Ok(set) => set,
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -280,19 +310,21 @@ fn main() -> ExitCode {
                     }
                 },
             };
-            if sc.topology.is_some() {
-                if !others.is_empty() {
-                    eprintln!("error: {}: [[variant]] tables are not supported with [[flows]] or [bottleneck] yet; run each configuration with --set", scenario.display());
-                    return ExitCode::from(2);
-                }
-                if trace.is_some() || capture.plot.is_some() {
-                    eprintln!("error: --trace and --plot follow one connection; a many-flow scenario has many (use --json and --explain, or --pcap for the bottleneck's packets)");
-                    return ExitCode::from(2);
-                }
-                return flows::run(&sc, json, quiet, explain, capture.pcap.as_deref());
+            if let Err(e) = tinygram_lab::run::supported(&set, &src.origin) {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
             }
             capture.prepare(&mut sc);
-            let mut sim = Sim::new(&sc);
+            let mut sim = match tinygram_lab::World::of(&sc) {
+                tinygram_lab::World::ManyFlow(fs) => {
+                    if trace.is_some() || capture.plot.is_some() {
+                        eprintln!("error: --trace and --plot follow one connection; a many-flow scenario has many (use --json and --explain, or --pcap for the bottleneck's packets)");
+                        return ExitCode::from(2);
+                    }
+                    return flows::run(*fs, json, quiet, explain, capture.pcap.as_deref());
+                }
+                tinygram_lab::World::TwoHost(sim) => sim,
+            };
             if trace.is_some() || explain {
                 sim.enable_trace();
             }
@@ -312,12 +344,18 @@ fn main() -> ExitCode {
                     scenario.display()
                 );
             }
-            let rows = variants::run_all(others);
+            let rows = tinygram_lab::run::run_variants(others);
             if json {
                 println!(
                     "{}",
-                    serde_json::to_string_pretty(&variants::json(&result, &rows))
-                        .expect("result serializes")
+                    serde_json::to_string_pretty(
+                        &tinygram_lab::Run {
+                            base: tinygram_lab::Outcome::TwoHost(Box::new(result.clone())),
+                            variants: rows.clone(),
+                        }
+                        .to_json()
+                    )
+                    .expect("result serializes")
                 );
             } else {
                 print!("{}", output::table(&sc, &result));
@@ -422,10 +460,22 @@ fn main() -> ExitCode {
             grid,
             seeds,
             set,
+            open,
             out,
             jobs,
             quiet,
-        } => sweep_cmd(&scenario, &grid, &seeds, &set, &out, jobs, quiet),
+        } => sweep_cmd(
+            &scenario,
+            &SweepSpace {
+                grid,
+                seeds,
+                set,
+                open,
+            },
+            &out,
+            jobs,
+            quiet,
+        ),
         Cmd::Scenario => {
             print!("{}", scenario_keys_help());
             ExitCode::SUCCESS
@@ -526,6 +576,49 @@ fn main() -> ExitCode {
     }
 }
 
+/// `tinygram run` of a scenario with open values: every point, then each
+/// headline result's distribution (JSON: the points and every field's).
+fn open_run(
+    src: &tinygram_lab::Source,
+    space: &tinygram_lab::Space,
+    set: &[String],
+    json: bool,
+    quiet: bool,
+) -> ExitCode {
+    let n = match space.count(tinygram_lab::space::MAX_POINTS) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("error: {}: {e}", src.origin);
+            return ExitCode::from(2);
+        }
+    };
+    if !(quiet || json) {
+        eprintln!("{}: {n} runs over the open values", src.origin);
+    }
+    let run = match tinygram_lab::space::run_open(src, space, set, None) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let v = run.to_json();
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).expect("result serializes")
+        );
+    } else {
+        print!("{}", output::open_table(&run));
+    }
+    if v["integrity_ok"] == true {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("error: data integrity check failed in at least one run (see --json)");
+        ExitCode::FAILURE
+    }
+}
+
 const SWEEP_HELP: &str = "Rows come in a fixed order (first --grid slowest, seeds fastest), \
 whatever the number of threads. Columns: each swept key, seed, then every field of \
 `run --json`, flattened with dotted names (completion_ms.p50, client.data_segments, \
@@ -534,26 +627,33 @@ in front (client.mss is a key and the effective MSS). Every value of every key i
 checked before anything runs.";
 
 /// `tinygram sweep`: validate everything, run the cross product, write the rows.
+/// What `sweep` varies and fixes: `--grid`, `--seeds`, `--set`, `--open`.
+struct SweepSpace {
+    grid: Vec<String>,
+    seeds: String,
+    set: Vec<String>,
+    open: Vec<String>,
+}
+
 fn sweep_cmd(
     scenario: &std::path::Path,
-    grid: &[String],
-    seeds: &str,
-    set: &[String],
+    what: &SweepSpace,
     out: &std::path::Path,
     jobs: Option<usize>,
     quiet: bool,
 ) -> ExitCode {
     let prepared = (|| {
         sweep::Format::of(out)?;
-        let src = tinygram_cli::api::Source::file(scenario).map_err(|e| e.to_string())?;
-        let axes = grid
+        let src = tinygram_lab::Source::file(scenario).map_err(|e| e.to_string())?;
+        let axes = what
+            .grid
             .iter()
-            .map(|g| sweep::parse_axis(g))
+            .map(|g| lab_sweep::parse_axis(g))
             .collect::<Result<Vec<_>, _>>()?;
-        let seeds = sweep::parse_seeds(seeds)?;
-        tinygram_cli::api::check(&src, set, None).map_err(|e| e.to_string())?;
-        sweep::validate(&src, set, &axes, &seeds)?;
-        Ok::<_, String>((src, sweep::jobs(&axes, &seeds)))
+        let seeds = lab_sweep::parse_seeds(&what.seeds)?;
+        let space = lab_sweep::space(&src, &axes, &what.open)?;
+        lab_sweep::validate(&src, &what.set, &space, &seeds)?;
+        Ok::<_, String>((src, lab_sweep::jobs(&space, &seeds)?))
     })();
     let (src, list) = match prepared {
         Ok(p) => p,
@@ -565,7 +665,7 @@ fn sweep_cmd(
     let threads =
         jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let started = std::time::Instant::now();
-    let rows = match sweep::run(&src, set, &list, threads, !quiet) {
+    let rows = match sweep::run(&src, &what.set, &list, threads, !quiet) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

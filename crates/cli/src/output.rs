@@ -249,3 +249,70 @@ mod sig3_tests {
         assert_eq!(got, ["201", "12.3", "1.23", "0.0512", "1234", "0"]);
     }
 }
+
+/// The headline fields of an open run's table: (column title, result field).
+const OPEN_COLUMNS: [(&str, &str); 5] = [
+    ("trans/s", "transactions_per_s"),
+    ("p50 ms", "completion_ms.p50"),
+    ("p99 ms", "completion_ms.p99"),
+    ("max ms", "completion_ms.max"),
+    ("goodput kB/s", "goodput_bytes_per_s"),
+];
+
+/// `tinygram run` of a file with open values: one line per point (its
+/// values and headline results), then each headline's distribution.
+pub fn open_table(run: &tinygram_lab::space::OpenRun) -> String {
+    let mut s = String::new();
+    let keys: Vec<&str> = run.space.open.iter().map(|o| o.key.as_str()).collect();
+    let _ = writeln!(s, "open values:");
+    for o in &run.space.open {
+        let _ = writeln!(s, "  {:<28} {}", o.key, o.spec.describe());
+    }
+    let widths: Vec<usize> = keys.iter().map(|k| k.len().max(8)).collect();
+    let _ = write!(s, "\n ");
+    for (k, w) in keys.iter().zip(&widths) {
+        let _ = write!(s, " {k:>w$}");
+    }
+    for (title, _) in OPEN_COLUMNS {
+        let _ = write!(s, " {title:>12}");
+    }
+    let _ = writeln!(s, "  integrity");
+    let field = |r: &serde_json::Value, f: &str| -> String {
+        let mut v = r;
+        for part in f.split('.') {
+            v = &v[part];
+        }
+        v.as_f64().map_or_else(|| "-".to_string(), sig3)
+    };
+    for (p, r) in &run.runs {
+        let _ = write!(s, " ");
+        for ((_, v), w) in p.sets.iter().zip(&widths) {
+            let _ = write!(s, " {:>w$}", v.trim_matches('"'));
+        }
+        for (_, f) in OPEN_COLUMNS {
+            let _ = write!(s, " {:>12}", field(r, f));
+        }
+        let ok = r["integrity_ok"] != false;
+        let _ = writeln!(s, "  {}", if ok { "ok" } else { "FAILED" });
+    }
+    let d = run.distributions();
+    let _ = writeln!(
+        s,
+        "\nover {} runs:          min       p10       p50       p90       max",
+        run.runs.len()
+    );
+    for (title, f) in OPEN_COLUMNS {
+        if let Some(x) = d.get(f) {
+            let _ = writeln!(
+                s,
+                "  {title:<16} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                sig3(x.min),
+                sig3(x.p10),
+                sig3(x.p50),
+                sig3(x.p90),
+                sig3(x.max)
+            );
+        }
+    }
+    s
+}

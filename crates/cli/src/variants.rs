@@ -3,15 +3,6 @@
 
 use std::fmt::Write;
 use tinygram_sim::metrics::RunResult;
-use tinygram_sim::VariantSpec;
-
-/// Runs each variant to completion (no capture, no trace), in file order.
-pub fn run_all(variants: &[(VariantSpec, tinygram_sim::Scenario)]) -> Vec<(String, RunResult)> {
-    variants
-        .iter()
-        .map(|(spec, sc)| (spec.name.clone(), tinygram_sim::run(sc)))
-        .collect()
-}
 
 /// Sum of a counter over both hosts.
 fn both(r: &RunResult, f: fn(&tinygram_sim::metrics::HostResult) -> u64) -> u64 {
@@ -68,29 +59,10 @@ pub fn table(base: &RunResult, rows: &[(String, RunResult)], transactions: bool)
     s
 }
 
-/// The base result's JSON with `variants: [{name, result}]` added.
-pub fn json(base: &RunResult, rows: &[(String, RunResult)]) -> serde_json::Value {
-    let mut v = serde_json::to_value(base).expect("result serializes");
-    if !rows.is_empty() {
-        let list: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|(name, r)| {
-                serde_json::json!({
-                    "name": name,
-                    "result": serde_json::to_value(r).expect("result serializes"),
-                })
-            })
-            .collect();
-        if let serde_json::Value::Object(m) = &mut v {
-            m.insert("variants".into(), serde_json::Value::Array(list));
-        }
-    }
-    v
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tinygram_lab::run::run_variants as run_all;
     use tinygram_sim::ScenarioSet;
 
     #[test]
@@ -128,7 +100,11 @@ client.send_policy = "minshall"
         assert!(t.contains("p50 ms"), "{t}");
         assert!(!table(&base, &rows, false).contains("p50 ms"));
         assert!(t.contains("(base)") && t.contains("minshall"), "{t}");
-        let j = json(&base, &rows);
+        let j = tinygram_lab::Run {
+            base: tinygram_lab::Outcome::TwoHost(Box::new(base.clone())),
+            variants: rows.clone(),
+        }
+        .to_json();
         assert_eq!(j["variants"][0]["name"], "minshall");
         assert!(j["transactions"].is_u64());
     }

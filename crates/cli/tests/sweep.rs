@@ -149,10 +149,63 @@ fn run_json_is_what_run_dash_dash_json_prints() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let src = tinygram_cli::api::Source::file(&sc).unwrap();
-    let called = tinygram_cli::api::run_json(&src, &[], Some(5)).unwrap();
+    let src = tinygram_lab::Source::file(&sc).unwrap();
+    let called = tinygram_lab::run_json(&src, &[], Some(5)).unwrap();
     // Compared as text: parsing the printed floats back may differ in the last bit.
     let text = serde_json::to_string_pretty(&called).unwrap() + "\n";
     assert_eq!(String::from_utf8_lossy(&o.stdout), text);
     assert_eq!(called["variants"][0]["name"], "nd");
+}
+
+/// The regression of the one run path: a sweep of a many-flow file runs the
+/// many-flow world, each row the flattened `run --json` of its settings
+/// (before, `sweep` ran such a file as two hosts, 20 transactions a row).
+#[test]
+fn a_sweep_of_a_many_flow_file_gives_the_rows_of_run_json() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let sc = root.join("examples/competing-policies.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.jsonl");
+    let o = sweep(
+        &sc,
+        &[
+            "--grid",
+            "bottleneck.qdisc=codel,drop-tail",
+            "--seeds",
+            "1..1",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    for (row, qdisc) in rows.iter().zip(["codel", "drop-tail"]) {
+        let o = Command::cargo_bin("tinygram")
+            .unwrap()
+            .args(["run", "--json", "-q", "--set", "seed=1", "--set"])
+            .arg(format!("bottleneck.qdisc={qdisc}"))
+            .arg(&sc)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let run: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(run["flow_count"].as_u64().unwrap() > 2, "a many-flow run");
+        assert_eq!(row["bottleneck.qdisc"], qdisc);
+        assert_eq!(row["seed"], 1);
+        let swept = ["bottleneck.qdisc".to_string()];
+        for (k, v) in tinygram_lab::sweep::result_columns(&run, &swept) {
+            assert_eq!(row[&k], v, "column {k}");
+        }
+        assert_eq!(row["transactions"], run["transactions"]);
+        assert!(
+            row.get("client.data_segments").is_none(),
+            "not a two-host row"
+        );
+    }
 }

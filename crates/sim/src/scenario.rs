@@ -31,6 +31,10 @@ pub use topo::{
     BottleneckConfig, FlowGroup, Spread, Topology, BOTTLENECK_KEYS, FLOW_KEYS, PORTS_PER_HOST,
 };
 
+/// The top-level table of values a scenario leaves open (ranges or
+/// distributions), read by the run library rather than by [`Scenario`].
+pub const OPEN_TABLE: &str = "open";
+
 /// A complete, validated experiment: a two-host network, its hosts and what they do.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -102,6 +106,18 @@ impl fmt::Display for Direction {
     }
 }
 
+/// One turn of an `exchanges` workload: the client's writes, the server's
+/// writes in answer, and the times the capture showed or left open.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exchange {
+    pub request: Vec<usize>,
+    pub response: Vec<usize>,
+    /// The server's time from the whole request to its first write.
+    pub think: Option<Duration>,
+    /// The client's time from the previous response (or the handshake) to this request.
+    pub pause: Option<Duration>,
+}
+
 /// What the applications on the two hosts do.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Workload {
@@ -120,6 +136,17 @@ pub enum Workload {
         outstanding: u32,
         think: Duration,
         requests: Option<u64>,
+    },
+    /// A conversation of distinct turns (`whatif` writes one from a capture):
+    /// the client writes exchange i's request `pause` after exchange i-1's
+    /// response arrived, the server answers `think` after the whole request.
+    /// An exchange without its own `think` or `pause` takes the workload's.
+    Exchanges {
+        exchanges: Vec<Exchange>,
+        request_gap: Duration,
+        response_gap: Duration,
+        think: Duration,
+        pause: Duration,
     },
     /// One side writes `bytes` in writes of `write_size`.
     Bulk {
@@ -141,6 +168,7 @@ impl Workload {
     pub fn type_name(&self) -> &'static str {
         match self {
             Workload::RequestResponse { .. } => "request-response",
+            Workload::Exchanges { .. } => "exchanges",
             Workload::Bulk { .. } => "bulk",
             Workload::Interactive { .. } => "interactive",
         }
@@ -404,7 +432,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("rx_coalesce", "\"0us\"", "receive coalescing (NIC interrupt moderation + Linux GRO): in-order segments arriving within it reach TCP merged; 0 = each on arrival"),
     ],
     workload: [
-        ("type", "\"request-response\"", "\"request-response\", \"bulk\" or \"interactive\""),
+        ("type", "\"request-response\"", "\"request-response\", \"exchanges\", \"bulk\" or \"interactive\""),
         ("request", "[100]", "request-response: the client's write sizes for one request (\"10x50\" = 50 writes of 10 bytes)"),
         ("request_gap", "\"0ms\"", "request-response: pause between the writes of one request"),
         ("response", "[100]", "request-response: the server's write sizes for one response"),
@@ -412,6 +440,8 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("outstanding", "1", "request-response: requests in flight (2 = double buffering)"),
         ("think", "\"0ms\"", "request-response: server think time: delay from reading a whole request to writing its response"),
         ("requests", "none (until duration)", "request-response: number of requests to make"),
+        ("exchanges", "[{ request = [100], response = [100] }]", "exchanges: the turns of a conversation, in order, each { request = [sizes], response = [sizes], think = \"5ms\", pause = \"1ms\" } (think: the server's delay after the whole request; pause: the client's after the previous response); the other request-response keys request_gap, response_gap and think apply to every turn"),
+        ("pause", "\"0ms\"", "exchanges: the client's pause from a response to its next request, for turns that give none"),
         ("bytes", "\"10MB\"", "bulk: bytes to transfer"),
         ("write_size", "\"64KiB\"", "bulk: size of each application write"),
         ("direction", "\"client-to-server\"", "bulk: \"client-to-server\" or \"server-to-client\""),
@@ -445,10 +475,12 @@ const RR_KEYS: &[&str] = &[
     "think",
     "requests",
 ];
+const EXCHANGE_KEYS: &[&str] = &["exchanges", "request_gap", "response_gap", "think", "pause"];
 const BULK_KEYS: &[&str] = &["bytes", "write_size", "direction"];
 const INTERACTIVE_KEYS: &[&str] = &["keystrokes", "interval", "size"];
 const WORKLOAD_TYPES: &[(&str, &[&str])] = &[
     ("request-response", RR_KEYS),
+    ("exchanges", EXCHANGE_KEYS),
     ("bulk", BULK_KEYS),
     ("interactive", INTERACTIVE_KEYS),
 ];
@@ -574,7 +606,11 @@ impl Doc {
             entries: Vec::new(),
             flows: Vec::new(),
         };
-        d.flatten_table("", doc.as_table(), origin, true)?;
+        // `[open]` holds the values the file leaves open, for the run library
+        // to expand into runs; each run then sets them with `--set`.
+        let mut top = doc.as_table().clone();
+        top.remove(OPEN_TABLE);
+        d.flatten_table("", &top, origin, true)?;
         Ok(d)
     }
 
@@ -970,7 +1006,12 @@ impl Doc {
         let Some(e) = self.get(key) else {
             return Ok(None);
         };
-        let items: Vec<&Value> = match &e.value {
+        self.writes_of(e, &e.value).map(Some)
+    }
+
+    /// A list of write sizes (`[100, "10x3", "1KB"]`, or one size) in entry `e`.
+    fn writes_of(&self, e: &Entry, value: &Value) -> Result<Vec<usize>, ScenarioError> {
+        let items: Vec<&Value> = match value {
             Value::Array(a) => a.iter().collect(),
             v => vec![v],
         };
@@ -1008,7 +1049,83 @@ impl Doc {
             }
             out.extend(std::iter::repeat_n(size, count));
         }
-        Ok(Some(out))
+        Ok(out)
+    }
+
+    /// `workload.exchanges`: a list of `{ request, response, think, pause }`
+    /// tables, each one turn of the conversation, at most [`MAX_WRITES`] writes in all.
+    fn exchanges(&self, key: &str) -> Result<Vec<Exchange>, ScenarioError> {
+        let Some(e) = self.get(key) else {
+            return Ok(vec![Exchange {
+                request: vec![100],
+                response: vec![100],
+                think: None,
+                pause: None,
+            }]);
+        };
+        let Value::Array(list) = &e.value else {
+            return Err(self.fail(e, format!("expected a list of tables, {}", found(&e.value))));
+        };
+        if list.is_empty() {
+            return Err(self.fail(e, "must list at least one exchange"));
+        }
+        let mut out = Vec::with_capacity(list.len().min(MAX_WRITES));
+        let mut writes = 0usize;
+        for (i, v) in list.iter().enumerate() {
+            let Value::InlineTable(t) = v else {
+                return Err(self.fail_at(
+                    e,
+                    v,
+                    format!(
+                        "exchange {}: expected a table {{ request = [...], response = [...] }}, {}",
+                        i + 1,
+                        found(v)
+                    ),
+                ));
+            };
+            let at = |m: String| self.fail_at(e, v, format!("exchange {}: {m}", i + 1));
+            for (name, _) in t.iter() {
+                if !["request", "response", "think", "pause"].contains(&name) {
+                    return Err(at(format!(
+                        "unknown field {name:?} (request, response, think, pause)"
+                    )));
+                }
+            }
+            let sizes = |name: &str| -> Result<Vec<usize>, ScenarioError> {
+                match t.get(name) {
+                    Some(x) => self.writes_of(e, x).map_err(|mut er| {
+                        er.message = format!("exchange {}: {name}: {}", i + 1, er.message);
+                        er
+                    }),
+                    None => Err(at(format!("needs {name} = [write sizes]"))),
+                }
+            };
+            let dur = |name: &str| -> Result<Option<Duration>, ScenarioError> {
+                match t.get(name) {
+                    None => Ok(None),
+                    Some(Value::String(s)) => parse_duration(s.value())
+                        .map(Some)
+                        .map_err(|m| at(format!("{name}: {m}"))),
+                    Some(Value::Integer(z)) if *z.value() == 0 => Ok(Some(Duration::ZERO)),
+                    Some(x) => Err(at(format!(
+                        "{name}: expected a duration like \"5ms\", {}",
+                        found(x)
+                    ))),
+                }
+            };
+            let ex = Exchange {
+                request: sizes("request")?,
+                response: sizes("response")?,
+                think: dur("think")?,
+                pause: dur("pause")?,
+            };
+            writes += ex.request.len() + ex.response.len();
+            if writes > MAX_WRITES {
+                return Err(at(format!("too many writes (at most {MAX_WRITES} in all)")));
+            }
+            out.push(ex);
+        }
+        Ok(out)
     }
 
     // ---- sections ----
@@ -1287,6 +1404,13 @@ impl Doc {
                     size,
                 }
             }
+            "exchanges" => Workload::Exchanges {
+                exchanges: self.exchanges(&w("exchanges"))?,
+                request_gap: self.duration(&w("request_gap"))?.unwrap_or(Duration::ZERO),
+                response_gap: self.duration(&w("response_gap"))?.unwrap_or(Duration::ZERO),
+                think: self.duration(&w("think"))?.unwrap_or(Duration::ZERO),
+                pause: self.duration(&w("pause"))?.unwrap_or(Duration::ZERO),
+            },
             _ => Workload::RequestResponse {
                 request: self.size_list(&w("request"))?.unwrap_or_else(|| vec![100]),
                 request_gap: self.duration(&w("request_gap"))?.unwrap_or(Duration::ZERO),
@@ -1367,7 +1491,7 @@ impl Doc {
                     return Err(self.fail(
                         e,
                         format!(
-                            "unknown workload type {s:?}{} (expected \"request-response\", \"bulk\" or \"interactive\")",
+                            "unknown workload type {s:?}{} (expected \"request-response\", \"exchanges\", \"bulk\" or \"interactive\")",
                             did_you_mean(&s, WORKLOAD_TYPES.iter().map(|(t, _)| *t))
                         ),
                     ));

@@ -124,6 +124,10 @@ enum Kind {
         think: Duration,
         limit: u64,
     },
+    /// `count` turns; `boundary`: the stream offset at which the turn in
+    /// progress is complete (its request read by the server, its response
+    /// by the client).
+    Exchanges { count: u64, boundary: u64 },
     Bulk {
         bytes: u64,
         write_size: u64,
@@ -228,6 +232,13 @@ impl App {
                 think: *think,
                 limit: requests.unwrap_or(u64::MAX),
             },
+            Workload::Exchanges { exchanges, .. } => Kind::Exchanges {
+                count: exchanges.len() as u64,
+                boundary: match role {
+                    Role::Client => sum(&exchanges[0].response),
+                    Role::Server => sum(&exchanges[0].request),
+                },
+            },
             Workload::Bulk {
                 bytes,
                 write_size,
@@ -294,6 +305,32 @@ impl App {
         }
     }
 
+    /// Queues the request of turn `self.started` of an exchanges workload,
+    /// `pause` after `now` (the client's own pause, from the capture).
+    fn start_exchange(&mut self, now: Instant) {
+        if let Workload::Exchanges {
+            exchanges,
+            request_gap,
+            pause,
+            ..
+        } = &*self.workload
+        {
+            let Some(ex) = exchanges.get(self.started as usize) else {
+                return;
+            };
+            let ready = now + ex.pause.unwrap_or(*pause);
+            for (i, &size) in ex.request.iter().enumerate() {
+                self.out.queue.push_back(Write {
+                    size,
+                    not_before: ready,
+                    gap: if i == 0 { Duration::ZERO } else { *request_gap },
+                    starts_transaction: i == 0,
+                });
+            }
+            self.started += 1;
+        }
+    }
+
     /// Queues what the workload wants written next (lazily, so a 10 GB bulk
     /// transfer never holds more than one write description).
     fn refill(&mut self) {
@@ -348,6 +385,9 @@ impl App {
                 for _ in 0..n {
                     self.start_request(now);
                 }
+            }
+            if matches!(&*self.workload, Workload::Exchanges { .. }) {
+                self.start_exchange(now);
             }
         }
         self.refill();
@@ -441,6 +481,61 @@ impl App {
                     }
                 }
                 if self.transactions() >= limit {
+                    self.done = true;
+                }
+            }
+            (Kind::Exchanges { count, boundary }, Role::Server) => {
+                let mut boundary = boundary;
+                while self.bytes_read >= boundary && self.served < count {
+                    if let Workload::Exchanges {
+                        exchanges,
+                        response_gap,
+                        think,
+                        ..
+                    } = &*self.workload
+                    {
+                        let ex = &exchanges[self.served as usize];
+                        let start = now + ex.think.unwrap_or(*think);
+                        for (i, &size) in ex.response.iter().enumerate() {
+                            self.out.queue.push_back(Write {
+                                size,
+                                not_before: if i == 0 { start } else { now },
+                                gap: if i == 0 {
+                                    Duration::ZERO
+                                } else {
+                                    *response_gap
+                                },
+                                starts_transaction: false,
+                            });
+                        }
+                        self.served += 1;
+                        boundary = match exchanges.get(self.served as usize) {
+                            Some(next) => {
+                                boundary + next.request.iter().map(|&x| x as u64).sum::<u64>()
+                            }
+                            None => u64::MAX,
+                        };
+                    }
+                }
+                self.kind = Kind::Exchanges { count, boundary };
+            }
+            (Kind::Exchanges { count, boundary }, Role::Client) => {
+                let mut boundary = boundary;
+                while self.bytes_read >= boundary && self.transactions() < count {
+                    self.complete_transaction(now);
+                    let next = match &*self.workload {
+                        Workload::Exchanges { exchanges, .. } => exchanges
+                            .get(self.transactions() as usize)
+                            .map(|x| x.response.iter().map(|&b| b as u64).sum::<u64>()),
+                        _ => None,
+                    };
+                    boundary = next.map_or(u64::MAX, |n| boundary + n);
+                    if self.started < count {
+                        self.start_exchange(now);
+                    }
+                }
+                self.kind = Kind::Exchanges { count, boundary };
+                if self.transactions() >= count {
                     self.done = true;
                 }
             }
