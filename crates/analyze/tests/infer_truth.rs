@@ -155,6 +155,32 @@ fn round_trip_rate_and_vantage_from_each_capture_point() {
 }
 
 #[test]
+fn initial_window_is_bracketed_when_the_link_spreads_the_flight() {
+    // A segment takes 1.2 ms to serialize at 10 Mbit/s, the round trip
+    // 0.1 ms, and each segment is acknowledged at once: at the receiver the
+    // ACK of the first comes back before the second arrives, and the first
+    // flight runs into the rest.
+    let text = link("10Mbps", "50us", 0.0)
+        + "[client]\nack_policy = \"immediate\"\n[server]\ninitial_window = 4\n[workload]\ntype = \"bulk\"\nbytes = \"200KB\"\ndirection = \"server-to-client\"\n";
+    for (at, exact) in [(At::Server, true), (At::Client, false)] {
+        let iw = &inferred(&text, at).sides[1].initial_window;
+        assert!(
+            iw.value.lo <= 4 && 4 <= iw.value.hi,
+            "{at:?}: {:?} {}",
+            iw.value,
+            iw.evidence
+        );
+        assert_eq!(
+            !iw.value.is_open(),
+            exact,
+            "{at:?}: {:?} {}",
+            iw.value,
+            iw.evidence
+        );
+    }
+}
+
+#[test]
 fn a_faster_link_gives_its_rate() {
     let text = link("50Mbps", "5ms", 0.0)
         + "[workload]\ntype = \"bulk\"\nbytes = \"4MB\"\ndirection = \"client-to-server\"\n";
@@ -395,6 +421,15 @@ fn json_names_and_scenario_keys_are_stable() {
 #[test]
 fn explore() {
     if std::env::var_os("TINYGRAM_INFER_SHOW").is_none() {
+        return;
+    }
+    if let Some(path) = std::env::var_os("TINYGRAM_INFER_PCAP") {
+        let cap = tinygram_analyze::read_file(std::path::Path::new(&path)).expect("reads");
+        for f in flows(&cap) {
+            let i = infer(&f);
+            println!("{}", serde_json::to_string_pretty(&i).unwrap());
+            println!("{:?}", i.scenario_pairs());
+        }
         return;
     }
     let text = std::env::var("TINYGRAM_INFER_TEXT").unwrap_or_else(|_| runts("nagle"));

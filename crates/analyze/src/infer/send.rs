@@ -1,6 +1,7 @@
 //! Which send rule a side ran, from what it sent while data was
 //! unacknowledged, and its initial window.
 
+use super::stats::upper_mode;
 use crate::diagnose::{distances, stall_events, Kind, Thresholds};
 use crate::evidence::{Confidence, Inferred, Span};
 use crate::flow::{Dir, Flow, Seg};
@@ -312,15 +313,40 @@ pub fn initial_window(f: &Flow, d: Dir, dist: &[f64; 2]) -> Inferred<Span<u32>> 
     let rwnd_limited = peer_wnd.is_some_and(|w| bytes + smss > w);
     // A runt released by the ACK was held by the send rule, not the window.
     let full_flight = flight.last().is_some_and(|g| g.len as u64 >= smss);
+    // The flight must stand apart from what follows by more than the
+    // spacing a bottleneck gives back-to-back segments: where a segment takes
+    // longer to serialize than the round trip, the ACKs come back before the
+    // flight has arrived and the flight cannot be told from the rest.
+    // The spacing within the flight when it has two segments or more (none
+    // where the capture is at the sender), else the flow's usual spacing.
+    let within = flight.windows(2).map(|w| w[1].t - w[0].t);
+    let spacing = if flight.len() >= 2 {
+        within.fold(0.0, f64::max)
+    } else {
+        let gaps: Vec<f64> = data.windows(2).map(|w| w[1].t - w[0].t).collect();
+        upper_mode(&gaps, 0.1, 50e-6).map_or(0.0, |c| c.median)
+    };
+    let apart = match (flight.last(), next) {
+        (Some(l), Some(x)) => x.t - l.t > 2.0 * spacing,
+        _ => false,
+    };
     match next {
-        Some(x) if x.t - arrives <= slack && !rwnd_limited && full_flight && x.len as u64 >= smss => Inferred::new(
+        Some(x)
+            if x.t - arrives <= slack
+                && !rwnd_limited
+                && full_flight
+                && apart
+                && x.len as u64 >= smss =>
+        {
+            Inferred::new(
             Span::exact(n),
             if flight.len() >= 2 { Confidence::High } else { Confidence::Medium },
             format!(
                 "the {who} sent {bytes} B ({n} segment(s) of {smss} B) before the first ACK of its data could reach it, and more {:.1} ms after that ACK arrived: the window ended the flight",
                 (x.t - arrives).max(0.0) * 1e3
             ),
-        ),
+            )
+        }
         _ => Inferred::new(
             Span { lo: n, hi: n.max(10) },
             Confidence::Low,
@@ -330,6 +356,11 @@ pub fn initial_window(f: &Flow, d: Dir, dist: &[f64; 2]) -> Inferred<Span<u32>> 
                     "the peer's window was full".to_string()
                 } else if !full_flight || next.is_some_and(|x| (x.len as u64) < smss) {
                     "a runt (the send rule or the application ended the flight)".to_string()
+                } else if !apart && next.is_some() {
+                    format!(
+                        "more at the same {:.3} ms spacing as within the flight (the bottleneck spreads it beyond the round trip)",
+                        spacing * 1e3
+                    )
                 } else {
                     match next {
                         Some(x) => format!("paused {:.1} ms (the application ran out of data)", (x.t - arrives) * 1e3),
