@@ -7,9 +7,11 @@ pub mod capture;
 pub mod diagnose;
 pub mod evidence;
 pub mod flow;
+pub mod infer;
 pub mod timeseq;
 
 pub use capture::{read_bytes, read_file, Capture, CaptureError, Packet, ReadStats};
 pub use diagnose::{diagnose, Diagnosis, Finding, FlowReport, Kind, Thresholds};
 pub use evidence::{Confidence, Inferred, Span};
 pub use flow::{flows, Flow, Seg};
+pub use infer::{infer, FlowInference, ScenarioKey, SideInference};
