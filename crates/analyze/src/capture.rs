@@ -73,6 +73,10 @@ pub struct ReadStats {
     pub bad_checksums: u64,
     /// Timestamp of the first TCP segment (ns); reported times count from it.
     pub start_ns: u64,
+    /// Nanoseconds per timestamp tick (1000 for a microsecond pcap, 1 for a
+    /// nanosecond one; the coarsest interface of a pcapng): reported times
+    /// are rounded to it. 0 when no header said.
+    pub ts_resolution_ns: u64,
     /// Set when the file ends inside a record (a capture cut short, e.g. tcpdump
     /// killed mid-write): what it ends inside. Every complete frame before it
     /// is read; `frames` counts them.
@@ -334,6 +338,7 @@ fn read_pcap<R: Read>(feed: &mut Feed<R>, cap: &mut Capture) -> Result<(), Captu
         pcap_file::TsResolution::MicroSecond => 1000,
         pcap_file::TsResolution::NanoSecond => 1,
     };
+    cap.stats.ts_resolution_ns = frac_ns;
     loop {
         // Raw records: pcap-file's checked packets refuse an original length
         // above the snap length, which is every frame a short snap length cut.
@@ -447,6 +452,9 @@ fn pcapng_block(
                     _ => {}
                 }
             }
+            // Whole nanoseconds per tick, at least one (times are kept in ns).
+            let tick_ns = num.div_ceil(den).clamp(1, u128::from(u64::MAX)) as u64;
+            cap.stats.ts_resolution_ns = cap.stats.ts_resolution_ns.max(tick_ns);
             ifaces.push(Iface {
                 link: idb.linktype,
                 num,

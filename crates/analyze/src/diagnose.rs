@@ -8,7 +8,10 @@
 //! data-to-ACK samples; delays are measured net of it.
 
 use crate::capture::{Capture, ReadStats};
+use crate::exchange::{self, Exchange, HeldPart, Shape};
 use crate::flow::{flows, Dir, Flow, Seg};
+use crate::holds::{holds, Hold};
+use crate::sendrule::{send_rules_consistent, SendRules};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -28,6 +31,8 @@ pub struct Thresholds {
     pub storm_min_segments: usize,
     /// ...no further apart than this.
     pub storm_max_gap_s: f64,
+    /// Shortest silence inside a turn, ended by an ACK, counted as a hold.
+    pub min_hold_s: f64,
 }
 
 impl Default for Thresholds {
@@ -38,6 +43,7 @@ impl Default for Thresholds {
             release_slack_s: 0.002,
             storm_min_segments: 20,
             storm_max_gap_s: 0.05,
+            min_hold_s: 0.001,
         }
     }
 }
@@ -62,6 +68,16 @@ pub enum Kind {
     FastRecovery,
     /// Many small segments in quick succession (Davids).
     TinygramStorm,
+    /// A runt held a round trip by the send rule, released by an ACK that came
+    /// on time: behind an earlier unacknowledged runt (Minshall's rule, via
+    /// Cheshire) or any unacknowledged data (strict Nagle, RFC 896).
+    RuntHold,
+    /// Full segments waited with the peer's window open: in flight had
+    /// reached the congestion window (RFC 5681 3.1).
+    CwndLimited,
+    /// In flight stayed flat for round trips with the window open and no
+    /// loss: the sender's buffer, not cwnd, capped it (RFC 5681 3.1).
+    SendBufferLimited,
 }
 
 impl Kind {
@@ -74,6 +90,9 @@ impl Kind {
             Kind::TimeoutRecovery => "recovery by timeout",
             Kind::FastRecovery => "recovery by fast retransmit",
             Kind::TinygramStorm => "tinygram storm",
+            Kind::RuntHold => "runt held a round trip (send rule)",
+            Kind::CwndLimited => "congestion-window-limited",
+            Kind::SendBufferLimited => "send-buffer-limited",
         }
     }
 }
@@ -133,6 +152,15 @@ pub struct FlowReport {
     pub handshake_seen: bool,
     pub time_lost_s: f64,
     pub findings: Vec<Finding>,
+    /// What kind of conversation the flow is (request/response, one-way, ...).
+    pub shape: Shape,
+    /// Why, in a sentence.
+    pub shape_note: String,
+    /// Each exchange's sizes, writes, latency, think times, and the part of
+    /// its latency each kind of hold took.
+    pub exchanges: Vec<Exchange>,
+    /// Which send rules each side's segments are consistent with (client, server).
+    pub send_rules: Vec<SendRules>,
 }
 
 /// The whole capture's diagnosis.
@@ -145,7 +173,15 @@ pub struct Diagnosis {
 /// Diagnoses every TCP flow of a capture.
 pub fn diagnose(cap: &Capture, th: &Thresholds) -> (Diagnosis, Vec<Flow>) {
     let fl = flows(cap);
-    let reports = fl.iter().map(|f| diagnose_flow(f, th)).collect();
+    let step = Rounding::of(&cap.stats);
+    let reports = fl
+        .iter()
+        .map(|f| {
+            let mut r = diagnose_flow(f, th);
+            step.report(&mut r);
+            r
+        })
+        .collect();
     (
         Diagnosis {
             capture: cap.stats.clone(),
@@ -153,6 +189,94 @@ pub fn diagnose(cap: &Capture, th: &Thresholds) -> (Diagnosis, Vec<Flow>) {
         },
         fl,
     )
+}
+
+/// Rounds reported times to the capture's timestamp resolution, so numbers
+/// read as people write them (0.040013 s, not 0.040013440000000004 s).
+#[derive(Clone, Copy, Debug)]
+pub struct Rounding {
+    /// Decimal places of a time in seconds.
+    places: i32,
+}
+
+impl Rounding {
+    /// The capture's resolution: microseconds for pcap, nanoseconds for a
+    /// nanosecond pcap or a pcapng that says so; nanoseconds when unknown.
+    pub fn of(stats: &ReadStats) -> Self {
+        let ns = stats.ts_resolution_ns.max(1) as f64;
+        Rounding {
+            places: (9.0 - ns.log10()).ceil().clamp(0.0, 9.0) as i32,
+        }
+    }
+
+    /// `x` seconds, rounded.
+    pub fn s(self, x: f64) -> f64 {
+        round_to(x, self.places)
+    }
+
+    /// `x` milliseconds, rounded.
+    pub fn ms(self, x: f64) -> f64 {
+        round_to(x, (self.places - 3).max(0))
+    }
+
+    /// Rounds every time in a flow's report.
+    pub fn report(self, r: &mut FlowReport) {
+        let s = |x: &mut f64| *x = self.s(*x);
+        s(&mut r.start_s);
+        s(&mut r.duration_s);
+        s(&mut r.time_lost_s);
+        r.capture_to_client_rtt_ms = self.ms(r.capture_to_client_rtt_ms);
+        r.capture_to_server_rtt_ms = self.ms(r.capture_to_server_rtt_ms);
+        for x in &mut r.findings {
+            s(&mut x.time_lost_s);
+            for e in &mut x.events {
+                s(&mut e.at_s);
+                s(&mut e.lost_s);
+            }
+        }
+        for x in &mut r.exchanges {
+            s(&mut x.start_s);
+            for v in [
+                &mut x.completion_at_capture_s,
+                &mut x.completion_at_client_s,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                s(v);
+            }
+            for t in [&mut x.server_think_s, &mut x.client_think_s]
+                .into_iter()
+                .flatten()
+            {
+                s(&mut t.value.lo);
+                s(&mut t.value.hi);
+            }
+            for h in &mut x.held {
+                s(&mut h.held_s);
+            }
+        }
+        for w in r
+            .send_rules
+            .iter_mut()
+            .flat_map(|x| x.verdicts.iter_mut())
+            .filter_map(|v| v.first_witness.as_mut())
+        {
+            s(&mut w.at_s);
+        }
+    }
+}
+
+/// `x` rounded to `places` decimal places (dividing by a power of ten keeps
+/// the result the nearest double to the decimal).
+fn round_to(x: f64, places: i32) -> f64 {
+    let k = 10f64.powi(places);
+    let y = (x * k).round() / k;
+    if y == 0.0 {
+        0.0 // no "-0"
+    } else {
+        y
+    }
 }
 
 fn side_name(d: Dir) -> &'static str {
@@ -167,17 +291,24 @@ fn side_name(d: Dir) -> &'static str {
 pub fn diagnose_flow(f: &Flow, th: &Thresholds) -> FlowReport {
     let dist = distances(f);
     let mut findings = Vec::new();
-    for s in 0..2 {
+    let rules: Vec<SendRules> = (0..2).map(|s| send_rules_consistent(f, s)).collect();
+    for (s, rules) in rules.iter().enumerate() {
         let ev = stall_events(f, s, &dist, th);
         let stalled: Vec<(f64, f64)> = ev
             .iter()
             .map(|(_, e)| (e.at_s - e.lost_s, e.at_s))
             .collect();
-        stalls(s, f.sides[1 - s].bytes > 0, &ev, &mut findings);
+        let hs = holds(f, s, &dist, th.min_hold_s, th.release_slack_s);
+        stalls(s, f.sides[1 - s].bytes > 0, &ev, &hs, rules, &mut findings);
         let mut recovering = recovery(f, s, &dist, &mut findings);
         windows(f, s, &dist, th, &stalled, &mut recovering, &mut findings);
         charge_recovery(s, &recovering, &mut findings);
+        crate::hold_findings::findings(f, s, &hs, &ev, rules, &mut findings);
         storms(f, s, th, &mut findings);
+    }
+    let mut ex = exchange::split(f, &dist);
+    for x in &mut ex.exchanges {
+        x.held = held_parts(x, &findings);
     }
     let (t0, t1) = f.span();
     // Findings may overlap (a window-limited wait inside a timeout's wait):
@@ -202,7 +333,37 @@ pub fn diagnose_flow(f: &Flow, th: &Thresholds) -> FlowReport {
         handshake_seen: f.saw_syn,
         time_lost_s,
         findings,
+        shape: ex.shape,
+        shape_note: ex.note,
+        exchanges: ex.exchanges,
+        send_rules: rules,
     }
+}
+
+/// The time each kind of finding took within one exchange: its events'
+/// spans clipped to the exchange, overlaps within a kind counted once.
+fn held_parts(x: &Exchange, findings: &[Finding]) -> Vec<HeldPart> {
+    let (a, b) = (
+        x.start_s,
+        x.start_s + x.completion_at_capture_s.unwrap_or(0.0),
+    );
+    let mut out = Vec::new();
+    for fd in findings {
+        let spans = fd
+            .events
+            .iter()
+            .map(|e| event_span(fd.kind, e))
+            .map(|(s, e)| (s.max(a), e.min(b)));
+        let held = union_len(spans);
+        if held > 0.0 {
+            out.push(HeldPart {
+                kind: fd.kind,
+                sender: fd.sender,
+                held_s: held,
+            });
+        }
+    }
+    out
 }
 
 /// Round trip from the capture point to each host: from the handshake, and
@@ -393,7 +554,16 @@ pub fn stall_events(f: &Flow, s: Dir, dist: &[f64; 2], th: &Thresholds) -> Vec<(
 
 /// `two_way`: the receiver sent data too (requests and responses); a one-way
 /// transfer has no requests to double-buffer.
-fn stalls(s: Dir, two_way: bool, ev: &[(Kind, Event)], out: &mut Vec<Finding>) {
+/// `hs`: the sender's holds, to tell which held tails waited behind an
+/// earlier runt; `rules`: the send rules its segments allow.
+fn stalls(
+    s: Dir,
+    two_way: bool,
+    ev: &[(Kind, Event)],
+    hs: &[Hold],
+    rules: &SendRules,
+    out: &mut Vec<Finding>,
+) {
     let (snd, rcv) = (side_name(s), side_name(1 - s));
     for kind in [Kind::HeldTail, Kind::DelayedAckStall] {
         let events: Vec<Event> = ev
@@ -414,12 +584,16 @@ fn stalls(s: Dir, two_way: bool, ev: &[(Kind, Event)], out: &mut Vec<Finding>) {
                 events.len(),
                 ms(typical)
             );
-            recs.push(rec(s, "coalesce each message into one write (or use writev/sendmsg) so no runt waits behind unacknowledged data"));
-            recs.push(rec(
+            let held: Vec<&Hold> = hs
+                .iter()
+                .filter(|h| events.iter().any(|e| (e.at_s - h.released_s).abs() < 1e-9))
+                .collect();
+            recs.extend(crate::hold_findings::send_rule_fixes(
                 s,
-                "once messages go out in one write, set TCP_NODELAY on this side",
+                &held,
+                events.len() - held.len(),
+                rules,
             ));
-            recs.push(rec(s, "or use Minshall's rule or the Doupnik policy (send_policy = \"minshall\" / \"doupnik\"), which never hold the end of a write"));
             if s == 0 && two_way {
                 recs.push(rec(s, "double-buffer requests: keep a second request in flight so the ACK is never owed alone"));
             }

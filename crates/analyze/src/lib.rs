@@ -6,12 +6,19 @@
 pub mod capture;
 pub mod diagnose;
 pub mod evidence;
+pub mod exchange;
 pub mod flow;
+mod hold_findings;
+pub mod holds;
 pub mod infer;
+pub mod sendrule;
 pub mod timeseq;
 
 pub use capture::{read_bytes, read_file, Capture, CaptureError, Packet, ReadStats};
 pub use diagnose::{diagnose, Diagnosis, Finding, FlowReport, Kind, Thresholds};
 pub use evidence::{Confidence, Inferred, Span};
+pub use exchange::{exchanges, Exchange, Exchanges, Shape};
 pub use flow::{flows, Flow, Seg};
+pub use holds::{holds, Hold, HoldCause};
 pub use infer::{infer, FlowInference, ScenarioKey, SideInference};
+pub use sendrule::{send_rules_consistent, SendRule, SendRules};

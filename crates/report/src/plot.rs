@@ -115,6 +115,18 @@ fn time_unit(span: f64) -> (f64, &'static str) {
     }
 }
 
+/// A tick value as people write it: at most six decimals, trailing zeros
+/// dropped (0.6, not the 0.6000000000000001 that summing steps gives).
+pub fn axis_number(v: f64) -> String {
+    let t = format!("{v:.6}");
+    let t = t.trim_end_matches('0').trim_end_matches('.');
+    if t == "-0" {
+        "0".to_string()
+    } else {
+        t.to_string()
+    }
+}
+
 fn bytes_label(v: f64) -> String {
     let a = v.abs();
     if a >= 1e6 {
@@ -247,7 +259,7 @@ fn draw<DB: DrawingBackend>(
         .x_desc(format!("time ({unit})"))
         .y_desc("sequence number (bytes, relative to the ISN)")
         .y_label_formatter(&|v| bytes_label(*v))
-        .x_label_formatter(&|v| format!("{v}"))
+        .x_label_formatter(&|v| axis_number(*v))
         .label_style((FONT, 18))
         .axis_desc_style((FONT, 19))
         .light_line_style(TRANSPARENT)
@@ -444,4 +456,18 @@ fn draw<DB: DrawingBackend>(
         .label_font((FONT, 18))
         .draw()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::axis_number;
+
+    #[test]
+    fn tick_labels_read_as_people_write_them() {
+        assert_eq!(axis_number(0.1 + 0.2 + 0.3), "0.6");
+        assert_eq!(axis_number(0.6000000000000001), "0.6");
+        assert_eq!(axis_number(40.0), "40");
+        assert_eq!(axis_number(-0.0000001), "0");
+        assert_eq!(axis_number(2.5e-5), "0.000025");
+    }
 }

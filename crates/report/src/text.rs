@@ -1,7 +1,9 @@
 //! The human-readable report of `tinygram diagnose`.
 
 use std::fmt::Write;
-use tinygram_analyze::Diagnosis;
+use tinygram_analyze::diagnose::FlowReport;
+use tinygram_analyze::exchange::Write as AppWrite;
+use tinygram_analyze::{Diagnosis, Shape};
 
 fn ms(s: f64) -> String {
     if s >= 1.0 {
@@ -68,6 +70,7 @@ pub fn diagnosis(d: &Diagnosis, name: &str) -> String {
                 " (no handshake in the capture)"
             }
         );
+        exchanges(&mut s, f);
         if f.findings.is_empty() {
             let _ = writeln!(
                 s,
@@ -108,4 +111,108 @@ pub fn diagnosis(d: &Diagnosis, name: &str) -> String {
         }
     }
     s
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
+fn sizes(w: &[AppWrite]) -> String {
+    let v: Vec<String> = w.iter().map(|w| w.bytes.to_string()).collect();
+    format!("[{}]", v.join(", "))
+}
+
+/// The flow's exchanges in a few lines: how many, how long each took at the
+/// client, the writes, think times, and what part of each exchange each kind
+/// of hold took (medians over the exchanges).
+fn exchanges(s: &mut String, f: &FlowReport) {
+    let x = &f.exchanges;
+    if x.is_empty() || f.shape == Shape::Empty {
+        if f.shape != Shape::Empty {
+            let _ = writeln!(s, "  exchanges: {}", f.shape_note);
+        }
+        return;
+    }
+    let at = |g: fn(&tinygram_analyze::Exchange) -> Option<f64>| {
+        median(x.iter().filter_map(g).collect())
+    };
+    let client = at(|e| e.completion_at_client_s);
+    let capture = at(|e| e.completion_at_capture_s);
+    let _ = write!(s, "  exchanges: {}", f.shape_note);
+    if let (Some(c), Some(p)) = (client, capture) {
+        let _ = write!(
+            s,
+            "; each took {} at the client (median{})",
+            ms(c),
+            if (c - p).abs() >= 5e-5 {
+                format!(", {} at the capture point", ms(p))
+            } else {
+                String::new()
+            }
+        );
+        if c > 0.0 {
+            let _ = write!(s, ", {:.1} per second", 1.0 / c);
+        }
+    }
+    let _ = writeln!(s);
+    let first = x.iter().find(|e| e.request_bytes > 0).unwrap_or(&x[0]);
+    let _ = writeln!(
+        s,
+        "    first request {} B in write(s) of {}, its answer {} B in write(s) of {}",
+        first.request_bytes,
+        sizes(&first.request_writes.value),
+        first.response_bytes,
+        sizes(&first.response_writes.value)
+    );
+    let think = |g: fn(&tinygram_analyze::Exchange) -> Option<(f64, f64)>| {
+        let v: Vec<(f64, f64)> = x.iter().filter_map(g).collect();
+        let lo = median(v.iter().map(|p| p.0).collect())?;
+        let hi = median(v.iter().map(|p| p.1).collect())?;
+        Some(if hi - lo < 5e-5 {
+            ms(lo)
+        } else {
+            format!("{} to {}", ms(lo), ms(hi))
+        })
+    };
+    let server = think(|e| e.server_think_s.as_ref().map(|t| (t.value.lo, t.value.hi)));
+    let cl = think(|e| e.client_think_s.as_ref().map(|t| (t.value.lo, t.value.hi)));
+    if server.is_some() || cl.is_some() {
+        let _ = writeln!(
+            s,
+            "    think time (median, net of the path and of TCP's holds): server {}, client before its next request {}",
+            server.unwrap_or_else(|| "-".into()),
+            cl.unwrap_or_else(|| "-".into())
+        );
+    }
+    // Each kind of hold's median share of an exchange, over all exchanges
+    // (zero where it did not occur).
+    let mut kinds: Vec<(String, &str)> = Vec::new();
+    for e in x {
+        for h in &e.held {
+            let k = (h.kind.title().to_string(), h.sender);
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+    }
+    for (title, sender) in kinds {
+        let v: Vec<f64> = x
+            .iter()
+            .map(|e| {
+                e.held
+                    .iter()
+                    .filter(|h| h.kind.title() == title && h.sender == sender)
+                    .map(|h| h.held_s)
+                    .sum()
+            })
+            .collect();
+        let n = v.iter().filter(|&&t| t > 0.0).count();
+        let _ = writeln!(
+            s,
+            "    of that, {title} ({sender} data): {} in the median exchange, in {n} of {} exchanges",
+            ms(median(v).unwrap_or(0.0)),
+            x.len()
+        );
+    }
 }
