@@ -13,3 +13,4 @@ pub mod reproduce;
 pub mod sweep;
 pub mod tun;
 pub mod variants;
+pub mod whatif;

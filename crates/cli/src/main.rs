@@ -1,7 +1,7 @@
 //! `tinygram`: run scenarios, list policies, benchmark the simulator.
 
 use tinygram_cli::{
-    bench, bench_tun, capture, explain, flows, output, reproduce, sweep, tun, variants,
+    bench, bench_tun, capture, explain, flows, output, reproduce, sweep, tun, variants, whatif,
 };
 use tinygram_lab::sweep as lab_sweep;
 
@@ -72,6 +72,11 @@ enum Cmd {
         #[arg(long, value_name = "N", default_value_t = 10)]
         plot_flows: usize,
     },
+    /// What would each fix have done? Infers a captured exchange's path, stacks
+    /// and application, replays it, and runs each send/ACK policy and stack
+    /// against the replay: latency and segments, with ranges over what the
+    /// capture cannot show.
+    Whatif(whatif::WhatifArgs),
     /// Run packetdrill scripts against the engine on virtual time.
     Drill(tinygram_drill::DrillArgs),
     /// Run the source documents' experiments and write a report beside the published numbers.
@@ -406,6 +411,7 @@ fn main() -> ExitCode {
             plot_flows,
         } => capture::diagnose_cmd(&file, json, plot.as_deref(), plot_flows),
         Cmd::Drill(args) => tinygram_drill::run(&args),
+        Cmd::Whatif(args) => whatif::run(&args),
         Cmd::Reproduce {
             names,
             out,

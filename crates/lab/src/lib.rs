@@ -14,6 +14,7 @@ pub mod run;
 pub mod source;
 pub mod space;
 pub mod sweep;
+pub mod whatif;
 
 pub use run::{run_json, run_set, Outcome, Run, World};
 pub use source::{check, toml_value_text, Source};

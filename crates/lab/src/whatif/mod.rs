@@ -1,0 +1,359 @@
+//! `whatif`: what each fix would have done to a captured exchange, and what
+//! it would cost on the wire.
+//!
+//! A pipeline of existing layers: capture -> flows (`analyze`) -> the
+//! inferred path, stacks and application schedule, each value with its
+//! evidence -> a scenario file (the simulator's format, values the capture
+//! cannot show left open) -> the replay and the alternatives through the run
+//! library -> a table. The replay is captured at the same point as the
+//! original and read by the same analyzer, so the two are measured alike.
+
+pub mod alternatives;
+mod measure;
+pub mod schedule;
+pub mod table;
+pub mod write;
+
+use crate::space::{Distribution, Reading, Space};
+use crate::Source;
+use serde::Serialize;
+use std::path::Path;
+use tinygram_analyze::exchange::Exchanges;
+use tinygram_analyze::{Capture, Flow, FlowInference};
+
+pub use alternatives::Alternative;
+
+/// A value the capture cannot show, as an `[open]` entry with the reason.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpenKey {
+    pub key: String,
+    /// The spec as TOML: `{ from = "0us", to = "40ms" }`, `{ values = [...] }`.
+    pub spec: String,
+    pub why: String,
+}
+
+/// What `whatif` looks at and tries.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// One flow by its number in the capture (1-based, as `diagnose` lists them).
+    pub flow: Option<usize>,
+    /// Otherwise the N flows with the most payload.
+    pub busiest: usize,
+    /// The side whose send policy is varied: "client" or "server" (default:
+    /// the side whose data TCP held longest).
+    pub side: Option<String>,
+    /// Extra alternatives, each `KEY=VALUE[;KEY=VALUE...]` as `--set`.
+    pub tries: Vec<String>,
+    /// Draws of the open values per alternative.
+    pub samples: u32,
+    /// Simulations in parallel.
+    pub threads: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            flow: None,
+            busiest: 1,
+            side: None,
+            tries: Vec::new(),
+            samples: 8,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+/// Headline figures of one configuration over the open values.
+#[derive(Clone, Debug, Serialize)]
+pub struct Metrics {
+    pub p50_ms: Distribution,
+    pub p99_ms: Distribution,
+    pub max_ms: Distribution,
+    /// Simulated time to the end of the conversation.
+    pub total_s: Distribution,
+    /// Both sides' data segments.
+    pub data_segments: Distribution,
+    /// Both sides' data segments under the MSS.
+    pub small_segments: Distribution,
+    /// Both sides' bytes on the wire, headers and framing included.
+    pub wire_bytes: Distribution,
+}
+
+/// How the replay of the capture as inferred matches the capture.
+#[derive(Clone, Debug, Serialize)]
+pub struct Baseline {
+    /// Completion of each replayed turn as the client saw it: in the capture
+    /// and in the replay (median over the open values), in milliseconds.
+    pub captured_ms: Vec<f64>,
+    pub replayed_ms: Vec<f64>,
+    /// |replay - capture| / capture over the turns: median and 95th percentile.
+    pub median_rel_error: f64,
+    pub p95_rel_error: f64,
+    /// The median error is within [`MATCH_TOLERANCE`].
+    pub matches: bool,
+    /// When it does not: the inferred value most likely at fault, and why.
+    pub likely_cause: Option<String>,
+    pub metrics: Metrics,
+}
+
+/// The largest median relative error of a replay that still matches its capture.
+pub const MATCH_TOLERANCE: f64 = 0.15;
+
+/// One selected flow's what-if.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowWhatif {
+    /// 1-based number of the flow in the capture.
+    pub flow: usize,
+    pub client: String,
+    pub server: String,
+    pub inference: FlowInference,
+    pub exchanges: Exchanges,
+    /// Notes on what the schedule leaves out.
+    pub notes: Vec<String>,
+    /// The scenario file written from the capture.
+    pub scenario: String,
+    pub open: Vec<OpenKey>,
+    /// Runs per configuration (the points of the open values).
+    pub points: usize,
+    /// The side whose send policy the alternatives vary, and why.
+    pub held_side: String,
+    pub held_why: String,
+    pub baseline: Baseline,
+    pub alternatives: Vec<Alternative>,
+}
+
+/// A capture's what-if: every selected flow, and the flows left out with why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub capture: String,
+    pub flows: Vec<FlowWhatif>,
+    pub skipped: Vec<Skipped>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Skipped {
+    pub flow: usize,
+    pub reason: String,
+}
+
+/// `whatif` on a capture file; `progress(msg)` reports each phase.
+pub fn whatif_file(
+    path: &Path,
+    opts: &Options,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Report, String> {
+    let cap = tinygram_analyze::read_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    whatif(&cap, &path.display().to_string(), opts, progress)
+}
+
+/// The flows `opts` selects, numbered from 1 in capture order.
+fn select<'a>(flows: &'a [Flow], opts: &Options) -> Result<Vec<(usize, &'a Flow)>, String> {
+    if flows.is_empty() {
+        return Err("the capture holds no TCP flow".into());
+    }
+    if let Some(n) = opts.flow {
+        return match n.checked_sub(1).and_then(|i| flows.get(i)) {
+            Some(f) => Ok(vec![(n, f)]),
+            None => Err(format!(
+                "--flow {n}: the capture has {} flow(s), numbered from 1 as `tinygram diagnose` lists them",
+                flows.len()
+            )),
+        };
+    }
+    let mut by_bytes: Vec<(usize, &Flow)> =
+        flows.iter().enumerate().map(|(i, f)| (i + 1, f)).collect();
+    by_bytes.sort_by_key(|(i, f)| (std::cmp::Reverse(f.sides[0].bytes + f.sides[1].bytes), *i));
+    by_bytes.truncate(opts.busiest.max(1));
+    Ok(by_bytes)
+}
+
+/// `whatif` on a capture read already; `name` labels it.
+pub fn whatif(
+    cap: &Capture,
+    name: &str,
+    opts: &Options,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Report, String> {
+    if let Some(s) = &opts.side {
+        if s != "client" && s != "server" {
+            return Err(format!("--side {s:?}: expected client or server"));
+        }
+    }
+    if opts.samples == 0 || opts.samples > 1000 {
+        return Err(format!("--samples {}: give 1 to 1000", opts.samples));
+    }
+    for t in &opts.tries {
+        alternatives::parse_try(t)?;
+    }
+    let flows = tinygram_analyze::flows(cap);
+    let mut report = Report {
+        capture: name.to_string(),
+        flows: Vec::new(),
+        skipped: Vec::new(),
+    };
+    for (id, f) in select(&flows, opts)? {
+        match flow_whatif(id, f, opts, progress) {
+            Ok(w) => report.flows.push(w),
+            Err(reason) => report.skipped.push(Skipped { flow: id, reason }),
+        }
+    }
+    if report.flows.is_empty() {
+        let why: Vec<String> = report
+            .skipped
+            .iter()
+            .map(|s| format!("flow {}: {}", s.flow, s.reason))
+            .collect();
+        return Err(format!("nothing to replay: {}", why.join("; ")));
+    }
+    Ok(report)
+}
+
+/// The side whose data TCP held longest in the capture, with the evidence.
+fn held_side(ex: &Exchanges, f: &Flow, forced: Option<&str>) -> (String, String) {
+    if let Some(s) = forced {
+        return (s.to_string(), "chosen with --side".into());
+    }
+    let mut held = [0.0f64; 2];
+    for e in &ex.exchanges {
+        for h in &e.held {
+            held[usize::from(h.sender == "server")] += h.held_s;
+        }
+    }
+    if held[0] + held[1] > 0.0 {
+        let s = usize::from(held[1] > held[0]);
+        return (
+            ["client", "server"][s].to_string(),
+            format!(
+                "TCP held the client's data {:.1} ms and the server's {:.1} ms in all",
+                held[0] * 1e3,
+                held[1] * 1e3
+            ),
+        );
+    }
+    let s = usize::from(f.sides[1].bytes > f.sides[0].bytes);
+    (
+        ["client", "server"][s].to_string(),
+        "no hold seen; the side that sent more".into(),
+    )
+}
+
+fn flow_whatif(
+    id: usize,
+    f: &Flow,
+    opts: &Options,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<FlowWhatif, String> {
+    progress(&format!("flow {id}: inferring path, stacks and application"));
+    let inference = tinygram_analyze::infer(f);
+    let ex = tinygram_analyze::exchanges(f);
+    let sch = schedule::schedule(f, &ex)?;
+    let mut open = sch.open.clone();
+    open.extend(path_open(&inference));
+    let title = format!(
+        "whatif-flow-{id}: {} -> {}",
+        inference.client, inference.server
+    );
+    let scenario = write::scenario(
+        &title,
+        &inference,
+        &sch,
+        &open,
+        opts.samples,
+        write::Tcp::Inferred,
+    );
+    let src = Source {
+        text: scenario.clone(),
+        origin: format!("<whatif flow {id}>"),
+        name: format!("whatif-flow-{id}"),
+    };
+    let space = Space::of_source(&src, &[]).map_err(|e| format!("the written scenario: {e}"))?;
+    space
+        .validate(&src, &[])
+        .map_err(|e| format!("the written scenario: {e}"))?;
+    let points = space.points()?;
+    let (side, why) = held_side(&ex, f, opts.side.as_deref());
+    let alts = alternatives::list(&inference, &sch, &side, opts, &title, &open)?;
+    progress(&format!(
+        "flow {id}: {} configurations x {} points",
+        alts.len() + 1,
+        points.len()
+    ));
+    let measured = measure::run_all(&src, &points, &alts, &inference, opts.threads)?;
+    let baseline = measure::baseline(&sch, &measured.baseline, &points, &space)?;
+    let alternatives = alternatives::judge(alts, &measured, &baseline.metrics);
+    Ok(FlowWhatif {
+        flow: id,
+        client: inference.client.clone(),
+        server: inference.server.clone(),
+        exchanges: ex,
+        notes: sch.notes.clone(),
+        scenario,
+        open,
+        points: points.len(),
+        held_side: side,
+        held_why: why,
+        baseline,
+        alternatives,
+        inference,
+    })
+}
+
+/// Path values the capture leaves open, from the inference's own sweep lists.
+fn path_open(inf: &FlowInference) -> Vec<OpenKey> {
+    inf.scenario_keys()
+        .into_iter()
+        .filter(|k| k.key.starts_with("link.") && !k.sweep.is_empty())
+        .map(|k| {
+            let mut values = vec![k.value.clone()];
+            values.extend(k.sweep.iter().cloned());
+            values.dedup();
+            OpenKey {
+                spec: format!("{{ values = [{}] }}", values.join(", ")),
+                why: format!("{} ({:?} confidence): {}", k.key, k.confidence, k.evidence),
+                key: k.key,
+            }
+        })
+        .collect()
+}
+
+/// A paired comparison of a configuration against the baseline at the same
+/// points: lower at every point, higher at every point, the same within
+/// `same`, or a conclusion that flips inside the open values.
+pub fn compare(alt: &[f64], base: &[f64], same: f64) -> Change {
+    let diffs: Vec<f64> = alt.iter().zip(base).map(|(a, b)| a - b).collect();
+    if diffs.iter().all(|d| d.abs() <= same) {
+        return Change::Same;
+    }
+    match Reading::of(diffs.iter().map(|&d| d <= same)) {
+        Reading::Holds => Change::Lower,
+        Reading::Fails => Change::Higher,
+        Reading::Flips { yes, of } => Change::Flips { lower: yes, of },
+    }
+}
+
+/// How a figure moved against the baseline over the open values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "change")]
+pub enum Change {
+    Same,
+    Lower,
+    Higher,
+    /// Lower at `lower` of `of` points: the open values decide it.
+    Flips { lower: usize, of: usize },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_paired_comparison_says_when_the_open_values_decide_it() {
+        assert_eq!(compare(&[1.0, 2.0], &[5.0, 6.0], 0.1), Change::Lower);
+        assert_eq!(compare(&[9.0, 9.0], &[5.0, 6.0], 0.1), Change::Higher);
+        assert_eq!(compare(&[5.05, 6.0], &[5.0, 6.0], 0.1), Change::Same);
+        assert_eq!(
+            compare(&[1.0, 9.0], &[5.0, 6.0], 0.1),
+            Change::Flips { lower: 1, of: 2 }
+        );
+    }
+}
