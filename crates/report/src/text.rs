@@ -156,6 +156,36 @@ fn exchanges(s: &mut String, f: &FlowReport) {
         }
     }
     let _ = writeln!(s);
+    // Each kind of hold's median share of an exchange, over all exchanges
+    // (zero where it did not occur).
+    let mut kinds: Vec<(String, &str)> = Vec::new();
+    for e in x {
+        for h in &e.held {
+            let k = (h.kind.title().to_string(), h.sender);
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+    }
+    for (title, sender) in kinds {
+        let v: Vec<f64> = x
+            .iter()
+            .map(|e| {
+                e.held
+                    .iter()
+                    .filter(|h| h.kind.title() == title && h.sender == sender)
+                    .map(|h| h.held_s)
+                    .sum()
+            })
+            .collect();
+        let n = v.iter().filter(|&&t| t > 0.0).count();
+        let _ = writeln!(
+            s,
+            "    {} of it in the median exchange: {title}, the {sender}'s data (in {n} of {} exchanges)",
+            ms(median(v).unwrap_or(0.0)),
+            x.len()
+        );
+    }
     let first = x.iter().find(|e| e.request_bytes > 0).unwrap_or(&x[0]);
     let _ = writeln!(
         s,
@@ -183,36 +213,6 @@ fn exchanges(s: &mut String, f: &FlowReport) {
             "    think time (median, net of the path and of TCP's holds): server {}, client before its next request {}",
             server.unwrap_or_else(|| "-".into()),
             cl.unwrap_or_else(|| "-".into())
-        );
-    }
-    // Each kind of hold's median share of an exchange, over all exchanges
-    // (zero where it did not occur).
-    let mut kinds: Vec<(String, &str)> = Vec::new();
-    for e in x {
-        for h in &e.held {
-            let k = (h.kind.title().to_string(), h.sender);
-            if !kinds.contains(&k) {
-                kinds.push(k);
-            }
-        }
-    }
-    for (title, sender) in kinds {
-        let v: Vec<f64> = x
-            .iter()
-            .map(|e| {
-                e.held
-                    .iter()
-                    .filter(|h| h.kind.title() == title && h.sender == sender)
-                    .map(|h| h.held_s)
-                    .sum()
-            })
-            .collect();
-        let n = v.iter().filter(|&&t| t > 0.0).count();
-        let _ = writeln!(
-            s,
-            "    of that, {title} ({sender} data): {} in the median exchange, in {n} of {} exchanges",
-            ms(median(v).unwrap_or(0.0)),
-            x.len()
         );
     }
 }
