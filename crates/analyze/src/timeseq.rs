@@ -91,6 +91,37 @@ impl TimeSeq {
         ts
     }
 
+    /// The part of the graph between `t0` and `t1` (one exchange, say), with
+    /// `title`; sequence numbers stay as they are.
+    pub fn window(&self, t0: f64, t1: f64, title: &str) -> TimeSeq {
+        let inside = |t: f64| t >= t0 && t <= t1;
+        let spans = |v: &[Span]| -> Vec<Span> {
+            v.iter()
+                .filter(|s| s.t1 >= t0 && s.t0 <= t1)
+                .map(|s| Span {
+                    t0: s.t0.max(t0),
+                    t1: s.t1.min(t1),
+                    label: s.label.clone(),
+                })
+                .collect()
+        };
+        TimeSeq {
+            title: title.to_string(),
+            data: self.data.iter().filter(|d| inside(d.t)).cloned().collect(),
+            acks: self.acks.iter().filter(|a| inside(a.0)).copied().collect(),
+            window_edge: self
+                .window_edge
+                .iter()
+                .filter(|a| inside(a.0))
+                .copied()
+                .collect(),
+            sacks: self.sacks.iter().filter(|a| inside(a.0)).copied().collect(),
+            naks: self.naks.iter().filter(|a| inside(a.0)).copied().collect(),
+            holds: spans(&self.holds),
+            stalls: spans(&self.stalls),
+        }
+    }
+
     /// The direction that carried more payload bytes.
     pub fn busier_direction(f: &Flow) -> Dir {
         usize::from(f.sides[1].bytes > f.sides[0].bytes)

@@ -251,12 +251,12 @@ mod sig3_tests {
 }
 
 /// The headline fields of an open run's table: (column title, result field).
-const OPEN_COLUMNS: [(&str, &str); 5] = [
-    ("trans/s", "transactions_per_s"),
-    ("p50 ms", "completion_ms.p50"),
-    ("p99 ms", "completion_ms.p99"),
-    ("max ms", "completion_ms.max"),
-    ("goodput kB/s", "goodput_bytes_per_s"),
+const OPEN_COLUMNS: [(&str, &str, f64); 5] = [
+    ("trans/s", "transactions_per_s", 1.0),
+    ("p50 ms", "completion_ms.p50", 1.0),
+    ("p99 ms", "completion_ms.p99", 1.0),
+    ("max ms", "completion_ms.max", 1.0),
+    ("goodput kB/s", "goodput_bytes_per_s", 1e-3),
 ];
 
 /// `tinygram run` of a file with open values: one line per point (its
@@ -273,24 +273,24 @@ pub fn open_table(run: &tinygram_lab::space::OpenRun) -> String {
     for (k, w) in keys.iter().zip(&widths) {
         let _ = write!(s, " {k:>w$}");
     }
-    for (title, _) in OPEN_COLUMNS {
+    for (title, _, _) in OPEN_COLUMNS {
         let _ = write!(s, " {title:>12}");
     }
     let _ = writeln!(s, "  integrity");
-    let field = |r: &serde_json::Value, f: &str| -> String {
+    let field = |r: &serde_json::Value, f: &str, k: f64| -> String {
         let mut v = r;
         for part in f.split('.') {
             v = &v[part];
         }
-        v.as_f64().map_or_else(|| "-".to_string(), sig3)
+        v.as_f64().map_or_else(|| "-".to_string(), |x| sig3(x * k))
     };
     for (p, r) in &run.runs {
         let _ = write!(s, " ");
         for ((_, v), w) in p.sets.iter().zip(&widths) {
             let _ = write!(s, " {:>w$}", v.trim_matches('"'));
         }
-        for (_, f) in OPEN_COLUMNS {
-            let _ = write!(s, " {:>12}", field(r, f));
+        for (_, f, k) in OPEN_COLUMNS {
+            let _ = write!(s, " {:>12}", field(r, f, k));
         }
         let ok = r["integrity_ok"] != false;
         let _ = writeln!(s, "  {}", if ok { "ok" } else { "FAILED" });
@@ -301,16 +301,16 @@ pub fn open_table(run: &tinygram_lab::space::OpenRun) -> String {
         "\nover {} runs:          min       p10       p50       p90       max",
         run.runs.len()
     );
-    for (title, f) in OPEN_COLUMNS {
+    for (title, f, k) in OPEN_COLUMNS {
         if let Some(x) = d.get(f) {
             let _ = writeln!(
                 s,
                 "  {title:<16} {:>9} {:>9} {:>9} {:>9} {:>9}",
-                sig3(x.min),
-                sig3(x.p10),
-                sig3(x.p50),
-                sig3(x.p90),
-                sig3(x.max)
+                sig3(x.min * k),
+                sig3(x.p10 * k),
+                sig3(x.p50 * k),
+                sig3(x.p90 * k),
+                sig3(x.max * k)
             );
         }
     }

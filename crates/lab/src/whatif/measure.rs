@@ -26,9 +26,13 @@ pub struct Measured {
     pub alternatives: Vec<Result<Vec<PointRun>, String>>,
 }
 
-/// Runs the scenario text with `sets`; with `capture`, also measures the
-/// turns from a capture at that point, read back by the analyzer.
-fn run_one(src: &Source, sets: &[String], capture: Option<SimVantage>) -> Result<PointRun, String> {
+/// Runs the scenario text with `sets`, capturing at `capture` when given:
+/// the result JSON and the pcap bytes.
+fn simulate(
+    src: &Source,
+    sets: &[String],
+    capture: Option<SimVantage>,
+) -> Result<(Value, Vec<u8>), String> {
     let set = src.set(sets, None).map_err(|e| e.to_string())?;
     let mut sim = match crate::World::of(&set.base) {
         crate::World::TwoHost(sim) => sim,
@@ -39,11 +43,25 @@ fn run_one(src: &Source, sets: &[String], capture: Option<SimVantage>) -> Result
     }
     let r = sim.run(&mut |_, _| {});
     let result = serde_json::to_value(&r).map_err(|e| e.to_string())?;
-    let mut turns_ms = Vec::new();
+    let mut pcap = Vec::new();
     if let Some(v) = capture {
-        let mut pcap = Vec::new();
         let (events, _) = sim.capture();
         write_pcap(&mut pcap, events, None, v).map_err(|e| e.to_string())?;
+    }
+    Ok((result, pcap))
+}
+
+/// The pcap of one run of the scenario with `sets`, captured at `v`.
+pub fn pcap_of(src: &Source, sets: &[String], v: SimVantage) -> Result<Vec<u8>, String> {
+    simulate(src, sets, Some(v)).map(|(_, p)| p)
+}
+
+/// Runs the scenario text with `sets`; with `capture`, also measures the
+/// turns from a capture at that point, read back by the analyzer.
+fn run_one(src: &Source, sets: &[String], capture: Option<SimVantage>) -> Result<PointRun, String> {
+    let (result, pcap) = simulate(src, sets, capture)?;
+    let mut turns_ms = Vec::new();
+    if capture.is_some() {
         let cap = tinygram_analyze::read_bytes(&pcap).map_err(|e| e.to_string())?;
         if let Some(f) = tinygram_analyze::flows(&cap).first() {
             let ex = tinygram_analyze::exchanges(f);
@@ -60,7 +78,7 @@ fn run_one(src: &Source, sets: &[String], capture: Option<SimVantage>) -> Result
 
 /// The replay's capture point: the original's, or the client's when the
 /// original was taken between the hosts (the analyzer corrects both to the client).
-fn vantage(inf: &FlowInference) -> SimVantage {
+pub fn vantage(inf: &FlowInference) -> SimVantage {
     match inf.path.vantage.value {
         Vantage::Server => SimVantage::Server,
         _ => SimVantage::Client,
@@ -133,7 +151,11 @@ fn field(r: &Value, path: &str) -> f64 {
 
 /// The per-point values of each headline figure, in point order.
 pub fn columns(runs: &[PointRun]) -> [Vec<f64>; 7] {
-    let col = |p: &str| runs.iter().map(|r| field(&r.result, p)).collect::<Vec<f64>>();
+    let col = |p: &str| {
+        runs.iter()
+            .map(|r| field(&r.result, p))
+            .collect::<Vec<f64>>()
+    };
     [
         col("completion_ms.p50"),
         col("completion_ms.p99"),

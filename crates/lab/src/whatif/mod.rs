@@ -108,6 +108,8 @@ pub struct FlowWhatif {
     pub server: String,
     pub inference: FlowInference,
     pub exchanges: Exchanges,
+    /// For each replayed turn, the index of its exchange in `exchanges`.
+    pub turn_exchange: Vec<usize>,
     /// Notes on what the schedule leaves out.
     pub notes: Vec<String>,
     /// The scenario file written from the capture.
@@ -243,7 +245,9 @@ fn flow_whatif(
     opts: &Options,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<FlowWhatif, String> {
-    progress(&format!("flow {id}: inferring path, stacks and application"));
+    progress(&format!(
+        "flow {id}: inferring path, stacks and application"
+    ));
     let inference = tinygram_analyze::infer(f);
     let ex = tinygram_analyze::exchanges(f);
     let sch = schedule::schedule(f, &ex)?;
@@ -286,6 +290,7 @@ fn flow_whatif(
         client: inference.client.clone(),
         server: inference.server.clone(),
         exchanges: ex,
+        turn_exchange: sch.source.clone(),
         notes: sch.notes.clone(),
         scenario,
         open,
@@ -298,11 +303,66 @@ fn flow_whatif(
     })
 }
 
+/// A capture of one configuration's run at the open values' first point, as
+/// pcap bytes taken where the original was: the replay (`None`) or
+/// alternative `alt` (an index into `f.alternatives`).
+pub fn replay_pcap(f: &FlowWhatif, alt: Option<usize>) -> Result<Vec<u8>, String> {
+    let src = Source {
+        text: f.scenario.clone(),
+        origin: format!("<whatif flow {}>", f.flow),
+        name: format!("whatif-flow-{}", f.flow),
+    };
+    let space = Space::of_source(&src, &[]).map_err(|e| e.to_string())?;
+    let mut sets = space
+        .points()?
+        .first()
+        .map(|p| p.overrides())
+        .unwrap_or_default();
+    let src = match alt.map(|i| &f.alternatives[i]) {
+        None => src,
+        Some(a) => {
+            sets.extend(a.settings.iter().cloned());
+            match &a.text {
+                Some(t) => Source {
+                    text: t.clone(),
+                    ..src
+                },
+                None => src,
+            }
+        }
+    };
+    measure::pcap_of(&src, &sets, measure::vantage(&f.inference))
+}
+
+/// The alternative a user would try first: the Pareto-best one with the
+/// lowest median exchange time (fewest data segments on a tie).
+pub fn best(f: &FlowWhatif) -> Option<usize> {
+    let key = |a: &Alternative| {
+        a.metrics
+            .as_ref()
+            .map(|m| (m.p50_ms.p50, m.data_segments.p50))
+    };
+    (0..f.alternatives.len())
+        .filter(|&i| f.alternatives[i].pareto && key(&f.alternatives[i]).is_some())
+        .min_by(|&a, &b| {
+            let (x, y) = (
+                key(&f.alternatives[a]).unwrap(),
+                key(&f.alternatives[b]).unwrap(),
+            );
+            x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1))
+        })
+}
+
 /// Path values the capture leaves open, from the inference's own sweep lists.
+/// A loss rate is swept only where the capture saw loss: with no
+/// retransmission, the upper end of its interval is a bound on what a short
+/// capture could miss, not a plausible value of the path to replay.
 fn path_open(inf: &FlowInference) -> Vec<OpenKey> {
+    let lossless = inf.path.loss.value.retransmits == 0;
     inf.scenario_keys()
         .into_iter()
         .filter(|k| k.key.starts_with("link.") && !k.sweep.is_empty())
+        .filter(|k| !(k.key == "link.loss" && lossless))
         .map(|k| {
             let mut values = vec![k.value.clone()];
             values.extend(k.sweep.iter().cloned());
@@ -339,7 +399,10 @@ pub enum Change {
     Lower,
     Higher,
     /// Lower at `lower` of `of` points: the open values decide it.
-    Flips { lower: usize, of: usize },
+    Flips {
+        lower: usize,
+        of: usize,
+    },
 }
 
 #[cfg(test)]
