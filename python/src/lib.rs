@@ -234,6 +234,32 @@ fn diagnose_json(py: Python<'_>, path: &str) -> PyResult<String> {
         .map_err(PyValueError::new_err)
 }
 
+/// `tinygram whatif CAPTURE --json`: the report as JSON.
+#[pyfunction]
+#[pyo3(signature = (path, flow=None, busiest=1, side=None, tries=Vec::new(), samples=8))]
+fn whatif_json(
+    py: Python<'_>,
+    path: &str,
+    flow: Option<usize>,
+    busiest: usize,
+    side: Option<String>,
+    tries: Vec<String>,
+    samples: u32,
+) -> PyResult<String> {
+    let opts = api::whatif::Options {
+        flow,
+        busiest,
+        side,
+        tries,
+        samples,
+        ..Default::default()
+    };
+    let p = path.to_string();
+    let r = detached(py, move || api::whatif::whatif_file(Path::new(&p), &opts, &|_| {}))?
+        .map_err(PyValueError::new_err)?;
+    serde_json::to_string(&r).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
@@ -243,5 +269,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(drill_json, m)?)?;
     m.add_function(wrap_pyfunction!(diagnose_json, m)?)?;
+    m.add_function(wrap_pyfunction!(whatif_json, m)?)?;
     Ok(())
 }

@@ -258,3 +258,56 @@ def test_the_policy_sweep_example_writes_its_figures(tmp_path):
                                "fox-satellite", "westfield-ftp"}
     for png in ("heatmap.png", "pareto.png"):
         assert (out / png).read_bytes()[:4] == b"\x89PNG"
+
+
+DATA = pathlib.Path(__file__).parent / "data"
+
+
+def test_a_many_flow_file_runs_many_flows_in_run_and_sweep():
+    # The one run path: Python's run and sweep of a [[flows]] file run the
+    # many-flow world, each sweep row the flattened run of its settings.
+    path = REPO / "examples" / "competing-policies.toml"
+    one = tinygram.run(path, **{"bottleneck.qdisc": "codel"})
+    assert one["flow_count"] > 2 and "client" not in one
+    df = tinygram.sweep(path, {"bottleneck.qdisc": ["codel", "drop-tail"]}, seeds=[1], processes=1)
+    assert len(df) == 2
+    row = df.iloc[0]
+    assert row["transactions"] == one["transactions"]
+    assert row["completion_ms.p50"] == one["completion_ms"]["p50"]
+    assert "client.data_segments" not in df.columns
+
+
+def test_open_values_are_swept_and_run_as_distributions():
+    text = SMALL_TOML + '\n[open]\n"server.delack" = { values = ["40ms", "200ms"] }\n'
+    r = tinygram.run(text, **{"client.send_policy": "nagle"})
+    assert r["points"] == 2 and len(r["runs"]) == 2
+    assert r["distribution"]["completion_ms.p50"]["n"] == 2
+    df = tinygram.sweep(text, {"client.send_policy": ["nagle", "nodelay"]}, seeds=[1], processes=1)
+    assert len(df) == 4
+    assert list(df["server.delack"]) == ["40ms", "200ms", "40ms", "200ms"]
+
+
+def test_version_and_override_errors_name_no_file():
+    assert tinygram.__version__.count(".") == 2
+    with pytest.raises(tinygram.ScenarioError) as e:
+        tinygram.run(SMALL, **{"client.send_polcy": "nagle"})
+    assert e.value.key == "client.send_polcy" and e.value.file == ""
+
+
+def test_whatif_predicts_what_each_fix_does_to_a_capture():
+    df = tinygram.whatif(DATA / "minshall.pcap", samples=2)
+    assert isinstance(df, pd.DataFrame)
+    assert df.iloc[0]["configuration"] == "replay (as captured)"
+    assert bool(df.iloc[0]["replay_matches"])
+    by = df.set_index("configuration")
+    # The runt waits a round trip (~20 ms) under the client's Minshall rule.
+    assert by.loc["client nodelay", "p50_ms"] < by.loc["replay (as captured)", "p50_ms"] - 15
+    assert by.loc["client nodelay", "p50_change"] == "lower"
+    assert by.loc["client minshall", "p50_change"] == "same"
+    assert df["pareto"].any()
+    report = df.attrs["report"]
+    assert report["flows"][0]["inference"]["path"]["vantage"]["value"] == "client"
+    assert "[workload]" in report["flows"][0]["scenario"]
+    with pytest.raises(ValueError, match="not a capture"):
+        bad = DATA / "minshall.toml"
+        tinygram.whatif(bad)

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 from . import _native
 from ._errors import ScenarioError
 
-__all__ = ["run", "sweep", "drill", "diagnose", "ScenarioError", "__version__"]
+__all__ = ["run", "sweep", "drill", "diagnose", "whatif", "ScenarioError", "__version__"]
 
 __version__: str = _native.__version__
 
@@ -101,6 +101,76 @@ def diagnose(path: Any) -> dict:
     """Diagnoses a capture (pcap or pcapng) as ``tinygram diagnose --json``
     does. An unreadable or damaged file raises ``ValueError`` saying why."""
     return json.loads(_native.diagnose_json(os.fspath(path)))
+
+
+_WHATIF_FIGURES = (
+    ("p50_ms", "p50_ms"),
+    ("p99_ms", "p99_ms"),
+    ("max_ms", "max_ms"),
+    ("total_s", "total_s"),
+    ("data_segments", "data_segments"),
+    ("small_segments", "small_segments"),
+    ("wire_bytes", "wire_bytes"),
+)
+
+
+def whatif(
+    path: Any,
+    *,
+    flow: int | None = None,
+    busiest: int = 1,
+    side: str | None = None,
+    tries: Iterable[str] = (),
+    samples: int = 8,
+):
+    """What would each fix have done to a captured exchange? As
+    ``tinygram whatif``: infers the path, each side's TCP and the
+    application from the capture, replays it, and runs every send and ACK
+    policy and stack profile against the replay.
+
+    Returns a pandas DataFrame, one row per flow and configuration (the
+    replay first, as ``"replay (as captured)"``): for each headline figure its
+    median over the values the capture cannot show and the range
+    (``p50_ms``, ``p50_ms_min``, ``p50_ms_max``, ...), the change of the median
+    exchange time against the replay (``lower``, ``higher``, ``same`` or
+    ``flips``), and whether it is Pareto-best. The full report (inferred
+    values with their evidence, the scenario, the replay's match) is in
+    ``df.attrs["report"]``. A capture that cannot be read, or holds nothing to
+    replay, raises ``ValueError`` saying why.
+    """
+    import pandas as pd
+
+    if flow is not None and (isinstance(flow, bool) or not isinstance(flow, int) or flow < 1):
+        raise ValueError(f"flow={flow!r}: flows are numbered from 1")
+    report = json.loads(
+        _native.whatif_json(
+            os.fspath(path), flow, int(busiest), side, [str(t) for t in tries], int(samples)
+        )
+    )
+    rows = []
+    for f in report["flows"]:
+        base = f["baseline"]
+
+        def row(name, kind, metrics, change=None, ratio=None, pareto=False):
+            r = {"flow": f["flow"], "configuration": name, "kind": kind}
+            for col, key in _WHATIF_FIGURES:
+                d = metrics[key]
+                r[col], r[col + "_min"], r[col + "_max"] = d["p50"], d["min"], d["max"]
+            r["p50_change"] = None if change is None else change["change"]
+            r["p50_ratio"] = ratio
+            r["pareto"] = pareto
+            r["replay_matches"] = base["matches"]
+            return r
+
+        rows.append(row("replay (as captured)", "replay", base["metrics"]))
+        for a in f["alternatives"]:
+            if a["metrics"] is not None:
+                rows.append(
+                    row(a["name"], a["kind"], a["metrics"], a["p50_change"], a["p50_ratio"], a["pareto"])
+                )
+    df = pd.DataFrame.from_records(rows)
+    df.attrs["report"] = report
+    return df
 
 
 def _run_task(task: tuple) -> list:
