@@ -679,6 +679,11 @@ fn sweep_cmd(
         }
     };
     let took = started.elapsed();
+    if !quiet && lab_sweep::seeds_made_no_difference(&list, &rows) {
+        eprintln!(
+            "note: every seed gave the same results: nothing in this scenario draws from the run's random numbers (no loss, bit errors, reordering or jitter), so one seed is enough"
+        );
+    }
     if let Err(e) = sweep::write(out, &rows) {
         eprintln!("error: {e}");
         return ExitCode::FAILURE;

@@ -258,6 +258,34 @@ pub fn result_columns(result: &Value, swept: &[String]) -> Vec<(String, Value)> 
         .collect()
 }
 
+/// Whether every seed gave the same results at every point (nothing in the
+/// scenario draws from the run's RNG: no loss, no jitter): then the extra
+/// seeds only repeated runs, and the user should hear it.
+pub fn seeds_made_no_difference(jobs: &[Job], rows: &[Row]) -> bool {
+    let seeds: std::collections::BTreeSet<u64> = jobs.iter().map(|j| j.seed).collect();
+    if seeds.len() < 2 || jobs.len() != rows.len() {
+        return false;
+    }
+    let results = |r: &Row| -> Vec<(String, Value)> {
+        r.iter()
+            .filter(|(k, _)| k != "seed" && k != "name")
+            .cloned()
+            .collect()
+    };
+    let mut first: std::collections::HashMap<&[(String, String)], Vec<(String, Value)>> =
+        std::collections::HashMap::new();
+    jobs.iter().zip(rows).all(|(j, r)| {
+        let mine = results(r);
+        match first.get(j.sets.as_slice()) {
+            Some(other) => *other == mine,
+            None => {
+                first.insert(j.sets.as_slice(), mine);
+                true
+            }
+        }
+    })
+}
+
 /// The columns of all rows, in order of first appearance.
 pub fn columns(rows: &[Row]) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
@@ -392,6 +420,23 @@ mod tests {
             "{} {}",
             p50(&one[3]),
             p50(&one[0])
+        );
+    }
+
+    #[test]
+    fn a_sweep_says_when_its_seeds_changed_nothing() {
+        let src = Source::text(SMALL);
+        let j = jobs(&grid(&["client.send_policy=nagle,nodelay"]), &[1, 2]).unwrap();
+        let rows = run(&src, &[], &j, 2, &|| {}).unwrap();
+        assert!(seeds_made_no_difference(&j, &rows));
+        let lossy = Source::text(&format!("{SMALL}[link]\nloss = 0.2\n"));
+        let rows = run(&lossy, &[], &j, 2, &|| {}).unwrap();
+        assert!(!seeds_made_no_difference(&j, &rows));
+        let one = jobs(&grid(&[]), &[1]).unwrap();
+        let rows = run(&src, &[], &one, 1, &|| {}).unwrap();
+        assert!(
+            !seeds_made_no_difference(&one, &rows),
+            "one seed: nothing to say"
         );
     }
 

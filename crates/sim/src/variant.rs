@@ -95,7 +95,11 @@ impl ScenarioSet {
                 if names.is_empty() {
                     format!("no variant {name:?}: the scenario has no [[variant]] tables")
                 } else {
-                    format!("no variant {name:?} (variants: {})", names.join("; "))
+                    format!(
+                        "no variant {name:?}{} (variants: {})",
+                        tinygram_proto::suggest::did_you_mean(name, names.iter().copied()),
+                        names.join("; ")
+                    )
                 }
             })
     }
@@ -284,6 +288,8 @@ options = ["wscale", "sack"]
         assert_eq!(user.base.client.tcp.rcv_buf, 32 * 1024);
         assert!(set.select("wide").is_ok());
         assert!(set.select("narrow").unwrap_err().contains("nodelay; wide"));
+        let typo = set.select("wdie").unwrap_err();
+        assert!(typo.contains("did you mean \"wide\"?"), "{typo}");
     }
 
     #[test]

@@ -172,13 +172,7 @@ fn flow(r: &Report, f: &FlowWhatif) -> String {
     let _ = writeln!(
         s,
         "\n  {:<32} {:>20} {:>20} {:>14} {:>12} {:>10}  {:<22} segments",
-        "configuration",
-        "p50 ms",
-        "p99 ms",
-        "data segs",
-        "small segs",
-        "wire kB",
-        "p50 vs replay"
+        "configuration", "p50 ms", "p99 ms", "data segs", "small segs", "wire kB", "p50 vs replay"
     );
     let line = |s: &mut String, name: &str, m: &super::Metrics, ch: String, seg: String| {
         let _ = writeln!(
