@@ -266,13 +266,13 @@ pub fn seeds_made_no_difference(jobs: &[Job], rows: &[Row]) -> bool {
     if seeds.len() < 2 || jobs.len() != rows.len() {
         return false;
     }
-    let results = |r: &Row| -> Vec<(String, Value)> {
+    let results = |r: &Row| -> Row {
         r.iter()
             .filter(|(k, _)| k != "seed" && k != "name")
             .cloned()
             .collect()
     };
-    let mut first: std::collections::HashMap<&[(String, String)], Vec<(String, Value)>> =
+    let mut first: std::collections::HashMap<&[(String, String)], Row> =
         std::collections::HashMap::new();
     jobs.iter().zip(rows).all(|(j, r)| {
         let mine = results(r);
