@@ -44,6 +44,34 @@ fn change(c: Option<Change>, ratio: Option<f64>) -> String {
     }
 }
 
+/// `text` wrapped at `width` columns, continuation lines indented by `indent`.
+fn wrap(text: &str, first: usize, indent: usize, width: usize) -> String {
+    let mut out = String::new();
+    let mut col = first;
+    for word in text.split_whitespace() {
+        let w = word.chars().count();
+        if col > indent && col + 1 + w > width {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+            col = indent;
+        } else if col > first || !out.is_empty() {
+            out.push(' ');
+            col += 1;
+        }
+        out.push_str(word);
+        col += w;
+    }
+    out
+}
+
+/// One inferred value: its label, value and confidence, then the evidence
+/// on lines of its own, so no line runs past 100 columns.
+fn inferred(s: &mut String, label: &str, value: &str, evidence: &str) {
+    let head = format!("  {label:<15} {value}");
+    let _ = writeln!(s, "{head}");
+    let _ = writeln!(s, "                  {}", wrap(evidence, 18, 18, 100));
+}
+
 /// The whole report as text.
 pub fn text(r: &Report) -> String {
     let mut s = String::new();
@@ -60,13 +88,13 @@ fn flow(r: &Report, f: &FlowWhatif) -> String {
     let mut s = String::new();
     let b = &f.baseline;
     if !b.matches {
-        let _ = writeln!(
-            s,
+        let warning = format!(
             "WARNING: the replay does not match the capture (median error {:.0} % per turn, over the {:.0} % a what-if needs): read the alternatives as directions, not numbers. {}",
             b.median_rel_error * 100.0,
             super::MATCH_TOLERANCE * 100.0,
             b.likely_cause.as_deref().unwrap_or("")
         );
+        let _ = writeln!(s, "{}", wrap(&warning, 0, 2, 100));
     }
     let _ = writeln!(
         s,
@@ -76,32 +104,40 @@ fn flow(r: &Report, f: &FlowWhatif) -> String {
     let inf = &f.inference;
     let _ = writeln!(s, "\ninferred from the capture (confidence: evidence):");
     let p = &inf.path;
-    let _ = writeln!(
-        s,
-        "  capture point   {:?} ({:?}: {})",
-        p.vantage.value, p.vantage.confidence, p.vantage.evidence
+    inferred(
+        &mut s,
+        "capture point",
+        &format!("{:?} ({:?})", p.vantage.value, p.vantage.confidence),
+        &p.vantage.evidence,
     );
-    let _ = writeln!(
-        s,
-        "  round trip      {} ms ({:?}: {})",
-        sig3(p.min_rtt_s.value * 1e3),
-        p.min_rtt_s.confidence,
-        p.min_rtt_s.evidence
+    inferred(
+        &mut s,
+        "round trip",
+        &format!(
+            "{} ms ({:?})",
+            sig3(p.min_rtt_s.value * 1e3),
+            p.min_rtt_s.confidence
+        ),
+        &p.min_rtt_s.evidence,
     );
     let rate = p.bottleneck_bps.value.map_or("not shown".to_string(), |b| {
         format!("{} Mbit/s", sig3(b / 1e6))
     });
-    let _ = writeln!(
-        s,
-        "  bottleneck      {rate} ({:?}: {})",
-        p.bottleneck_bps.confidence, p.bottleneck_bps.evidence
+    inferred(
+        &mut s,
+        "bottleneck",
+        &format!("{rate} ({:?})", p.bottleneck_bps.confidence),
+        &p.bottleneck_bps.evidence,
     );
-    let _ = writeln!(
-        s,
-        "  loss            {:.2} % ({:?}: {})",
-        p.loss.value.rate * 100.0,
-        p.loss.confidence,
-        p.loss.evidence
+    inferred(
+        &mut s,
+        "loss",
+        &format!(
+            "{:.2} % ({:?})",
+            p.loss.value.rate * 100.0,
+            p.loss.confidence
+        ),
+        &p.loss.evidence,
     );
     for side in &inf.sides {
         let sr = &side.send_rule.value;
@@ -112,19 +148,34 @@ fn flow(r: &Report, f: &FlowWhatif) -> String {
         } else {
             format!("{} ms", sig3(dl.lo * 1e3))
         };
-        let _ = writeln!(
-            s,
-            "  {:<15} nearest profile {} ({:?}); send rule {} (possible: {}; {:?}: {}); ACKs {} with a {delack} delay ({:?}: {})",
-            side.side,
-            side.profile.value.name,
-            side.profile.confidence,
-            sr.likely.scenario_name(),
-            possible.join(", "),
-            side.send_rule.confidence,
-            side.send_rule.evidence,
-            side.ack.ack_policy.value,
-            side.ack.delack_s.confidence,
-            side.ack.delack_s.evidence
+        inferred(
+            &mut s,
+            &format!("{} stack", side.side),
+            &format!(
+                "nearest profile {} ({:?})",
+                side.profile.value.name, side.profile.confidence
+            ),
+            &side.profile.evidence,
+        );
+        inferred(
+            &mut s,
+            &format!("{} sends", side.side),
+            &format!(
+                "{} (possible: {}; {:?})",
+                sr.likely.scenario_name(),
+                possible.join(", "),
+                side.send_rule.confidence
+            ),
+            &side.send_rule.evidence,
+        );
+        inferred(
+            &mut s,
+            &format!("{} ACKs", side.side),
+            &format!(
+                "{}, {delack} delay ({:?})",
+                side.ack.ack_policy.value, side.ack.delack_s.confidence
+            ),
+            &side.ack.delack_s.evidence,
         );
     }
     let turns = b.captured_ms.len();
@@ -137,7 +188,7 @@ fn flow(r: &Report, f: &FlowWhatif) -> String {
         f.exchanges.note
     );
     for n in &f.notes {
-        let _ = writeln!(s, "                  note: {n}");
+        let _ = writeln!(s, "                  note: {}", wrap(n, 24, 18, 100));
     }
     if f.open.is_empty() {
         let _ = writeln!(
@@ -146,7 +197,7 @@ fn flow(r: &Report, f: &FlowWhatif) -> String {
         );
     } else {
         for o in &f.open {
-            let _ = writeln!(s, "  open            {} = {}: {}", o.key, o.spec, o.why);
+            inferred(&mut s, "open", &format!("{} = {}", o.key, o.spec), &o.why);
         }
     }
     let _ = writeln!(
