@@ -551,10 +551,9 @@ pub fn summary(ends: &LinkEnds, r: &LinkReport) -> String {
         };
         let _ = writeln!(
             s,
-            "  {} ({} {} -> {} {}): {} packets ({} bytes) offered, {} delivered ({} bytes); \
-             dropped: {} queue, {} loss, {} bit errors, {} over the hold limit, {} device full; \
-             {} not IPv4 ignored, {} held at the end; \
-             lateness mean {:.0} us, p50 <= {} us, p99 <= {} us, max {} us",
+            "  {} ({} {} -> {} {}):\n    {} packets ({} bytes) offered, {} delivered ({} bytes), {} held at the end\n    \
+             dropped: {} queue, {} loss, {} bit errors, {} over the hold limit, {} device full; {} not IPv4 (not forwarded)\n    \
+             lateness against the model's arrival times: mean {:.0} us, p50 <= {} us, p99 <= {} us, max {} us",
             dir.name(),
             from.ns.name(),
             from.addr,
@@ -564,13 +563,13 @@ pub fn summary(ends: &LinkEnds, r: &LinkReport) -> String {
             d.offered_bytes,
             d.delivered,
             d.delivered_bytes,
+            r.held_at_end[dir as usize],
             d.link.dropped_queue,
             d.link.dropped_loss,
             d.link.dropped_ber,
             d.dropped_held,
             d.dropped_device,
             d.ignored_not_ipv4,
-            r.held_at_end[dir as usize],
             d.lateness.mean_us(),
             d.lateness.quantile_us(0.5),
             d.lateness.quantile_us(0.99),

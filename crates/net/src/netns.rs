@@ -215,7 +215,7 @@ impl Netns {
         let path = Self::path_of(&self.name);
         std::thread::scope(|s| {
             s.spawn(|| {
-                enter(&path)?;
+                enter_path(&path)?;
                 Ok(f())
             })
             .join()
@@ -237,8 +237,14 @@ impl Drop for Netns {
     }
 }
 
+/// Moves the calling thread into namespace `ns` (by name), for the rest of
+/// its life: its new sockets and devices are that namespace's.
+pub fn enter(ns: &str) -> io::Result<()> {
+    enter_path(&Netns::path_of(ns))
+}
+
 /// setns(2) into the namespace at `path` (CLONE_NEWNET: this thread only).
-fn enter(path: &str) -> io::Result<()> {
+fn enter_path(path: &str) -> io::Result<()> {
     let file =
         File::open(path).map_err(|e| io::Error::new(e.kind(), format!("open {path}: {e}")))?;
     // SAFETY: a valid namespace fd; CLONE_NEWNET changes only this thread.
@@ -257,7 +263,7 @@ pub fn in_netns<T: Send + 'static>(
 ) -> JoinHandle<io::Result<T>> {
     let path = Netns::path_of(ns);
     std::thread::spawn(move || {
-        enter(&path)?;
+        enter_path(&path)?;
         Ok(f())
     })
 }
