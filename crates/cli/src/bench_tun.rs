@@ -6,11 +6,9 @@
 //! both sides' medians and the ratio tinygram/kernel, its minimum and
 //! median over the rounds (ratios taken within a round).
 
-use std::fs::File;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, SocketAddrV4, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
@@ -42,76 +40,34 @@ const RR_SIZE: usize = 100;
 /// No single transfer may take longer than this.
 const LIMIT: Duration = Duration::from_secs(300);
 
-/// Runs a command; its stderr on failure.
-fn sh(args: &[&str]) -> Result<String, String> {
-    let out = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", args[0]))?;
-    if !out.status.success() {
-        return Err(format!(
-            "`{}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 /// Why this machine cannot run the benchmark, if it cannot.
 fn unavailable() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("bench tun needs root: it creates network namespaces, a veth pair and a TUN device (run it with sudo)".into());
-    }
-    if !std::path::Path::new("/dev/net/tun").exists() {
-        return Some("bench tun needs /dev/net/tun (modprobe tun)".into());
-    }
-    if sh(&["ip", "-V"]).is_err() {
-        return Some("bench tun needs the `ip` command (iproute2)".into());
-    }
-    None
+    tinygram_net::netns::unavailable().map(|why| {
+        format!(
+            "bench tun needs namespaces, a veth pair and a TUN device: {why} (run it with sudo)"
+        )
+    })
 }
 
-/// A network namespace, deleted on drop.
-struct Netns {
-    name: String,
-}
+/// A network namespace of crates/net's, deleted on drop.
+struct Netns(tinygram_net::netns::Netns);
 
 impl Netns {
     fn new(tag: &str) -> Result<Netns, String> {
-        let name = format!("tgbench{tag}{}", std::process::id());
-        let _ = sh(&["ip", "netns", "del", &name]);
-        sh(&["ip", "netns", "add", &name])?;
-        let ns = Netns { name };
-        ns.ip(&["link", "set", "lo", "up"])?;
-        Ok(ns)
-    }
-    fn ip(&self, args: &[&str]) -> Result<String, String> {
-        let mut a = vec!["ip", "-n", &self.name];
-        a.extend_from_slice(args);
-        sh(&a)
+        tinygram_net::netns::Netns::new(tag)
+            .map(Netns)
+            .map_err(|e| e.to_string())
     }
     /// Runs `f` on a thread inside this namespace.
     fn spawn<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> Result<T, String> + Send + 'static,
     ) -> JoinHandle<Result<T, String>> {
-        let path = format!("/var/run/netns/{}", self.name);
+        let name = self.0.name().to_string();
         std::thread::spawn(move || {
-            let file = File::open(&path).map_err(|e| format!("open {path}: {e}"))?;
-            // SAFETY: a valid namespace fd; CLONE_NEWNET changes only this thread.
-            if unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-                return Err(format!("setns: {}", std::io::Error::last_os_error()));
-            }
+            tinygram_net::netns::enter(&name).map_err(|e| e.to_string())?;
             f()
         })
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = sh(&["ip", "netns", "del", &self.name]);
     }
 }
 
@@ -129,34 +85,22 @@ struct Veth {
 impl Veth {
     fn new(mtu: u16, offloads: bool) -> Result<Veth, String> {
         let tag = format!("{mtu}{}", if offloads { "on" } else { "off" });
-        let server = Netns::new(&format!("s{tag}"))?;
-        let client = Netns::new(&format!("c{tag}"))?;
-        sh(&[
-            "ip",
-            "link",
-            "add",
-            "tgbv0",
-            "netns",
-            &server.name,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            "tgbv1",
-            "netns",
-            &client.name,
-        ])?;
-        let mtu_s = mtu.to_string();
+        let server = Netns::new(&format!("bs{tag}"))?;
+        let client = Netns::new(&format!("bc{tag}"))?;
+        let e = |e: std::io::Error| e.to_string();
+        server
+            .0
+            .add_veth("tgbv0", &client.0, "tgbv1", mtu)
+            .map_err(e)?;
         for (ns, dev, addr) in [
             (&server, "tgbv0", VETH_SERVER),
             (&client, "tgbv1", VETH_CLIENT),
         ] {
-            ns.ip(&["addr", "add", &format!("{addr}/24"), "dev", dev])?;
-            ns.ip(&["link", "set", "dev", dev, "mtu", &mtu_s, "up"])?;
+            ns.0.addr_up(dev, &format!("{addr}/24"), mtu).map_err(e)?;
             if !offloads {
-                sh(&[
-                    "ip", "netns", "exec", &ns.name, "ethtool", "-K", dev, "tso", "off", "gso",
-                    "off", "gro", "off", "tx", "off", "rx", "off",
+                ns.0.exec(&[
+                    "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off",
+                    "rx", "off",
                 ])
                 .map_err(|e| format!("turning the veth's offloads off needs ethtool: {e}"))?;
             }

@@ -1,4 +1,5 @@
-//! `tinygram tun serve|connect`: the engine on a TUN device, against real peers.
+//! `tinygram tun serve|connect`: the engine on a TUN device, against real peers;
+//! `tinygram tun link`: the simulator's link between two network namespaces.
 
 use clap::{Args, Subcommand};
 use std::net::SocketAddrV4;
@@ -68,6 +69,67 @@ pub enum TunCmd {
         #[arg(long)]
         local_port: Option<u16>,
     },
+    /// A user-space link between two network namespaces: the simulator's link
+    /// model (serializer, drop-tail queue, propagation delay, seeded loss) in
+    /// real time, between a TUN device in each. Put real programs behind it
+    /// with `ip netns exec NS PROGRAM`.
+    #[command(after_help = LINK_HELP)]
+    Link(LinkArgs),
+}
+
+/// Shown under `tinygram tun link --help`.
+const LINK_HELP: &str = "\
+Each of --delay, --rate, --loss and --queue takes one value for both
+directions or two separated by a comma, left->right first: `--delay 10ms,40ms`.
+Values are written as in scenario files: \"10ms\", \"100Mbps\", \"64KB\"; --loss
+is a probability (0.01) or a percentage (1%). --set takes any other key of a
+scenario's [link] table: `--set framing=\"raw\"`, `--set reverse.ber=1e-6`.
+Frames count Ethernet framing by default, as in scenario files (38 bytes per
+packet, 64-byte minimum): a 10Mbps link carries 1460-byte segments at 9.49
+Mbit/s of TCP payload; `--set framing=\"raw\"` counts IP bytes only.
+
+Without --left/--right two namespaces are made and deleted on exit. The left
+side is 10.77.0.1/24 on tgl0, the right side 10.77.0.2/24 on tgr0 (--subnet
+moves both). Only IPv4 is forwarded. On exit (Ctrl-C or --for), per direction:
+packets and bytes, drops by reason, and how late packets were written against
+the times the model gave them.";
+
+/// `tinygram tun link`'s arguments.
+#[derive(Args)]
+pub struct LinkArgs {
+    /// One-way propagation delay, per direction: "10ms" or "10ms,40ms".
+    #[arg(long, default_value = "0ms")]
+    delay: String,
+    /// Serialization rate: "10Mbps", "1.544Mb/s", "unlimited"; one or two values.
+    #[arg(long, default_value = "unlimited")]
+    rate: String,
+    /// Random loss probability: "0.01" or "1%"; one or two values.
+    #[arg(long, default_value = "0")]
+    loss: String,
+    /// Drop-tail queue limit in wire bytes: "64KB" ("0": unlimited); one or two values.
+    #[arg(long)]
+    queue: Option<String>,
+    /// Seed of the loss draws (each direction has its own stream).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Other keys of a scenario's [link] table (framing, ber, forward.reorder, ...).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// An existing namespace for the left side (`ip netns add NAME`); kept on exit.
+    #[arg(long, requires = "right")]
+    left: Option<String>,
+    /// An existing namespace for the right side; kept on exit.
+    #[arg(long, requires = "left")]
+    right: Option<String>,
+    /// The left side's address and prefix; the right side takes the next address.
+    #[arg(long, default_value = "10.77.0.1/24")]
+    subnet: String,
+    /// MTU of both devices.
+    #[arg(long, default_value_t = 1500)]
+    mtu: u16,
+    /// Stop after this long, e.g. "30s" (default: until Ctrl-C).
+    #[arg(long = "for")]
+    for_: Option<String>,
 }
 
 #[derive(Args)]
@@ -231,6 +293,7 @@ fn options(common: &Common, role: Role) -> Result<RunOptions, String> {
 pub fn run(cmd: TunCmd) -> ExitCode {
     let tun_opts = match &cmd {
         TunCmd::Serve { common, .. } | TunCmd::Connect { common, .. } => common.tun_options(),
+        TunCmd::Link(args) => return run_link(args),
     };
     let built = match &cmd {
         TunCmd::Serve {
@@ -266,6 +329,7 @@ pub fn run(cmd: TunCmd) -> ExitCode {
                 },
             )
         }),
+        TunCmd::Link(_) => unreachable!("handled above"),
     };
     let opts = match built {
         Ok(o) => o,
@@ -320,10 +384,247 @@ pub fn run(cmd: TunCmd) -> ExitCode {
     }
 }
 
+/// One value for both directions, or `A,B` (left->right, right->left).
+fn per_direction<'a>(flag: &str, v: &'a str) -> Result<[&'a str; 2], String> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    match parts.as_slice() {
+        [a] if !a.is_empty() => Ok([a, a]),
+        [a, b] if !a.is_empty() && !b.is_empty() => Ok([a, b]),
+        _ => Err(format!(
+            "--{flag} {v:?}: expected one value, or two separated by a comma (left->right,right->left)"
+        )),
+    }
+}
+
+/// `1%` -> `0.01`; a plain probability as given (the scenario parser checks it).
+fn probability_text(v: &str) -> Result<String, String> {
+    match v.strip_suffix('%') {
+        Some(p) => p
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|p| (0.0..=100.0).contains(p))
+            .map(|p| (p / 100.0).to_string())
+            .ok_or_else(|| format!("bad loss {v:?}: expected a percentage from 0% to 100%")),
+        None => Ok(v.to_string()),
+    }
+}
+
+/// The two directions' link models, built by the scenario parser from the
+/// flags (so units, ranges and errors are those of a scenario's [link]).
+pub fn link_configs(a: &LinkArgs) -> Result<[tinygram_sim::link::LinkConfig; 2], String> {
+    let mut overrides = Vec::new();
+    let mut flag = |name: &str, key: &str, v: &str, quote: bool| -> Result<(), String> {
+        for (dir, val) in ["forward", "reverse"].iter().zip(per_direction(name, v)?) {
+            if val.contains('"') {
+                return Err(format!("--{name} {v:?}: no quotes needed"));
+            }
+            let val = if quote {
+                format!("\"{val}\"")
+            } else {
+                probability_text(val)?
+            };
+            overrides.push(format!("link.{dir}.{key}={val}"));
+        }
+        Ok(())
+    };
+    flag("delay", "delay", &a.delay, true)?;
+    flag("rate", "rate", &a.rate, true)?;
+    flag("loss", "loss", &a.loss, false)?;
+    if let Some(q) = &a.queue {
+        flag("queue", "queue", q, true)?;
+    }
+    for set in &a.set {
+        let key = set.split_once('=').map_or(set.as_str(), |(k, _)| k).trim();
+        if let Some(bare) = key.strip_prefix("link.") {
+            return Err(format!(
+                "--set {key}: give the key without `link.` (it is the link's own: --set {bare}=...)"
+            ));
+        }
+        overrides.push(format!("link.{}", set.trim()));
+    }
+    let sc = Scenario::from_str("", "tun link", &overrides).map_err(|e| e.to_string())?;
+    Ok([sc.forward, sc.reverse])
+}
+
+fn describe(c: &tinygram_sim::link::LinkConfig) -> String {
+    use tinygram_sim::units::{fmt_duration, fmt_rate, fmt_size};
+    let rate = if c.rate_bps <= 0.0 || !c.rate_bps.is_finite() {
+        "unlimited".to_string()
+    } else {
+        fmt_rate(c.rate_bps)
+    };
+    let queue = if c.queue_bytes == 0 {
+        "unlimited".to_string()
+    } else {
+        fmt_size(c.queue_bytes as u64)
+    };
+    format!(
+        "rate {rate}, delay {}, queue {queue}, loss {}, framing {}",
+        fmt_duration(c.delay),
+        c.loss,
+        c.framing.name()
+    )
+}
+
+fn run_link(a: &LinkArgs) -> ExitCode {
+    use tinygram_net::link::{forward, summary, LinkEnds, LinkOptions, LinkSetup};
+    use tinygram_net::netns::Netns;
+    let parsed = (|| -> Result<_, String> {
+        let configs = link_configs(a)?;
+        let (left_addr, prefix) =
+            tinygram_net::parse_cidr(&a.subnet).map_err(|e| format!("--subnet: {e}"))?;
+        let duration = a.for_.as_deref().map(parse_duration).transpose()?;
+        if a.mtu < 68 {
+            return Err(format!("--mtu {}: IPv4 needs at least 68", a.mtu));
+        }
+        Ok((configs, left_addr, prefix, duration))
+    })();
+    let (configs, left_addr, prefix, duration) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(why) = tinygram_net::netns::unavailable() {
+        eprintln!("error: tun link cannot run here: {why}");
+        return ExitCode::FAILURE;
+    }
+    let ends = (|| -> std::io::Result<LinkEnds> {
+        let (left, right) = match (&a.left, &a.right) {
+            (Some(l), Some(r)) => (Netns::existing(l)?, Netns::existing(r)?),
+            _ => (Netns::new("linkL")?, Netns::new("linkR")?),
+        };
+        LinkEnds::open(LinkSetup {
+            left,
+            right,
+            left_addr,
+            prefix,
+            mtu: a.mtu,
+        })
+    })();
+    let ends = match ends {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (l, r) = (&ends.left, &ends.right);
+    let until = match &a.for_ {
+        Some(d) => format!("Ctrl-C or {d} have passed"),
+        None => "Ctrl-C".into(),
+    };
+    let lines = [
+        format!(
+            "tun link: left  namespace {} ({} {}/{prefix})",
+            l.ns.name(),
+            l.dev,
+            l.addr
+        ),
+        format!(
+            "          right namespace {} ({} {}/{prefix})",
+            r.ns.name(),
+            r.dev,
+            r.addr
+        ),
+        format!("  left->right: {}", describe(&configs[0])),
+        format!("  right->left: {}", describe(&configs[1])),
+        "Run programs on each side with:".into(),
+        format!(
+            "  ip netns exec {} PROGRAM    (e.g. ping {})",
+            l.ns.name(),
+            r.addr
+        ),
+        format!(
+            "  ip netns exec {} PROGRAM    (e.g. ping {})",
+            r.ns.name(),
+            l.addr
+        ),
+        format!("Forwarding until {until}."),
+    ];
+    eprintln!("{}", lines.join("\n"));
+    let opts = LinkOptions {
+        configs,
+        seed: a.seed,
+        duration,
+        stop: tinygram_net::stop_on_signals(),
+    };
+    match forward(&ends, &opts) {
+        Ok(report) => {
+            print!("{}", summary(&ends, &report));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use tinygram_proto::policy::SendPolicyKind;
+
+    fn link_args(args: &[&str]) -> LinkArgs {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct T {
+            #[command(flatten)]
+            a: LinkArgs,
+        }
+        T::try_parse_from(std::iter::once("t").chain(args.iter().copied()))
+            .expect("arguments")
+            .a
+    }
+
+    /// The flags become the scenario's [link] keys, per direction.
+    #[test]
+    fn link_flags_use_scenario_units_per_direction() {
+        let [f, r] = link_configs(&link_args(&[
+            "--delay",
+            "10ms,40ms",
+            "--rate",
+            "10Mbps",
+            "--loss",
+            "1%",
+            "--queue",
+            "64KB",
+            "--set",
+            "framing=\"raw\"",
+        ]))
+        .unwrap();
+        assert_eq!(f.delay, std::time::Duration::from_millis(10));
+        assert_eq!(r.delay, std::time::Duration::from_millis(40));
+        assert_eq!((f.rate_bps, r.rate_bps), (10e6, 10e6));
+        assert_eq!((f.loss, r.loss), (0.01, 0.01));
+        assert_eq!((f.queue_bytes, r.queue_bytes), (64_000, 64_000));
+        assert_eq!(f.framing, tinygram_sim::link::Framing::Raw);
+        let [f, _] = link_configs(&link_args(&[])).unwrap();
+        assert!(f.rate_bps == 0.0 && f.delay.is_zero() && f.loss == 0.0);
+        assert_eq!(
+            f.queue_bytes,
+            tinygram_sim::link::LinkConfig::default().queue_bytes
+        );
+    }
+
+    #[test]
+    fn bad_link_flags_are_named() {
+        for (args, want) in [
+            (&["--delay", "10"][..], "delay"),
+            (&["--delay", "1ms,2ms,3ms"][..], "two separated by a comma"),
+            (&["--rate", "10MB/s"][..], "bits per second"),
+            (&["--loss", "1.5"][..], "outside [0, 1]"),
+            (&["--loss", "150%"][..], "percentage"),
+            (&["--set", "link.ber=0.1"][..], "without `link.`"),
+            (&["--set", "bogus=1"][..], "bogus"),
+        ] {
+            let e = link_configs(&link_args(args)).unwrap_err();
+            assert!(e.contains(want), "{args:?}: {e}");
+        }
+    }
 
     #[test]
     fn settings_use_scenario_host_keys() {

@@ -448,38 +448,9 @@ fn tun_does_not_say_serving_without_a_device() {
     assert!(!err.contains("serving"), "{err}");
 }
 
-/// Why the TUN test cannot run here (no /dev/net/tun, no `ip`, not root).
+/// Why the TUN tests cannot run here (no /dev/net/tun, no `ip`, not root).
 fn tun_unavailable() -> Option<String> {
-    if let Err(e) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/net/tun")
-    {
-        return Some(format!("cannot open /dev/net/tun: {e}"));
-    }
-    let probe = format!("tgcliprobe{}", std::process::id());
-    let ok = std::process::Command::new("ip")
-        .args(["netns", "add", &probe])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        return Some("cannot create network namespaces (not root, or no `ip`)".into());
-    }
-    let _ = std::process::Command::new("ip")
-        .args(["netns", "del", &probe])
-        .status();
-    None
-}
-
-/// A namespace removed on drop, also when the test fails.
-struct Netns(String);
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("ip")
-            .args(["netns", "del", &self.0])
-            .status();
-    }
+    tinygram_net::netns::unavailable()
 }
 
 /// `tun serve` says "serving" only once the device is up with the kernel's
@@ -497,14 +468,9 @@ fn tun_serving_line_comes_once_the_device_is_up() {
         eprintln!("SKIPPED tun_serving_line_comes_once_the_device_is_up: {why}");
         return;
     }
-    let ns = Netns(format!("tgcli{}", std::process::id()));
-    assert!(Std::new("ip")
-        .args(["netns", "add", &ns.0])
-        .status()
-        .unwrap()
-        .success());
+    let ns = tinygram_net::netns::Netns::new("cli").unwrap();
     let mut child = Std::new("ip")
-        .args(["netns", "exec", &ns.0])
+        .args(["netns", "exec", ns.name()])
         .arg(assert_cmd::cargo::cargo_bin("tinygram"))
         .args([
             "tun",
@@ -546,7 +512,7 @@ fn tun_serving_line_comes_once_the_device_is_up() {
     let ip = |args: &[&str]| {
         let out = Std::new("ip")
             .arg("-n")
-            .arg(&ns.0)
+            .arg(ns.name())
             .args(args)
             .output()
             .unwrap();
@@ -556,7 +522,7 @@ fn tun_serving_line_comes_once_the_device_is_up() {
     let addr = ip(&["-o", "-4", "addr", "show", "dev", "tg0"]);
     // And a peer can connect at once: the echo app answers.
     let echo = Std::new("ip")
-        .args(["netns", "exec", &ns.0, "timeout", "10", "bash", "-c"])
+        .args(["netns", "exec", ns.name(), "timeout", "10", "bash", "-c"])
         .arg("exec 3<>/dev/tcp/10.7.0.2/9000; printf hi >&3; head -c 2 <&3")
         .output()
         .unwrap();
@@ -741,4 +707,98 @@ fn run_errors_say_exactly_what_is_wrong() {
         !ok && err.contains("bytes per second") && err.contains("8Mbps"),
         "{err}"
     );
+}
+
+/// `tun link` end to end: it names the namespaces it made, a UDP echo
+/// across it takes at least the 2 x 5 ms asked, it stops by itself after
+/// `--for`, prints both directions' counts, and deletes its namespaces.
+/// Needs root (skipped otherwise, unless TINYGRAM_REAL_WIRE=require).
+#[test]
+fn tun_link_carries_packets_with_the_delay_asked() {
+    use std::io::BufRead;
+    use std::net::UdpSocket;
+    use std::process::{Command as Std, Stdio};
+    use std::time::{Duration, Instant};
+    use tinygram_net::netns::Netns;
+    if let Some(why) = tun_unavailable() {
+        if std::env::var("TINYGRAM_REAL_WIRE").as_deref() == Ok("require") {
+            panic!("TINYGRAM_REAL_WIRE=require but: {why}");
+        }
+        eprintln!("SKIPPED tun_link_carries_packets_with_the_delay_asked: {why}");
+        return;
+    }
+    let mut child = Std::new(assert_cmd::cargo::cargo_bin("tinygram"))
+        .args([
+            "tun",
+            "link",
+            "--delay",
+            "5ms",
+            "--subnet",
+            "10.78.0.1/24",
+            "--for",
+            "4s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut names = Vec::new();
+    for line in stderr.lines().map_while(Result::ok) {
+        if let Some(rest) = line.split("namespace ").nth(1) {
+            names.push(rest.split_whitespace().next().unwrap().to_string());
+        }
+        if line.starts_with("Forwarding until") {
+            break;
+        }
+    }
+    assert_eq!(names.len(), 2, "{names:?}");
+    let (left, right) = (
+        Netns::existing(&names[0]).unwrap(),
+        Netns::existing(&names[1]).unwrap(),
+    );
+    let echo = right
+        .run(|| UdpSocket::bind("10.78.0.2:7000"))
+        .unwrap()
+        .unwrap();
+    echo.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    std::thread::spawn(move || {
+        let mut b = [0u8; 64];
+        while let Ok((n, from)) = echo.recv_from(&mut b) {
+            let _ = echo.send_to(&b[..n], from);
+        }
+    });
+    let probe = left
+        .run(|| UdpSocket::bind("10.78.0.1:0"))
+        .unwrap()
+        .unwrap();
+    probe
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let mut b = [0u8; 64];
+    for _ in 0..5 {
+        let t = Instant::now();
+        probe.send_to(b"ping", "10.78.0.2:7000").unwrap();
+        probe.recv_from(&mut b).expect("an echo across the link");
+        assert!(
+            t.elapsed() >= Duration::from_millis(10),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("duration reached"), "{summary}");
+    assert_eq!(
+        summary
+            .matches("5 packets (160 bytes) offered, 5 delivered")
+            .count(),
+        2,
+        "{summary}"
+    );
+    drop((left, right));
+    let list = Std::new("ip").args(["netns", "list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(names.iter().all(|n| !list.contains(n.as_str())), "{list}");
 }

@@ -96,6 +96,16 @@ pub struct Tun {
     pub busy_poll: bool,
 }
 
+impl std::fmt::Debug for Tun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tun")
+            .field("fd", &self.raw_fd())
+            .field("configured", &self.configured)
+            .field("vnet_hdr", &self.vnet_hdr)
+            .finish()
+    }
+}
+
 impl Tun {
     /// Opens (creating if needed) and configures the device. When it can open
     /// but not configure the device (a persistent device owned by a

@@ -12,7 +12,12 @@
 //! - [`driver`]: the real-time loop (real clock mapped onto the engine's
 //!   `Instant`, ppoll until the next packet or deadline);
 //! - [`offload`]: the virtio-net header, TSO/GSO super-packets both ways;
-//! - [`pcap`]: `--pcap`; [`explain`]: `--explain`.
+//! - [`pcap`]: `--pcap`; [`explain`]: `--explain`;
+//! - [`link`]: `tun link`, the simulator's link model between two network
+//!   namespaces in real time;
+//! - [`netns`]: network namespaces, veth pairs, code run inside them;
+//! - [`kernel_apps`]: the kernel's TCP running known exchange patterns
+//!   across a link, and tcpdump captures of them.
 //!
 //! IPv4 only; IPv6 packets (neighbour discovery) are counted and ignored.
 
@@ -22,6 +27,9 @@ pub mod driver;
 pub mod explain;
 pub mod host;
 pub mod isn;
+pub mod kernel_apps;
+pub mod link;
+pub mod netns;
 pub mod offload;
 pub mod pcap;
 

@@ -703,16 +703,9 @@ fn classic_stall_kernel_vs_tinygram() {
 
     // The kernel serves, over a veth pair between two namespaces.
     let (cli, srv) = (Netns::new("kc"), Netns::new("ks"));
-    common::sh(&format!(
-        "ip link add tgva netns {} type veth peer name tgvb netns {}",
-        cli.name, srv.name
-    ));
-    cli.sh(&format!(
-        "ip addr add 10.8.0.1/24 dev tgva && ip link set tgva mtu {MTU} up"
-    ));
-    srv.sh(&format!(
-        "ip addr add 10.8.0.2/24 dev tgvb && ip link set tgvb mtu {MTU} up"
-    ));
+    cli.ns.add_veth("tgva", &srv.ns, "tgvb", MTU).unwrap();
+    cli.ns.addr_up("tgva", "10.8.0.1/24", MTU).unwrap();
+    srv.ns.addr_up("tgvb", "10.8.0.2/24", MTU).unwrap();
     let server_ip = std::net::Ipv4Addr::new(10, 8, 0, 2);
     let args: Vec<String> = ["10.8.0.2", "8080", "33000", "nagle", "15"]
         .map(String::from)

@@ -16,12 +16,12 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tinygram_net::app::StreamGen;
+use tinygram_net::netns::{in_netns, join, Netns};
 use tinygram_net::{AppSpec, DeviceConfig, Role, RunOptions, RunReport};
 use tinygram_proto::Config;
 
@@ -53,110 +53,18 @@ pub fn column_name() -> String {
 
 /// Why the live runs cannot happen here, if they cannot.
 pub fn unavailable() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("not running as root: network namespaces and veth pairs need root".into());
-    }
-    if let Err(e) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/net/tun")
-    {
-        return Some(format!("cannot open /dev/net/tun: {e}"));
-    }
-    let probe = format!("tglprobe{}", std::process::id());
-    match Command::new("ip")
-        .args(["netns", "add", &probe])
-        .stderr(Stdio::null())
-        .status()
-    {
-        Err(e) => return Some(format!("cannot run `ip` (iproute2): {e}")),
-        Ok(s) if !s.success() => {
-            return Some("cannot create a network namespace (`ip netns add` failed)".into())
-        }
-        Ok(_) => {}
-    }
-    let _ = Command::new("ip").args(["netns", "del", &probe]).status();
-    None
+    tinygram_net::netns::unavailable()
 }
 
 // ----- namespaces, veth, TUN -------------------------------------------------
 
-fn cmd(args: &[&str]) -> Result<String, String> {
-    let out = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .map_err(|e| format!("cannot run `{}`: {e}", args.join(" ")))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(format!(
-            "`{}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
+/// A namespace of crates/net's (deleted on drop), errors as text.
+fn netns(tag: &str) -> Result<Netns, String> {
+    Netns::new(tag).map_err(|e| e.to_string())
 }
 
-/// A network namespace made here, deleted on drop.
-struct Netns {
-    name: String,
-}
-
-impl Netns {
-    fn new(tag: &str) -> Result<Netns, String> {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let name = format!(
-            "tgl{tag}{}x{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        );
-        cmd(&["ip", "netns", "add", &name])?;
-        let ns = Netns { name };
-        ns.ip(&["link", "set", "lo", "up"])?;
-        Ok(ns)
-    }
-
-    fn ip(&self, args: &[&str]) -> Result<String, String> {
-        let mut v = vec!["ip", "-n", &self.name];
-        v.extend_from_slice(args);
-        cmd(&v)
-    }
-
-    fn sysctl(&self, kv: &str) -> Result<String, String> {
-        cmd(&["ip", "netns", "exec", &self.name, "sysctl", "-qw", kv])
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .stderr(Stdio::null())
-            .status();
-    }
-}
-
-/// Runs `f` in a new thread that has entered namespace `ns`.
-fn in_netns<T: Send + 'static>(
-    ns: &str,
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> JoinHandle<Result<T, String>> {
-    let path = format!("/var/run/netns/{ns}");
-    std::thread::spawn(move || {
-        let file = File::open(&path).map_err(|e| format!("open {path}: {e}"))?;
-        // SAFETY: a valid namespace fd; CLONE_NEWNET changes only this thread.
-        if unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-            return Err(format!("setns: {}", io::Error::last_os_error()));
-        }
-        f()
-    })
-}
-
-fn join<T>(h: JoinHandle<Result<T, String>>, what: &str) -> Result<T, String> {
-    h.join()
-        .map_err(|_| format!("the {what} thread panicked"))?
-}
+/// A thread in namespace `ns` whose closure returns a text error.
+type NsThread<T> = JoinHandle<io::Result<Result<T, String>>>;
 
 /// Two namespaces joined by a veth pair, MTU 1500: the kernel's client on
 /// `tgv0` (10.9.0.1), its server on `tgv1` (10.9.0.2).
@@ -169,31 +77,15 @@ impl Veth {
     /// `timestamps: false` turns RFC 7323 timestamps off in both namespaces
     /// (net.ipv4.tcp_timestamps is per namespace), for a 1460-byte MSS.
     fn new(timestamps: bool) -> Result<Veth, String> {
-        let client = Netns::new("c")?;
-        let server = Netns::new("s")?;
-        client.ip(&[
-            "link",
-            "add",
-            "tgv0",
-            "mtu",
-            "1500",
-            "type",
-            "veth",
-            "peer",
-            "name",
-            "tgv1",
-            "mtu",
-            "1500",
-            "netns",
-            &server.name,
-        ])?;
-        client.ip(&["addr", "add", "10.9.0.1/24", "dev", "tgv0"])?;
-        server.ip(&["addr", "add", "10.9.0.2/24", "dev", "tgv1"])?;
-        client.ip(&["link", "set", "tgv0", "up"])?;
-        server.ip(&["link", "set", "tgv1", "up"])?;
+        let client = netns("vc")?;
+        let server = netns("vs")?;
+        let e = |e: io::Error| e.to_string();
+        client.add_veth("tgv0", &server, "tgv1", 1500).map_err(e)?;
+        client.addr_up("tgv0", "10.9.0.1/24", 1500).map_err(e)?;
+        server.addr_up("tgv1", "10.9.0.2/24", 1500).map_err(e)?;
         if !timestamps {
-            client.sysctl("net.ipv4.tcp_timestamps=0")?;
-            server.sysctl("net.ipv4.tcp_timestamps=0")?;
+            client.sysctl("net.ipv4.tcp_timestamps=0").map_err(e)?;
+            server.sysctl("net.ipv4.tcp_timestamps=0").map_err(e)?;
         }
         Ok(Veth { client, server })
     }
@@ -347,25 +239,19 @@ struct Pkt {
     payload: u32,
 }
 
+/// A captured IPv4 packet read with the engine's wire codec; None if it is
+/// not a whole, unfragmented IPv4 TCP packet.
 fn parse_ipv4_tcp(at: Instant, p: &[u8]) -> Option<Pkt> {
-    if p.len() < 20 || p[0] >> 4 != 4 || p[9] != 6 {
-        return None;
-    }
-    let ihl = usize::from(p[0] & 0x0f) * 4;
-    let total = usize::from(u16::from_be_bytes([p[2], p[3]]));
-    let t = p.get(ihl..total.min(p.len()))?;
-    if t.len() < 20 {
-        return None;
-    }
-    let doff = usize::from(t[12] >> 4) * 4;
-    let be = |o: usize| u32::from_be_bytes([t[o], t[o + 1], t[o + 2], t[o + 3]]);
+    use tinygram_proto::wire::{Ipv4Repr, TcpSegment};
+    let (ip, tcp) = Ipv4Repr::parse(p).ok()?;
+    let seg = TcpSegment::new_checked(&p[tcp]).ok()?;
     Some(Pkt {
         at,
-        src: Ipv4Addr::new(p[12], p[13], p[14], p[15]),
-        seq: be(4),
-        ack: be(8),
-        flags: t[13],
-        payload: total.saturating_sub(ihl + doff) as u32,
+        src: Ipv4Addr::from(ip.src),
+        seq: seg.seq_number().0,
+        ack: seg.ack_number().0,
+        flags: seg.flags().0,
+        payload: seg.payload().len() as u32,
     })
 }
 
@@ -373,7 +259,7 @@ fn parse_ipv4_tcp(at: Instant, p: &[u8]) -> Option<Pkt> {
 /// namespace of the thread that started it.
 struct Capture {
     stop: Arc<AtomicBool>,
-    handle: JoinHandle<Result<Vec<Pkt>, String>>,
+    handle: NsThread<Vec<Pkt>>,
 }
 
 impl Capture {
@@ -720,7 +606,7 @@ fn block_client(
 fn serve_in<T: Send + 'static>(
     ns: &str,
     f: impl FnOnce(TcpListener) -> Result<T, String> + Send + 'static,
-) -> Result<JoinHandle<Result<T, String>>, String> {
+) -> Result<NsThread<T>, String> {
     let (tx, rx) = mpsc::channel();
     let h = in_netns(ns, move || {
         let l = listen();
@@ -741,10 +627,10 @@ fn kernel_web(
     dur: Duration,
 ) -> Result<(f64, f64, u32), String> {
     let v = Veth::new(true)?;
-    let srv = serve_in(&v.server.name, move |l| web_server(l, nodelay, file))?;
+    let srv = serve_in(v.server.name(), move |l| web_server(l, nodelay, file))?;
     let to = SocketAddrV4::new(V_SERVER, PORT);
     let c = join(
-        in_netns(&v.client.name, move || web_client(to, rwnd, file, dur)),
+        in_netns(v.client.name(), move || web_client(to, rwnd, file, dur)),
         "client",
     )?;
     let (segs, responses) = join(srv, "server")?;
@@ -760,11 +646,11 @@ fn kernel_web(
 
 fn kernel_davids(nodelay: bool, gap: Duration) -> Result<(u32, u32, f64), String> {
     let v = Veth::new(true)?;
-    let cap = Capture::start(&v.client.name, "tgv0")?;
-    let srv = serve_in(&v.server.name, |l| block_server(l, 500))?;
+    let cap = Capture::start(v.client.name(), "tgv0")?;
+    let srv = serve_in(v.server.name(), |l| block_server(l, 500))?;
     let to = SocketAddrV4::new(V_SERVER, PORT);
     join(
-        in_netns(&v.client.name, move || davids_client(to, nodelay, gap)),
+        in_netns(v.client.name(), move || davids_client(to, nodelay, gap)),
         "client",
     )?;
     join(srv, "server")?;
@@ -780,10 +666,10 @@ fn kernel_blocks(
     dur: Duration,
 ) -> Result<(f64, f64), String> {
     let v = Veth::new(timestamps)?;
-    let srv = serve_in(&v.server.name, move |l| block_server(l, block as u64))?;
+    let srv = serve_in(v.server.name(), move |l| block_server(l, block as u64))?;
     let to = SocketAddrV4::new(V_SERVER, PORT);
     let (rate, blocks, segs) = join(
-        in_netns(&v.client.name, move || {
+        in_netns(v.client.name(), move || {
             block_client(to, block, nodelay, outstanding, dur)
         }),
         "client",
@@ -801,10 +687,10 @@ fn kernel_blocks(
 /// included: the median of 500, in microseconds.
 fn veth_round_trip_us() -> Result<f64, String> {
     let v = Veth::new(true)?;
-    let srv = serve_in(&v.server.name, |l| block_server(l, 1))?;
+    let srv = serve_in(v.server.name(), |l| block_server(l, 1))?;
     let to = SocketAddrV4::new(V_SERVER, PORT);
     let mut rtts = join(
-        in_netns(&v.client.name, move || {
+        in_netns(v.client.name(), move || {
             let mut s = connect(to, None, true)?;
             let mut one = [0u8; 1];
             let mut v = Vec::new();
@@ -832,9 +718,7 @@ struct TunRun {
 
 impl TunRun {
     fn new() -> Result<TunRun, String> {
-        Ok(TunRun {
-            ns: Netns::new("t")?,
-        })
+        Ok(TunRun { ns: netns("t")? })
     }
 
     /// Starts tinygram with `role` for at most `limit`; returns once the device is open.
@@ -843,7 +727,7 @@ impl TunRun {
         config: Config,
         role: Role,
         limit: Duration,
-    ) -> Result<JoinHandle<Result<RunReport, String>>, String> {
+    ) -> Result<NsThread<RunReport>, String> {
         config.validate().map_err(|e| e.to_string())?;
         let opts = RunOptions {
             device: DeviceConfig {
@@ -862,7 +746,7 @@ impl TunRun {
             backlog: tinygram_net::host::DEFAULT_BACKLOG,
         };
         let (tx, rx) = mpsc::channel();
-        let h = in_netns(&self.ns.name, move || {
+        let h = in_netns(self.ns.name(), move || {
             let tun = tinygram_net::Tun::open(&opts.device).map_err(|e| e.to_string());
             let _ = tx.send(tun.as_ref().map(|_| ()).map_err(Clone::clone));
             tinygram_net::run_on(&tun?, &opts).map_err(|e| e.to_string())
@@ -896,7 +780,7 @@ fn tun_web(cfg: Config, rwnd: usize, file: usize, dur: Duration) -> Result<f64, 
     )?;
     let to = SocketAddrV4::new(T_TG, PORT);
     let c = join(
-        in_netns(&t.ns.name, move || web_client(to, rwnd, file, dur)),
+        in_netns(t.ns.name(), move || web_client(to, rwnd, file, dur)),
         "client",
     )?;
     let r = join(tg, "tinygram")?;
@@ -925,10 +809,10 @@ fn tun_davids(cfg: Config, nodelay: bool, gap: Duration) -> Result<(u32, u32, f6
         },
         IO_LIMIT,
     )?;
-    let cap = Capture::start(&t.ns.name, "tg0")?;
+    let cap = Capture::start(t.ns.name(), "tg0")?;
     let to = SocketAddrV4::new(T_TG, PORT);
     join(
-        in_netns(&t.ns.name, move || davids_client(to, nodelay, gap)),
+        in_netns(t.ns.name(), move || davids_client(to, nodelay, gap)),
         "client",
     )?;
     let r = join(tg, "tinygram")?;
@@ -946,7 +830,7 @@ fn tun_davids(cfg: Config, nodelay: bool, gap: Duration) -> Result<(u32, u32, f6
 /// tinygram's `request` client sends Cheshire's blocks to the kernel's server.
 fn tun_blocks(cfg: Config, block: usize, dur: Duration) -> Result<f64, String> {
     let t = TunRun::new()?;
-    let srv = serve_in(&t.ns.name, move |l| block_server(l, block as u64))?;
+    let srv = serve_in(t.ns.name(), move |l| block_server(l, block as u64))?;
     let tg = t.start(
         cfg,
         Role::Connect {
@@ -2125,6 +2009,8 @@ mod tests {
         p[24..28].copy_from_slice(&7u32.to_be_bytes());
         p[32] = 5 << 4;
         p[33] = 0x18;
+        let sum = tinygram_proto::wire::internet_checksum(&p[..20]);
+        p[10..12].copy_from_slice(&sum.to_be_bytes());
         let x = parse_ipv4_tcp(Instant::now(), &p).expect("a TCP packet");
         assert_eq!((x.src, x.seq, x.flags, x.payload), (V_CLIENT, 7, 0x18, 5));
         p[9] = 17;

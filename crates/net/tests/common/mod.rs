@@ -7,10 +7,9 @@ use serde_json::Value;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Ipv4Addr, SocketAddrV4};
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -49,31 +48,14 @@ pub fn unavailable() -> Option<String> {
 }
 
 fn probe() -> Option<String> {
-    if !std::path::Path::new("/dev/net/tun").exists() {
-        return Some("/dev/net/tun does not exist".into());
+    if let Some(why) = tinygram_net::netns::unavailable() {
+        return Some(why);
     }
-    if let Err(e) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/net/tun")
-    {
-        return Some(format!("cannot open /dev/net/tun: {e}"));
-    }
-    for cmd in ["ip", "python3", "timeout"] {
+    for cmd in ["python3", "timeout"] {
         if !have(cmd) {
             return Some(format!("`{cmd}` is not installed"));
         }
     }
-    let probe = format!("tgprobe{}", std::process::id());
-    let ok = Command::new("ip")
-        .args(["netns", "add", &probe])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        return Some("cannot create network namespaces (`ip netns add` failed: not root?)".into());
-    }
-    let _ = Command::new("ip").args(["netns", "del", &probe]).status();
     None
 }
 
@@ -104,22 +86,21 @@ macro_rules! require_real_wire {
     };
 }
 
-/// A network namespace, deleted on drop (also when the test panics).
+/// A network namespace (crates/net's, deleted on drop, also when the test
+/// panics) with the test rig's shell and python peers.
 pub struct Netns {
     pub name: String,
+    pub ns: tinygram_net::netns::Netns,
 }
 
 impl Netns {
     pub fn new(tag: &str) -> Netns {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let name = format!(
-            "tg{tag}{}x{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        );
-        sh(&format!("ip netns add {name}"));
-        sh(&format!("ip -n {name} link set lo up"));
-        Netns { name }
+        let ns = tinygram_net::netns::Netns::new(tag)
+            .unwrap_or_else(|e| panic!("make a namespace: {e}"));
+        Netns {
+            name: ns.name().to_string(),
+            ns,
+        }
     }
 
     /// `ip netns exec NAME sh -c CMD`, which must succeed.
@@ -188,14 +169,6 @@ impl Netns {
     ) -> Peer {
         let args = peer_args("connect", addr, port, action, limit_s);
         self.python_env("peer.py", &args, limit_s + 5, &[("PEER_GATE", gate)])
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .status();
     }
 }
 
@@ -431,12 +404,9 @@ pub fn in_netns<T: Send + 'static>(
     ns: &str,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> JoinHandle<T> {
-    let path = format!("/var/run/netns/{ns}");
+    let ns = ns.to_string();
     std::thread::spawn(move || {
-        let file = File::open(&path).unwrap_or_else(|e| panic!("open {path}: {e}"));
-        // SAFETY: a valid namespace fd; CLONE_NEWNET changes only this thread.
-        let r = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(r, 0, "setns: {}", std::io::Error::last_os_error());
+        tinygram_net::netns::enter(&ns).unwrap_or_else(|e| panic!("{e}"));
         f()
     })
 }
