@@ -104,6 +104,9 @@ fn write_dir(dir: &Path, r: &Report, capture: &Path) -> Result<Vec<String>, Stri
     for f in &r.flows {
         put(format!("scenario-flow-{}.toml", f.flow), &f.scenario)?;
     }
+    if r.flows.len() > 1 {
+        put("scenario-flows.toml".into(), &whatif::write::many_flow(r))?;
+    }
     let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
     put("whatif.json".into(), &json)?;
     put("index.html".into(), &html(r, &original))?;

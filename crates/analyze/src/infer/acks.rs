@@ -140,6 +140,12 @@ pub fn ack_behaviour(f: &Flow, r: Dir, dist: &[f64; 2]) -> AckBehaviour {
             continue;
         }
         quick_done = true;
+        if delay >= th.late_ack_s {
+            // A timer's ACK covers whatever was waiting: only an ACK sent on
+            // a segment's arrival shows how many segments the rule lets
+            // wait (RFC 1122 4.2.3.2: at least every second full segment).
+            continue;
+        }
         let bytes = a - prev;
         if covered.iter().all(|p| p.full) && smss > 0 && bytes.is_multiple_of(smss) {
             let k = (bytes / smss).clamp(1, 4) as usize;

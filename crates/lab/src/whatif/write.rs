@@ -160,3 +160,125 @@ pub fn scenario(
     }
     s
 }
+
+/// The selected flows of a what-if as one many-flow scenario (`[[flows]]`,
+/// one group per flow with its own hosts' settings, workload and open
+/// values), joined by a bottleneck at the slowest inferred rate and the
+/// median inferred one-way delay. One access link serves every host, so
+/// flows whose round trips differ share one (the file says which).
+pub fn many_flow(r: &super::Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# {} flows of {}, written by `tinygram whatif` as one many-flow scenario.\n\
+         # Each [[flows]] group is one captured connection, with the settings and\n\
+         # turns its own scenario-flow-N.toml gives; edit and `tinygram run` it.",
+        r.flows.len(),
+        r.capture
+    );
+    let mut delays: Vec<f64> = r
+        .flows
+        .iter()
+        .map(|f| f.inference.path.one_way_delay_s.value)
+        .filter(|d| *d > 0.0)
+        .collect();
+    delays.sort_by(f64::total_cmp);
+    let delay = delays.get(delays.len() / 2).copied().unwrap_or(0.0);
+    let rate = r
+        .flows
+        .iter()
+        .filter_map(|f| f.inference.path.bottleneck_bps.value)
+        .fold(f64::INFINITY, f64::min);
+    for f in &r.flows {
+        let _ = writeln!(
+            s,
+            "# flow {}: {} -> {}, one-way delay {} ",
+            f.flow,
+            f.client,
+            f.server,
+            dur(f.inference.path.one_way_delay_s.value)
+        );
+    }
+    let _ = writeln!(s, "name = \"whatif-flows\"\nseed = 1");
+    let longest = r
+        .flows
+        .iter()
+        .filter_map(|f| duration_of(&f.scenario))
+        .fold(60.0, f64::max);
+    let _ = writeln!(s, "duration = \"{longest}s\"");
+    let _ = writeln!(
+        s,
+        "\n[link]   # each host's access link: fast and short, the path is the bottleneck\nrate = \"10Gbps\"\ndelay = \"0us\"\nqueue = 0"
+    );
+    let _ = writeln!(s, "\n[bottleneck]");
+    let mut rate_open = None;
+    if rate.is_finite() {
+        let _ = writeln!(s, "rate = \"{rate:.0}bps\"   # the slowest rate the captures show");
+    } else {
+        let _ = writeln!(s, "rate = \"100Mbps\"   # no capture showed its bottleneck's rate: see [open]");
+        rate_open = Some(
+            "\"bottleneck.rate\" = { values = [\"100Mbps\", \"10Mbps\", \"1Gbps\"] }   # no capture showed it",
+        );
+    }
+    let _ = writeln!(s, "delay = \"{}\"   # the median one-way delay of the flows", dur(delay));
+    let mut opens = Vec::new();
+    for (i, f) in r.flows.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "\n[[flows]]\nname = \"flow-{}\"\ncount = 1\nclient_hosts = \"c{}\"\nserver_host = \"s{}\"",
+            f.flow, f.flow, f.flow
+        );
+        let mut section = "";
+        let mut in_array = false;
+        for line in f.scenario.lines() {
+            let t = line.trim_start();
+            if in_array {
+                // The turns of `exchanges = [`, through its closing `]`.
+                let _ = writeln!(s, "{line}");
+                in_array = !t.starts_with(']');
+                continue;
+            }
+            if t.starts_with('[') && !t.starts_with("[[") && t.ends_with(']') || t.starts_with("[open]") {
+                section = match t.split(']').next().unwrap_or("").trim_start_matches('[') {
+                    "client" => "client",
+                    "server" => "server",
+                    "workload" => "workload",
+                    "open" => "open",
+                    _ => "",
+                };
+                continue;
+            }
+            match section {
+                "client" | "server" | "workload" if t.contains('=') && !t.starts_with('#') => {
+                    let _ = writeln!(s, "{section}.{t}");
+                    in_array = t.trim_end().ends_with('[');
+                }
+                "open" if t.contains('=') && !t.starts_with('#') && !t.starts_with("samples") => {
+                    if let Some((k, v)) = t.split_once('=') {
+                        let key = k.trim().trim_matches('"');
+                        // The path is the shared bottleneck's, opened below.
+                        if !key.starts_with("link.") {
+                            opens.push(format!("\"flows.{i}.{key}\" = {}", v.trim()));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    opens.extend(rate_open.map(String::from));
+    if !opens.is_empty() {
+        let _ = writeln!(s, "\n[open]   # what the captures cannot show, per flow\nsamples = 8");
+        for o in opens {
+            let _ = writeln!(s, "{o}");
+        }
+    }
+    s
+}
+
+/// The `duration` a scenario text sets, in seconds.
+fn duration_of(text: &str) -> Option<f64> {
+    let line = text.lines().find(|l| l.starts_with("duration = "))?;
+    let v = line.split('"').nth(1)?;
+    tinygram_sim::units::parse_duration(v).ok().map(|d| d.as_secs_f64())
+}
