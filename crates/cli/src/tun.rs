@@ -90,7 +90,9 @@ Mbit/s of TCP payload; `--set framing=\"raw\"` counts IP bytes only.
 
 Without --left/--right two namespaces are made and deleted on exit. The left
 side is 10.77.0.1/24 on tgl0, the right side 10.77.0.2/24 on tgr0 (--subnet
-moves both). Only IPv4 is forwarded. On exit (Ctrl-C or --for), per direction:
+moves both). Only IPv4 is forwarded, by one thread at real-time priority
+(SCHED_FIFO 10) unless --no-realtime, so packets leave on time on a busy
+machine. On exit (Ctrl-C or --for), per direction:
 packets and bytes, drops by reason, and how late packets were written against
 the times the model gave them.";
 
@@ -130,6 +132,10 @@ pub struct LinkArgs {
     /// Stop after this long, e.g. "30s" (default: until Ctrl-C).
     #[arg(long = "for")]
     for_: Option<String>,
+    /// Forward at ordinary priority instead of real-time (SCHED_FIFO), which
+    /// keeps delivery on time when the machine is busy.
+    #[arg(long)]
+    no_realtime: bool,
 }
 
 #[derive(Args)]
@@ -550,6 +556,7 @@ fn run_link(a: &LinkArgs) -> ExitCode {
         seed: a.seed,
         duration,
         stop: tinygram_net::stop_on_signals(),
+        realtime: !a.no_realtime,
     };
     match forward(&ends, &opts) {
         Ok(report) => {

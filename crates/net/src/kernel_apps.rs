@@ -47,15 +47,18 @@ impl Pattern {
         }
     }
 
-    /// Doupnik, "Nagle's algorithm and delayed ACKs" (the web-serving test):
-    /// a short GET, answered by a short header and then a 33,000-byte body
-    /// written in 4 KB pieces.
+    /// Doupnik, "A new TCP transmission policy replacing Nagle mode", 3 (the
+    /// web-serving test): a one-packet GET, answered by two short writes
+    /// (server identification, document description) and then a
+    /// 33,000-byte body in 4 KB writes. Sizes as the simulated web server's
+    /// and `reproduce --live`'s: a 120-byte GET, headers of 40 and 150 bytes.
     pub fn doupnik_web() -> Pattern {
-        let mut writes = vec![WEB_HEADER];
+        let mut writes = WEB_HEADERS.to_vec();
         let mut left = WEB_BODY;
         while left > 0 {
-            writes.push(left.min(4096));
-            left -= left.min(4096);
+            let k = left.min(crate::app::HTTP_BODY_WRITE);
+            writes.push(k);
+            left -= k;
         }
         Pattern {
             name: "doupnik-web",
@@ -120,10 +123,10 @@ impl Pattern {
     }
 }
 
-/// Request line of the web pattern: `GET /file HTTP/1.0` and a Host header.
-const WEB_REQUEST: usize = 64;
-/// The web pattern's header bytes, written before the body.
-const WEB_HEADER: usize = 160;
+/// The web pattern's GET (one packet).
+const WEB_REQUEST: usize = 120;
+/// The web pattern's two header writes, before the body.
+const WEB_HEADERS: [usize; 2] = [40, 150];
 /// The web pattern's body (Doupnik's 33,000-byte page).
 const WEB_BODY: usize = 33_000;
 
@@ -508,13 +511,14 @@ mod tests {
         let c = Pattern::cheshire();
         assert_eq!((c.request_len(), c.response_len()), (3000, 100));
         let w = Pattern::doupnik_web();
-        assert_eq!(w.response_len(), WEB_HEADER + 33_000);
+        assert_eq!(w.response_len(), 40 + 150 + 33_000);
         assert_eq!(
             w.response_writes.len(),
-            1 + 9,
+            2 + 9,
             "8 full 4 KB pieces and the rest"
         );
-        assert!(w.response_writes[1..].iter().all(|&p| p <= 4096));
+        assert_eq!(&w.response_writes[..3], &[40, 150, 4096]);
+        assert_eq!(w.response_writes[10], 33_000 - 8 * 4096);
         assert_eq!(Pattern::rpc().response_len(), 400);
         assert_eq!(Pattern::ping_pong().request_writes, vec![100]);
     }

@@ -382,6 +382,9 @@ pub struct LinkOptions {
     /// Stop after this long (default: when `stop` is set).
     pub duration: Option<StdDuration>,
     pub stop: Arc<AtomicBool>,
+    /// Run the forwarding thread at real-time priority when allowed
+    /// (root); see [`LinkReport::realtime`] for whether it was.
+    pub realtime: bool,
 }
 
 /// What a run did, per direction.
@@ -392,6 +395,8 @@ pub struct LinkReport {
     pub dirs: [DirectionStats; 2],
     /// Packets still held when the run ended (never delivered).
     pub held_at_end: [usize; 2],
+    /// Whether the forwarding thread ran at real-time priority, or why not.
+    pub realtime: Result<(), String>,
 }
 
 /// Sets this thread's timer slack to 1 ns, so ppoll wakes when asked, not up
@@ -402,6 +407,29 @@ fn tight_timer_slack() {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
     }
 }
+
+/// Real-time priority for this thread (SCHED_FIFO, priority
+/// [`REALTIME_PRIORITY`]): a packet due now is written now even when the
+/// machine's cores are busy with other work, instead of when the scheduler
+/// next gets round to this thread (milliseconds, under load). The thread
+/// sleeps in ppoll between packets; the kernel's real-time throttling
+/// (sched_rt_runtime_us) still bounds it.
+fn realtime_priority() -> Result<(), String> {
+    let p = libc::sched_param {
+        sched_priority: REALTIME_PRIORITY,
+    };
+    // SAFETY: the calling thread's handle and a valid sched_param.
+    let r = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &p) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(r).to_string())
+    }
+}
+
+/// Low among real-time priorities (1 to 99): above every ordinary process,
+/// below the kernel's own real-time threads.
+pub const REALTIME_PRIORITY: i32 = 10;
 
 /// ppoll(2) on both devices until one is readable or `d` has passed.
 fn wait_either(fds: [i32; 2], d: StdDuration) -> io::Result<()> {
@@ -439,6 +467,11 @@ pub fn forward(ends: &LinkEnds, opts: &LinkOptions) -> io::Result<LinkReport> {
 
 fn forward_devices(devs: &[Tun; 2], opts: &LinkOptions) -> io::Result<LinkReport> {
     tight_timer_slack();
+    let realtime = if opts.realtime {
+        realtime_priority()
+    } else {
+        Err("not asked".into())
+    };
     let mut shaper = Shaper::new(opts.configs.clone(), opts.seed);
     let start = std::time::Instant::now();
     let clock = || Instant::from_nanos(start.elapsed().as_nanos() as u64);
@@ -454,7 +487,12 @@ fn forward_devices(devs: &[Tun; 2], opts: &LinkOptions) -> io::Result<LinkReport
         for dir in Dir::BOTH {
             let out = &devs[1 - dir as usize];
             while let Some((due, pkt)) = shaper.pop_due(dir, clock()) {
-                let ok = out.send(&pkt)?;
+                let ok = out.send(&pkt).map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!("{}: writing to the far side's device: {e}", dir.name()),
+                    )
+                })?;
                 shaper.delivered(dir, due, clock(), pkt.len(), ok);
             }
         }
@@ -462,7 +500,13 @@ fn forward_devices(devs: &[Tun; 2], opts: &LinkOptions) -> io::Result<LinkReport
         for dir in Dir::BOTH {
             let inp = &devs[dir as usize];
             for _ in 0..READ_BATCH {
-                let Some(n) = inp.recv(&mut buf)? else { break };
+                let n = inp.recv(&mut buf).map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!("{}: reading the near side's device: {e}", dir.name()),
+                    )
+                })?;
+                let Some(n) = n else { break };
                 read_any = true;
                 shaper.offer(dir, clock(), &buf[..n]);
             }
@@ -487,6 +531,7 @@ fn forward_devices(devs: &[Tun; 2], opts: &LinkOptions) -> io::Result<LinkReport
         stopped_by,
         dirs: Dir::BOTH.map(|d| shaper.stats(d)),
         held_at_end: Dir::BOTH.map(|d| shaper.held(d)),
+        realtime,
     })
 }
 

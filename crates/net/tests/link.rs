@@ -50,6 +50,7 @@ fn link(configs: [LinkConfig; 2], seed: u64) -> LinkRun {
             seed,
             duration: Some(Duration::from_secs(120)),
             stop: Arc::new(AtomicBool::new(false)),
+            realtime: true,
         },
     )
 }
@@ -367,4 +368,62 @@ fn tempdir() -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("tg-link-test-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// Every pattern of the harness completes across 5 ms each way, with and
+/// without TCP_NODELAY and per-read TCP_QUICKACK; no exchange beats one
+/// round trip plus the server's think time (the link never delivers early,
+/// and the client's clock covers the whole exchange).
+#[test]
+fn every_pattern_completes_across_the_link() {
+    require_link!("every_pattern_completes_across_the_link");
+    let _one = common::serial();
+    let d = Duration::from_millis(5);
+    let l = link([config(0.0, d, 0.0), config(0.0, d, 0.0)], 1);
+    let plain = SideOptions::default();
+    let nodelay = SideOptions {
+        nodelay: true,
+        quickack: false,
+    };
+    let quickack = SideOptions {
+        nodelay: false,
+        quickack: true,
+    };
+    let mut port = 8100;
+    for pattern in [
+        Pattern::cheshire(),
+        Pattern::doupnik_web(),
+        Pattern::rpc(),
+        Pattern::ping_pong(),
+    ] {
+        for (label, client, server) in [
+            ("defaults", plain, plain),
+            ("nodelay both", nodelay, nodelay),
+            ("quickack server", plain, quickack),
+            ("quickack both", quickack, quickack),
+        ] {
+            let mut spec = RunSpec::new(pattern.clone(), 10);
+            (spec.client, spec.server, spec.port) = (client, server, port);
+            port += 1;
+            let ex = run_exchanges(&l.ends.left.ns, &l.ends.right.ns, RIGHT, &spec)
+                .unwrap_or_else(|e| panic!("{} {label}: {e}", pattern.name));
+            let times = sorted(ex.completions.iter().map(|&t| ms(t)).collect());
+            common::say(&format!(
+                "\n{} over 5 ms each way, {label}: completion min {:.1} ms, median {:.1} ms, max {:.1} ms",
+                pattern.name,
+                times[0],
+                times[5],
+                times[9]
+            ));
+            let floor = 10.0 + ms(pattern.think);
+            assert_eq!(times.len(), 10);
+            assert!(
+                times[0] >= floor,
+                "{} {label}: an exchange took {:.2} ms, under the {floor} ms floor",
+                pattern.name,
+                times[0]
+            );
+        }
+    }
+    l.stop().unwrap();
 }
