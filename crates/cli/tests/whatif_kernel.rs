@@ -78,6 +78,7 @@ fn link() -> LinkRun {
             seed: 1,
             duration: Some(Duration::from_secs(120)),
             stop: Arc::new(AtomicBool::new(false)),
+            realtime: true,
         },
     )
 }

@@ -182,7 +182,8 @@ fn exchanges(s: &mut String, f: &FlowReport) {
         let _ = writeln!(
             s,
             "    {} of it in the median exchange: {title}, the {sender}'s data (in {n} of {} exchanges)",
-            ms(median(v).unwrap_or(0.0)),
+            // A hold takes no negative time; -0.0 is rounding.
+            ms(median(v).unwrap_or(0.0).max(0.0)),
             x.len()
         );
     }
