@@ -2248,6 +2248,9 @@ impl Connection {
         if r.range_dropped {
             self.counters.ooo_ranges_dropped += 1;
         }
+        if r.conflict_bytes > 0 {
+            self.counters.overlap_conflicts += 1;
+        }
         if trimmed_tail {
             self.rcv_fin_seq = None;
         }
