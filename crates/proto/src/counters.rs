@@ -121,4 +121,7 @@ pub struct Counters {
     /// the first copy was kept (tinygram's own policy, stricter than Linux's
     /// tcp_data_queue_ofo, which lets a covering segment replace a queued one).
     pub overlap_conflicts: u64,
+    /// Connections given up after `max_retries` zero-window probes no ACK
+    /// answered (RFC 1122 4.2.2.17; Linux's tcp_probe_timer and tcp_retries2).
+    pub window_probe_aborts: u64,
 }
