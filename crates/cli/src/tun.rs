@@ -194,7 +194,7 @@ impl Common {
 pub const LINUX_DEFAULT_OPTIONS: [&str; 3] = ["wscale", "timestamps", "sack"];
 
 /// Host keys a scenario has that a TUN run has no use for (the simulator's).
-const SIM_ONLY_HOST_KEYS: &[&str] = &["isn", "memory", "rx_coalesce"];
+const SIM_ONLY_HOST_KEYS: &[&str] = &["isn", "rx_coalesce"];
 
 /// `--set key=value` as a scenario host's settings (same keys, same checks).
 pub fn host_config(sets: &[String]) -> Result<Config, String> {
@@ -225,7 +225,13 @@ pub fn host_config(sets: &[String]) -> Result<Config, String> {
         .collect();
     let sc = Scenario::from_str("", "--set", &overrides)
         .map_err(|e| e.to_string().replace("client.", ""))?;
-    Ok(sc.client.tcp)
+    let mut config = sc.client.tcp;
+    // `memory`: the whole host's budget for buffers, send and receive
+    // (tinygram_net::budget), handed to the host as its connections' budget.
+    if sc.client.memory.is_some() {
+        config.host_budget = sc.client.memory;
+    }
+    Ok(config)
 }
 
 /// IPv4 header plus TCP header without options (RFC 791 3.1, RFC 9293 3.1).
@@ -644,6 +650,14 @@ mod tests {
         assert!(!e.contains("client."), "{e}");
         let e = host_config(&["send_polcy=nodelay".into()]).unwrap_err();
         assert!(e.contains("did you mean `send_policy`"), "{e}");
+    }
+
+    /// The simulator's host `memory` key is the TUN host's memory budget.
+    #[test]
+    fn memory_is_the_hosts_budget() {
+        let c = host_config(&["memory=\"64MB\"".into()]).unwrap();
+        assert_eq!(c.host_budget, Some(64_000_000));
+        assert_eq!(host_config(&[]).unwrap().host_budget, None);
     }
 
     #[test]

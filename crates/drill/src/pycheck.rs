@@ -98,6 +98,8 @@ pub(crate) fn tcp_info(c: &Connection) -> Vec<(&'static str, u64)> {
         ("tcpi_ca_state", ca_state),
         ("tcpi_retransmits", u64::from(rto_expiries)),
         ("tcpi_backoff", u64::from(rto_expiries)),
+        // Unanswered zero-window probes (tcp_get_info: icsk_probes_out).
+        ("tcpi_probes", u64::from(c.probes_out())),
         ("tcpi_options", options),
         ("tcpi_snd_wscale", u64::from(snd_ws)),
         ("tcpi_rcv_wscale", u64::from(rcv_ws)),

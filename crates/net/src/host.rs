@@ -64,6 +64,12 @@ pub struct HostCounters {
     /// ACKs to the listening port whose cookie did not verify (forged, or
     /// older than two cookie periods): answered with a RST.
     pub syn_cookies_rejected: u64,
+    /// SYNs and cookie ACKs dropped unanswered because the host's buffers
+    /// were past the accept threshold of the memory budget.
+    pub refused_for_memory: u64,
+    /// Connections aborted (with a RST) because the host's buffers were past
+    /// the memory budget: the one longest without progress first.
+    pub memory_aborts: u64,
 }
 
 /// One connection with its application.
@@ -81,6 +87,13 @@ pub struct Slot {
     queued: bool,
     /// The deadline this connection has in the timer heap.
     armed: Option<Instant>,
+    /// Buffer memory counted for it in the host's total at its last step.
+    memory: usize,
+    /// Bytes delivered to us and segments the peer acknowledged at the last
+    /// step that moved either, and when that was (the idle clock of the
+    /// memory budget).
+    progress: (u64, u64),
+    last_progress: Instant,
 }
 
 impl Slot {
@@ -94,6 +107,19 @@ impl Slot {
             half_open: false,
             queued: false,
             armed: None,
+            memory: 0,
+            progress: (0, 0),
+            last_progress: now,
+        }
+    }
+
+    /// Notes progress (data in, or data of ours acknowledged) at `now`.
+    fn note_progress(&mut self, now: Instant) {
+        let c = self.conn.counters();
+        let p = (c.bytes_delivered, c.segments_delivered);
+        if p != self.progress {
+            self.progress = p;
+            self.last_progress = now;
         }
     }
 }
@@ -239,6 +265,12 @@ pub struct Host {
     pub keep_reports: usize,
     /// Half-open connections a listener keeps before it sends SYN cookies.
     pub backlog: usize,
+    /// The budget for all connections' buffer memory, send and receive (the
+    /// scenario's host `memory` key, given as `Config::host_budget`); see
+    /// [`crate::budget`]. `None`: no limit.
+    pub memory: Option<usize>,
+    /// Buffer memory of the live connections, as of their last step.
+    memory_used: usize,
     half_open: usize,
     /// When the last SYN cookie left: cookie ACKs are only looked at for
     /// a cookie lifetime after it, so a host not under a flood never builds
@@ -263,6 +295,7 @@ impl Host {
     /// A host at `addr`; `seed` starts the IPv4 identification counter and
     /// `isn_key` keys the ISNs and SYN cookies (`IsnKey::from_os()` on a real network).
     pub fn new(addr: Ipv4Addr, config: Config, seed: u64, isn_key: IsnKey) -> Host {
+        let memory = config.host_budget;
         Host {
             addr,
             config,
@@ -272,6 +305,8 @@ impl Host {
             closed: ClosedSummary::default(),
             keep_reports: DEFAULT_KEEP_REPORTS,
             backlog: DEFAULT_BACKLOG,
+            memory,
+            memory_used: 0,
             half_open: 0,
             last_cookie: None,
             ready: Vec::new(),
@@ -458,6 +493,13 @@ impl Host {
         };
         let f = seg.flags;
         match listener {
+            Some(_)
+                if !self.may_accept()
+                    && !f.rst()
+                    && (f.syn() && !f.ack() || f.ack() && !f.syn() && self.cookies_recent(now)) =>
+            {
+                self.counters.refused_for_memory += 1;
+            }
             Some(app) if f.syn() && !f.ack() && !f.rst() => {
                 if self.half_open >= self.backlog {
                     self.send_cookie(now, src, seg);
@@ -465,7 +507,7 @@ impl Host {
                 }
                 let isn = self.isn_source(seg.dst_port, SocketAddrV4::new(src, seg.src_port));
                 let mut slot = Slot::new(
-                    Connection::listen(self.config.clone(), seg.dst_port, isn),
+                    Connection::listen(self.conn_config(), seg.dst_port, isn),
                     app.build(true),
                     now,
                 );
@@ -538,7 +580,7 @@ impl Host {
         };
         let isn = self.isn_source(ack.dst_port, remote);
         let mss = COOKIE_MSS[index as usize];
-        let conn = Connection::from_syn_cookie(self.config.clone(), ack, payload, mss, isn, now);
+        let conn = Connection::from_syn_cookie(self.conn_config(), ack, payload, mss, isn, now);
         let key = (src, ack.src_port, ack.dst_port);
         self.counters.connections += 1;
         self.counters.syn_cookies_accepted += 1;
@@ -589,6 +631,8 @@ impl Host {
             if self.config.trace {
                 self.explain.absorb(&mut slot.conn);
             }
+            slot.note_progress(now);
+            self.recount(&mut slot);
             let state = slot.conn.state();
             if slot.half_open && state != State::SynReceived {
                 slot.half_open = false;
@@ -604,8 +648,66 @@ impl Host {
             }
         }
         self.ready = ready;
+        self.enforce_memory(now);
         self.flush_wire();
         self.compact_timers();
+    }
+
+    /// Whether the memory budget lets a new connection in ([`crate::budget`]).
+    fn may_accept(&self) -> bool {
+        self.memory
+            .is_none_or(|b| crate::budget::accepts(b, self.memory_used))
+    }
+
+    /// A new connection's settings: its receive buffer granted within what
+    /// the memory budget has left (RFC 1106 5).
+    fn conn_config(&self) -> Config {
+        let mut cfg = self.config.clone();
+        if let Some(b) = self.memory {
+            let left = crate::budget::left(b, self.memory_used);
+            cfg.host_budget = Some(cfg.host_budget.map_or(left, |h| h.min(left)));
+        }
+        cfg
+    }
+
+    /// Brings the host's total up to date with the slot's buffer memory now.
+    fn recount(&mut self, slot: &mut Slot) {
+        let now = slot.conn.buffer_memory();
+        self.memory_used = self.memory_used - slot.memory + now;
+        slot.memory = now;
+    }
+
+    /// Buffer memory of the live connections (as of their last step).
+    pub fn memory_used(&self) -> usize {
+        self.memory_used
+    }
+
+    /// Past the budget, aborts the connections longest without progress
+    /// until the buffers fit ([`crate::budget`]).
+    fn enforce_memory(&mut self, now: Instant) {
+        let Some(budget) = self.memory else {
+            return;
+        };
+        while self.memory_used > budget {
+            let idle = self
+                .conns
+                .iter()
+                .map(|(k, s)| (*k, s.last_progress, s.memory));
+            let Some(key) = crate::budget::oldest_idle(idle) else {
+                break;
+            };
+            let mut slot = self.conns.remove(&key).expect("key listed");
+            slot.conn.abort();
+            Link {
+                wire: &mut self.wire,
+                payload: &mut self.payload,
+                remote: key.0,
+                our_syn: &mut slot.our_syn_options,
+            }
+            .transmit(&mut slot.conn, now);
+            self.counters.memory_aborts += 1;
+            self.retire(key, slot);
+        }
     }
 
     /// Puts the connection's next deadline in the heap if it changed.
@@ -675,6 +777,7 @@ impl Host {
         if slot.half_open {
             self.half_open -= 1;
         }
+        self.memory_used -= slot.memory;
         let r = self.report(key, &slot);
         let c = &mut self.closed;
         c.connections += 1;
@@ -1390,5 +1493,118 @@ mod tests {
             "SYN-ACK again"
         );
         assert_eq!(h.poll_timeout(), Some(second));
+    }
+    /// The memory budget ([`crate::budget`]): silent zero-window peers each
+    /// pin a send buffer; past two thirds of the budget new SYNs are dropped
+    /// unanswered, and past the budget the connection longest without
+    /// progress is aborted, so the buffers never stay over it.
+    #[test]
+    fn the_memory_budget_bounds_silent_zero_window_peers() {
+        let mut h = Host::new(US, Config::default(), 7, IsnKey::fixed([7; 16]));
+        h.listen(8080, AppSpec::Source { bytes: 1 << 20 });
+        let budget = 1 << 20;
+        h.memory = Some(budget);
+        let mut most = 0;
+        let mut refused_syns = 0;
+        for i in 0..16u16 {
+            let now = t(100 * u64::from(i));
+            let port = 40000 + i;
+            h.handle_packet(now, &packet(A, US, &syn(port, 8080, 1000), &[]));
+            h.step(now);
+            let out = drain(&mut h);
+            let Some(sa) = out.iter().find(|o| o.seg.flags.syn()) else {
+                refused_syns += 1;
+                continue;
+            };
+            // The handshake's ACK closes the window; nothing is answered again.
+            let mut ack = third(port, 1000, &sa.seg);
+            ack.window = 0;
+            ack.flags = Flags::ACK;
+            h.handle_packet(now, &packet(A, US, &ack, &[]));
+            h.step(now);
+            drain(&mut h);
+            most = most.max(h.memory_used());
+            assert!(
+                h.memory_used() <= budget,
+                "{} over the budget",
+                h.memory_used()
+            );
+        }
+        // Each connection took its 256 KiB send buffer: three fit under two
+        // thirds of 1 MiB, the fourth crosses it, and later SYNs are refused.
+        assert!(most > budget / 2, "the buffers filled ({most})");
+        assert!(refused_syns > 0 && h.counters.refused_for_memory == refused_syns);
+        // Probing goes on (unanswered): the probe limit ends them in time, and
+        // once the buffers drop below the threshold new peers get in again.
+        for s in 1..=3600u64 {
+            h.step(t(2000 + 1000 * s));
+            drain(&mut h);
+        }
+        assert_eq!(h.conns.len(), 0, "silent peers are dropped");
+        assert_eq!(h.memory_used(), 0);
+        h.handle_packet(t(4_000_000), &packet(B, US, &syn(50000, 8080, 1), &[]));
+        h.step(t(4_000_000));
+        assert!(drain(&mut h).iter().any(|o| o.seg.flags.syn()));
+    }
+
+    /// Past the budget the connection longest without progress is aborted
+    /// with a RST, and the one moving data is kept.
+    #[test]
+    fn past_the_budget_the_oldest_idle_connection_is_aborted() {
+        let mut h = server();
+        let budget = 450 << 10;
+        h.memory = Some(budget);
+        // Opens a connection from `port` whose window is closed; returns the ACK to send with.
+        let open = |h: &mut Host, now: Instant, port: u16| {
+            h.handle_packet(now, &packet(A, US, &syn(port, 8080, 1000), &[]));
+            h.step(now);
+            let sa = drain(h).remove(0).seg;
+            let mut ack = third(port, 1000, &sa);
+            ack.window = 0;
+            ack.flags = Flags::ACK;
+            h.handle_packet(now, &packet(A, US, &ack, &[]));
+            h.step(now);
+            ack
+        };
+        // Sends `n` bytes from offset `from` as 1000-byte segments; the echo
+        // piles up in the send buffer, since the peer's window stays shut.
+        let send = |h: &mut Host, now: Instant, ack: &TcpRepr, from: usize, n: usize| {
+            let mut rsts = Vec::new();
+            for off in (from..from + n).step_by(1000) {
+                let mut seg = *ack;
+                seg.seq = ack.seq + off;
+                h.handle_packet(now, &packet(A, US, &seg, &[b'x'; 1000]));
+                h.step(now);
+                assert!(
+                    h.memory_used() <= budget,
+                    "{} over the budget",
+                    h.memory_used()
+                );
+                rsts.extend(
+                    drain(h)
+                        .into_iter()
+                        .filter(|o| o.seg.flags.rst())
+                        .map(|o| o.seg.dst_port),
+                );
+            }
+            rsts
+        };
+        let first = open(&mut h, t(0), 40000);
+        assert!(send(&mut h, t(10), &first, 0, 130_000).is_empty());
+        let second = open(&mut h, t(1000), 40001);
+        let mut rsts = Vec::new();
+        for k in 0..15 {
+            rsts.extend(send(
+                &mut h,
+                t(2000 + 100 * k),
+                &second,
+                10_000 * k as usize,
+                10_000,
+            ));
+        }
+        assert_eq!(rsts, [40000], "the idle connection, once");
+        assert_eq!(h.counters.memory_aborts, 1);
+        assert!(h.conns.contains_key(&(A, 40001, 8080)));
+        assert!(!h.conns.contains_key(&(A, 40000, 8080)));
     }
 }

@@ -22,6 +22,7 @@
 //! IPv4 only; IPv6 packets (neighbour discovery) are counted and ignored.
 
 pub mod app;
+pub mod budget;
 pub mod device;
 pub mod driver;
 pub mod explain;

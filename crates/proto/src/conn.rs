@@ -189,6 +189,9 @@ pub struct Connection {
     /// End of the last partial segment of new data sent (Minshall).
     last_partial_end: Option<SeqNumber>,
     persist_backoff: u32,
+    /// Zero-window probes sent since the last acceptable ACK (Linux's
+    /// icsk_probes_out, TCP_INFO's tcpi_probes).
+    probes_out: u32,
     segs_since_ack: u32,
     full_segs_since_ack: u32,
     dupacks: u32,
@@ -404,6 +407,7 @@ impl Connection {
             user_timeout: Default::default(),
             rcv_shutdown: false,
             persist_backoff: 0,
+            probes_out: 0,
             force_one: false,
             last_partial_end: None,
             policy_since: None,
@@ -670,6 +674,11 @@ impl Connection {
 
     pub fn recovery_state(&self) -> (bool, u32, u32) {
         (self.in_recovery, self.retries, self.dupacks)
+    }
+    /// Zero-window probes sent and not answered by an acceptable ACK
+    /// (Linux's icsk_probes_out, reported as TCP_INFO's tcpi_probes).
+    pub fn probes_out(&self) -> u32 {
+        self.probes_out
     }
     /// Bytes sent and not acknowledged (SYN/FIN count one each).
     pub fn bytes_in_flight(&self) -> usize {
@@ -1091,6 +1100,17 @@ impl Connection {
             return;
         }
         if self.snd_wnd == 0 {
+            // RFC 1122 4.2.2.17 keeps the connection open only "as long as the
+            // receiving TCP continues to send acknowledgments in response to
+            // the probe segments": like Linux's tcp_probe_timer, give up after
+            // max_retries (tcp_retries2) probes no ACK answered, without a
+            // RST (tcp_write_err).
+            if self.probes_out >= self.cfg.max_retries {
+                self.counters.window_probe_aborts += 1;
+                self.enter_closed(Some(ConnError::TimedOut));
+                return;
+            }
+            self.probes_out += 1;
             // Abandon an earlier probe byte and send it again.
             self.snd_nxt = self.snd_una;
             self.counters.window_probes += 1;
@@ -1884,6 +1904,9 @@ impl Connection {
             return true; // old duplicate: ignore the ACK field
         }
         let window = self.peer_window(seg);
+        // An acceptable ACK answers the zero-window probes (Linux's tcp_ack
+        // clears icsk_probes_out), even one still advertising a zero window.
+        self.probes_out = 0;
         let flight_before = self.snd_max.distance_from(self.snd_una);
         // RFC 6937 DeliveredData = delta(SND.UNA) + delta(SACKd).
         let (una_before, sacked_before) = (self.snd_una, self.scoreboard.sacked_bytes());
@@ -2247,6 +2270,9 @@ impl Connection {
         self.dsack_after_insert(nxt_off, start, keep);
         if r.range_dropped {
             self.counters.ooo_ranges_dropped += 1;
+        }
+        if r.conflict_bytes > 0 {
+            self.counters.overlap_conflicts += 1;
         }
         if trimmed_tail {
             self.rcv_fin_seq = None;

@@ -117,4 +117,11 @@ pub struct Counters {
     pub ooo_ranges_dropped: u64,
     /// The peer's MSS option was below the floor and raised to it (Linux tcp_min_snd_mss, 48).
     pub peer_mss_floored: u64,
+    /// Segments that overlapped stored, unread bytes with different bytes;
+    /// the first copy was kept (tinygram's own policy, stricter than Linux's
+    /// tcp_data_queue_ofo, which lets a covering segment replace a queued one).
+    pub overlap_conflicts: u64,
+    /// Connections given up after `max_retries` zero-window probes no ACK
+    /// answered (RFC 1122 4.2.2.17; Linux's tcp_probe_timer and tcp_retries2).
+    pub window_probe_aborts: u64,
 }

@@ -2,6 +2,12 @@
 //! out-of-order segments held for reassembly (RFC 9293 3.10.7.4, "segment text").
 //! Out-of-order ranges live in an ordered map, so each segment costs O(log n)
 //! work, and their number is capped (FreeBSD's net.inet.tcp.reass.maxqueuelen).
+//!
+//! Overlaps keep the first copy of every byte: tinygram's own policy,
+//! stricter than Linux's (tcp_data_queue_ofo drops a fully covered duplicate
+//! but lets a new segment replace a queued one it covers from the same
+//! start), so a forged segment that passes the checks can never replace real
+//! bytes still waiting; overlaps whose bytes differ are counted.
 
 use std::collections::BTreeMap;
 
@@ -54,6 +60,9 @@ pub struct Insert {
     /// The segment would have started a new out-of-order range beyond the cap
     /// and was dropped (nothing stored).
     pub range_dropped: bool,
+    /// Bytes of the segment that overlapped stored, unread bytes with a
+    /// different value: the stored copy was kept (first copy wins).
+    pub conflict_bytes: usize,
 }
 
 impl RecvBuffer {
@@ -173,7 +182,19 @@ impl RecvBuffer {
         self.storage[..bytes.len() - first].copy_from_slice(&bytes[first..]);
     }
 
-    /// Stores `bytes` at stream offset `off`. The caller has trimmed the segment
+    /// How many of `claim`'s bytes differ from those stored from stream
+    /// offset `off` on (all of which are stored and unread).
+    fn differing(&self, off: u64, claim: &[u8]) -> usize {
+        let cap = self.storage.len();
+        let at = self.pos(off);
+        let first = claim.len().min(cap - at);
+        let count = |held: &[u8], new: &[u8]| held.iter().zip(new).filter(|(a, b)| a != b).count();
+        count(&self.storage[at..at + first], &claim[..first])
+            + count(&self.storage[..claim.len() - first], &claim[first..])
+    }
+
+    /// Stores `bytes` at stream offset `off`, keeping any byte already held
+    /// (first copy wins, see the module's note). The caller has trimmed the segment
     /// to the window; anything beyond the buffer is cut here as a last guard.
     pub fn insert(&mut self, off: u64, bytes: &[u8]) -> Insert {
         let mut r = Insert::default();
@@ -183,8 +204,16 @@ impl RecvBuffer {
             end = limit;
         }
         if start < self.nxt {
-            let dup = (self.nxt.min(end) - start) as usize;
-            r.dup_bytes += dup;
+            let dup_end = self.nxt.min(end);
+            r.dup_bytes += (dup_end - start) as usize;
+            // Bytes still unread are compared with what the segment claims.
+            let from = start.max(self.read);
+            if from < dup_end {
+                r.conflict_bytes += self.differing(
+                    from,
+                    &bytes[(from - off) as usize..(dup_end - off) as usize],
+                );
+            }
             start = self.nxt;
         }
         if start >= end {
@@ -202,12 +231,24 @@ impl RecvBuffer {
             .map_or(start, |(&s, _)| s);
         let mut held = 0u64;
         let mut touching = 0usize;
+        // The parts of [start, end) not yet held: only these are stored.
+        let mut gaps: Vec<(u64, u64)> = Vec::new();
+        let mut at = start;
         for (&s, &e) in self.ooo.range(first..=end) {
             touching += 1;
             let (a, b) = (s.max(start), e.min(end));
             if a < b {
                 held += b - a;
+                if at < a {
+                    gaps.push((at, a));
+                }
+                at = b;
+                let claim = &bytes[(a - off) as usize..(b - off) as usize];
+                r.conflict_bytes += self.differing(a, claim);
             }
+        }
+        if at < end {
+            gaps.push((at, end));
         }
         if r.out_of_order && touching == 0 && self.ooo.len() >= self.max_ranges {
             // A new range beyond the cap: drop it (the sender will resend).
@@ -216,8 +257,9 @@ impl RecvBuffer {
         }
         r.dup_bytes += held as usize;
         r.new_bytes = (end - start - held) as usize;
-        let src = &bytes[(start - off) as usize..(end - off) as usize];
-        self.put(start, src);
+        for (a, b) in gaps {
+            self.put(a, &bytes[(a - off) as usize..(b - off) as usize]);
+        }
         if start == self.nxt {
             r.filled_gap = !self.ooo.is_empty();
             self.nxt = end;
@@ -389,6 +431,38 @@ mod tests {
         assert_eq!(r.new_bytes, 65536);
         assert_eq!(b.allocated(), 65536);
         assert_eq!(read_all(&mut b), vec![7u8; 65536]);
+    }
+
+    /// The first copy of every byte is kept, out of order and in order,
+    /// and bytes that differ from the held copy are counted.
+    #[test]
+    fn overlaps_keep_the_first_copy_and_count_conflicts() {
+        let mut b = RecvBuffer::new(64, DEFAULT_MAX_OOO_RANGES);
+        b.insert(10, &[b'a'; 10]);
+        let r = b.insert(10, &[b'b'; 10]);
+        assert_eq!((r.dup_bytes, r.new_bytes, r.conflict_bytes), (10, 0, 10));
+        // Straddling a held range: only the gaps around it are stored.
+        let r = b.insert(5, &[b'd'; 20]);
+        assert_eq!((r.dup_bytes, r.new_bytes, r.conflict_bytes), (10, 10, 10));
+        // An in-order segment covering held bytes keeps them too.
+        let r = b.insert(0, &[b'c'; 28]);
+        assert_eq!((r.dup_bytes, r.new_bytes, r.conflict_bytes), (20, 8, 20));
+        let mut want = vec![b'c'; 5];
+        want.extend([b'd'; 5]);
+        want.extend([b'a'; 10]);
+        want.extend([b'd'; 5]);
+        want.extend([b'c'; 3]);
+        assert_eq!(read_all(&mut b), want);
+        // Unread in-order bytes are compared too; read ones cannot be.
+        b.insert(28, b"xyz");
+        let r = b.insert(26, b"ccxyzQ");
+        assert_eq!((r.dup_bytes, r.conflict_bytes, r.new_bytes), (5, 0, 1));
+        let r = b.insert(28, b"xYz");
+        assert_eq!(r.conflict_bytes, 1);
+        assert_eq!(read_all(&mut b), b"xyzQ");
+        // Identical retransmissions are duplicates, never conflicts.
+        b.insert(40, b"same");
+        assert_eq!(b.insert(40, b"same").conflict_bytes, 0);
     }
 
     #[test]

@@ -488,6 +488,43 @@ fn zero_window_probe_and_recovery() {
     p.check_integrity(B);
 }
 
+/// RFC 1122 4.2.2.17: a peer that answers every probe with a zero window
+/// is kept however long; one that stops answering is given up after
+/// `max_retries` unanswered probes (Linux's tcp_probe_timer), without a RST.
+#[test]
+fn unanswered_zero_window_probes_are_bounded() {
+    let mut a = cfg();
+    a.max_retries = 4;
+    let mut b = cfg();
+    b.rcv_buf = 8 * 1460;
+    let mut p = Pair::new(a, b, 1, 2, ms(10));
+    p.run_until(ms(100), true, |p| p.conns[B].state() == State::Established);
+    p.write(A, 30_000);
+    // B never reads but answers: probes go on past the limit, and are answered.
+    p.run_until(Duration::from_secs(3600), false, |_| false);
+    assert_eq!(p.conns[A].state(), State::Established, "{}", p.dump());
+    assert!(p.conns[A].counters().window_probes > 4);
+    assert!(
+        p.conns[A].probes_out() <= 1,
+        "answered probes are not counted"
+    );
+    // B falls silent: the fifth probe is not sent, the connection is dropped.
+    let (probes, pending) = (p.conns[A].counters().window_probes, p.conns[A].probes_out());
+    p.fate = Box::new(|side, _, _| if side == B { Fate::Drop } else { Fate::Deliver });
+    let mut most = 0;
+    p.run_until(Duration::from_secs(7200), false, |p| {
+        most = most.max(p.conns[A].probes_out());
+        p.conns[A].state() == State::Closed
+    });
+    assert_eq!(p.conns[A].state(), State::Closed);
+    assert_eq!(p.conns[A].error(), Some(ConnError::TimedOut));
+    let c = p.conns[A].counters();
+    assert_eq!(c.window_probes - probes + u64::from(pending), 4);
+    assert_eq!(most, 4);
+    assert_eq!(c.window_probe_aborts, 1);
+    assert_eq!(c.rsts_sent, 0, "tcp_write_err sends no RST");
+}
+
 fn lossy_bulk(loss_every: u32, seed: u64) {
     // Deterministic pseudo-random drops of data and ACKs in both directions,
     // with duplication and reordering.

@@ -405,3 +405,38 @@ fn a_tiny_mss_option_is_raised_to_the_floor() {
     assert_eq!(b.effective_mss(), 48);
     assert_eq!(b.counters().peer_mss_floored, 1);
 }
+
+/// A forged segment over bytes held out of order cannot replace them: the
+/// first copy wins (tinygram's own policy) and the conflict is counted.
+#[test]
+fn a_forged_overlap_cannot_replace_held_out_of_order_bytes() {
+    let mut p = established(Config::default(), Config::default());
+    let rcv = p.conns[B].rcv_nxt();
+    let una = p.conns[B].snd_una();
+    let now = p.now;
+    // The real bytes 10..20 arrive early, then a forgery of the same range,
+    // then one covering 5..25.
+    let seg = crafted(&p, B, rcv + 10, una, Flags::ACK);
+    p.conns[B].handle_segment(now, &seg, &pattern_bytes(A, 10, 10));
+    p.conns[B].handle_segment(now, &seg, &[0xee; 10]);
+    let seg = crafted(&p, B, rcv + 5, una, Flags::ACK);
+    p.conns[B].handle_segment(now, &seg, &[0xee; 20]);
+    assert_eq!(p.conns[B].counters().overlap_conflicts, 2);
+    // The sender's own copy of 0..100 then fills the rest, identical bytes
+    // are no conflict, and the application reads the real stream.
+    p.write(A, 100);
+    p.run(Duration::from_secs(5));
+    let got = &p.received[B];
+    assert_eq!(got.len(), 100);
+    assert_eq!(
+        got[10..20],
+        pattern_bytes(A, 10, 10)[..],
+        "held bytes replaced"
+    );
+    // Whoever comes first wins, a forgery into a gap too (no TCP without
+    // authentication can tell): bytes 5..10 and 20..25 are the forged ones.
+    assert_eq!(got[5..10], [0xee; 5]);
+    assert_eq!(got[20..25], [0xee; 5]);
+    assert_eq!(got[25..], pattern_bytes(A, 25, 75)[..]);
+    assert_eq!(p.conns[B].counters().overlap_conflicts, 3);
+}

@@ -428,7 +428,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("old_ack_sack", "false", "an ACK below SND.UNA still delivers its SACK blocks in recovery (Linux's tcp_ack)"),
         ("isn", "none (from the seed)", "fixed initial sequence number (0 to 4294967295)"),
         ("buffer_cap", "\"16MiB\"", "per-connection cap on the receive buffer; no larger window is offered (RFC 1106 5)"),
-        ("memory", "none (unlimited)", "host memory for receive buffers, shared by its connections (RFC 1106 5)"),
+        ("memory", "none (unlimited)", "host memory for receive buffers, shared by its connections (RFC 1106 5); on `tun`, the budget for all buffers, send and receive, with new connections refused past two thirds and the longest idle aborted past it"),
         ("rx_coalesce", "\"0us\"", "receive coalescing (NIC interrupt moderation + Linux GRO): in-order segments arriving within it reach TCP merged; 0 = each on arrival"),
     ],
     workload: [
