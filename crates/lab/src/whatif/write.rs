@@ -213,14 +213,24 @@ pub fn many_flow(r: &super::Report) -> String {
     let _ = writeln!(s, "\n[bottleneck]");
     let mut rate_open = None;
     if rate.is_finite() {
-        let _ = writeln!(s, "rate = \"{rate:.0}bps\"   # the slowest rate the captures show");
+        let _ = writeln!(
+            s,
+            "rate = \"{rate:.0}bps\"   # the slowest rate the captures show"
+        );
     } else {
-        let _ = writeln!(s, "rate = \"100Mbps\"   # no capture showed its bottleneck's rate: see [open]");
+        let _ = writeln!(
+            s,
+            "rate = \"100Mbps\"   # no capture showed its bottleneck's rate: see [open]"
+        );
         rate_open = Some(
             "\"bottleneck.rate\" = { values = [\"100Mbps\", \"10Mbps\", \"1Gbps\"] }   # no capture showed it",
         );
     }
-    let _ = writeln!(s, "delay = \"{}\"   # the median one-way delay of the flows", dur(delay));
+    let _ = writeln!(
+        s,
+        "delay = \"{}\"   # the median one-way delay of the flows",
+        dur(delay)
+    );
     let mut opens = Vec::new();
     for (i, f) in r.flows.iter().enumerate() {
         let _ = writeln!(
@@ -238,7 +248,9 @@ pub fn many_flow(r: &super::Report) -> String {
                 in_array = !t.starts_with(']');
                 continue;
             }
-            if t.starts_with('[') && !t.starts_with("[[") && t.ends_with(']') || t.starts_with("[open]") {
+            if t.starts_with('[') && !t.starts_with("[[") && t.ends_with(']')
+                || t.starts_with("[open]")
+            {
                 section = match t.split(']').next().unwrap_or("").trim_start_matches('[') {
                     "client" => "client",
                     "server" => "server",
@@ -268,7 +280,10 @@ pub fn many_flow(r: &super::Report) -> String {
     }
     opens.extend(rate_open.map(String::from));
     if !opens.is_empty() {
-        let _ = writeln!(s, "\n[open]   # what the captures cannot show, per flow\nsamples = 8");
+        let _ = writeln!(
+            s,
+            "\n[open]   # what the captures cannot show, per flow\nsamples = 8"
+        );
         for o in opens {
             let _ = writeln!(s, "{o}");
         }
@@ -280,5 +295,7 @@ pub fn many_flow(r: &super::Report) -> String {
 fn duration_of(text: &str) -> Option<f64> {
     let line = text.lines().find(|l| l.starts_with("duration = "))?;
     let v = line.split('"').nth(1)?;
-    tinygram_sim::units::parse_duration(v).ok().map(|d| d.as_secs_f64())
+    tinygram_sim::units::parse_duration(v)
+        .ok()
+        .map(|d| d.as_secs_f64())
 }
