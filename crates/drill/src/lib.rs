@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod ast;
+#[cfg(feature = "cli")]
 pub mod cli;
 mod epoll;
 mod icmp;
@@ -17,6 +18,7 @@ mod syscall;
 mod sysctl;
 mod zerocopy;
 
+#[cfg(feature = "cli")]
 pub use cli::{run, run_cli, DrillArgs};
 pub use parse::{parse_script, ParseError};
 pub use report::{FailKind, Failure, ScriptReport, QUICK_ACK_HINT};
