@@ -207,7 +207,7 @@ pub fn html(r: &Report, original: &tinygram_analyze::Capture) -> String {
             esc(&f.held_side),
             esc(&f.held_why)
         );
-        let _ = writeln!(s, "<table><tr><th>configuration</th><th>p50 ms</th><th>p99 ms</th><th>data segments</th><th>small segments</th><th>wire kB</th><th>p50 vs replay</th><th>Pareto-best</th></tr>");
+        let _ = writeln!(s, "<table><tr><th>configuration</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th><th>total s</th><th>data segments</th><th>small segments</th><th>wire kB</th><th>p50 vs replay</th><th>Pareto-best</th></tr>");
         let row = |s: &mut String, name: &str, m: &whatif::Metrics, ch: String, pareto: bool| {
             let d = |x: &tinygram_lab::Distribution, k: f64| {
                 let (lo, mid, hi) = (x.min * k, x.p50 * k, x.max * k);
@@ -220,10 +220,12 @@ pub fn html(r: &Report, original: &tinygram_analyze::Capture) -> String {
             };
             let _ = writeln!(
                 s,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(name),
                 d(&m.p50_ms, 1.0),
                 d(&m.p99_ms, 1.0),
+                d(&m.max_ms, 1.0),
+                d(&m.total_s, 1.0),
                 d(&m.data_segments, 1.0),
                 d(&m.small_segments, 1.0),
                 d(&m.wire_bytes, 1e-3),

@@ -222,16 +222,26 @@ fn flow(r: &Report, f: &FlowWhatif) -> String {
     }
     let _ = writeln!(
         s,
-        "\n  {:<32} {:>20} {:>20} {:>14} {:>12} {:>10}  {:<22} segments",
-        "configuration", "p50 ms", "p99 ms", "data segs", "small segs", "wire kB", "p50 vs replay"
+        "\n  {:<28} {:>18} {:>18} {:>18} {:>16} {:>12} {:>10} {:>9}  {:<20} segments",
+        "configuration",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "total s",
+        "data segs",
+        "small",
+        "wire kB",
+        "p50 vs replay"
     );
     let line = |s: &mut String, name: &str, m: &super::Metrics, ch: String, seg: String| {
         let _ = writeln!(
             s,
-            "  {:<32} {:>20} {:>20} {:>14} {:>12} {:>10}  {:<22} {}",
+            "  {:<28} {:>18} {:>18} {:>18} {:>16} {:>12} {:>10} {:>9}  {:<20} {}",
             name,
             range(&m.p50_ms, 1.0),
             range(&m.p99_ms, 1.0),
+            range(&m.max_ms, 1.0),
+            range(&m.total_s, 1.0),
             range(&m.data_segments, 1.0),
             range(&m.small_segments, 1.0),
             range(&m.wire_bytes, 1e-3),
@@ -257,7 +267,7 @@ fn flow(r: &Report, f: &FlowWhatif) -> String {
                 change(a.segments_change, None),
             ),
             (None, Some(e)) => {
-                let _ = writeln!(s, "  {name:<32} failed: {e}");
+                let _ = writeln!(s, "  {name:<28} failed: {e}");
             }
             (None, None) => {}
         }
