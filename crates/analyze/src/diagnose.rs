@@ -11,7 +11,7 @@ use crate::capture::{Capture, ReadStats};
 use crate::exchange::{self, Exchange, HeldPart, Shape};
 use crate::flow::{flows, Dir, Flow, Seg};
 use crate::holds::{holds, Hold};
-use crate::sendrule::{send_rules_consistent, SendRules};
+use crate::sendrule::{send_rules, SendRules};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -291,7 +291,7 @@ fn side_name(d: Dir) -> &'static str {
 pub fn diagnose_flow(f: &Flow, th: &Thresholds) -> FlowReport {
     let dist = distances(f);
     let mut findings = Vec::new();
-    let rules: Vec<SendRules> = (0..2).map(|s| send_rules_consistent(f, s)).collect();
+    let rules: Vec<SendRules> = (0..2).map(|s| send_rules(f, s)).collect();
     for (s, rules) in rules.iter().enumerate() {
         let ev = stall_events(f, s, &dist, th);
         let stalled: Vec<(f64, f64)> = ev

@@ -29,8 +29,9 @@ fn ms(x: f64) -> String {
 
 /// The fix for runts a send rule held, given the rule the sender's segments
 /// show: Minshall's rule only when some held runt had no earlier runt
-/// unacknowledged (Minshall would have sent it), never to a sender whose
-/// holds Minshall's rule would make too. `unmatched`: held runts whose
+/// unacknowledged (Minshall would have sent it) and the sender is not
+/// already likely on it, never to a sender whose holds Minshall's rule would
+/// make too. `unmatched`: held runts whose
 /// hold the detector could not time (what was outstanding is unknown).
 pub fn send_rule_fixes(
     s: Dir,
@@ -48,14 +49,15 @@ pub fn send_rule_fixes(
     ));
     let minshall_sends = held.iter().filter(|h| !h.runt_outstanding).count();
     let doupnik = "Doupnik's policy (send_policy = \"doupnik\"), which sends the end of every write at once (Doupnik, A new TCP transmission policy, 2.1)";
-    let likely_minshall =
-        rules.consistent(SendRule::Minshall) && !rules.consistent(SendRule::Nagle);
+    // Its runts left behind full segments (strict Nagle ruled out), and none
+    // behind another runt: Minshall's rule, as Linux's Nagle is.
+    let likely_minshall = rules.likely == SendRule::Minshall;
     if unmatched > 0 && minshall_sends == 0 && !likely_minshall {
         recs.push(rec(
             s,
             format!("or {doupnik}; or Minshall's rule (send_policy = \"minshall\"), unless this side already uses it (Linux does): it still holds a runt behind an earlier unacknowledged runt"),
         ));
-    } else if minshall_sends > 0 && !rules.consistent(SendRule::Minshall) {
+    } else if minshall_sends > 0 && !likely_minshall {
         recs.push(rec(
             s,
             format!(

@@ -21,4 +21,4 @@ pub use exchange::{exchanges, Exchange, Exchanges, Shape};
 pub use flow::{flows, Flow, Seg};
 pub use holds::{holds, Hold, HoldCause};
 pub use infer::{infer, FlowInference, ScenarioKey, SideInference};
-pub use sendrule::{send_rules_consistent, SendRule, SendRules};
+pub use sendrule::{send_rules, SendRule, SendRules};

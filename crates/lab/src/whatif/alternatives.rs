@@ -155,7 +155,9 @@ pub fn list(
     let win_segments = (o.rcv_window.value.max / mss).max(2) - 1;
     out.push(ack(
         format!("{other} interactivity:{win_segments}"),
-        vec![format!("{other}.ack_policy=\"interactivity:{win_segments}\"")],
+        vec![format!(
+            "{other}.ack_policy=\"interactivity:{win_segments}\""
+        )],
     ));
     for p in tinygram_proto::profile::PROFILES {
         let mut a = Alternative::new(format!("{} at both ends", p.name), Kind::Profile, vec![]);

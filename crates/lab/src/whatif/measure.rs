@@ -133,7 +133,11 @@ fn field(r: &Value, path: &str) -> f64 {
 
 /// The per-point values of each headline figure, in point order.
 pub fn columns(runs: &[PointRun]) -> [Vec<f64>; 7] {
-    let col = |p: &str| runs.iter().map(|r| field(&r.result, p)).collect::<Vec<f64>>();
+    let col = |p: &str| {
+        runs.iter()
+            .map(|r| field(&r.result, p))
+            .collect::<Vec<f64>>()
+    };
     [
         col("completion_ms.p50"),
         col("completion_ms.p99"),

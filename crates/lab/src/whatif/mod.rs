@@ -243,7 +243,9 @@ fn flow_whatif(
     opts: &Options,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<FlowWhatif, String> {
-    progress(&format!("flow {id}: inferring path, stacks and application"));
+    progress(&format!(
+        "flow {id}: inferring path, stacks and application"
+    ));
     let inference = tinygram_analyze::infer(f);
     let ex = tinygram_analyze::exchanges(f);
     let sch = schedule::schedule(f, &ex)?;
@@ -339,7 +341,10 @@ pub enum Change {
     Lower,
     Higher,
     /// Lower at `lower` of `of` points: the open values decide it.
-    Flips { lower: usize, of: usize },
+    Flips {
+        lower: usize,
+        of: usize,
+    },
 }
 
 #[cfg(test)]

@@ -116,7 +116,11 @@ pub fn schedule(f: &Flow, ex: &Exchanges) -> Result<Schedule, String> {
     if let Some(k) = range_key("workload.think", &think_open, "the server's think time") {
         open.push(k);
     }
-    if let Some(k) = range_key("workload.pause", &pause_open, "the client's pause before a request") {
+    if let Some(k) = range_key(
+        "workload.pause",
+        &pause_open,
+        "the client's pause before a request",
+    ) {
         open.push(k);
     }
     Ok(Schedule {

@@ -9,7 +9,11 @@ use std::fmt::Write;
 /// 3 significant digits, as people write measurements: 41.5, 0.612, 1230.
 pub fn sig3(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
-        return if x.is_nan() { "-".into() } else { format!("{x}") };
+        return if x.is_nan() {
+            "-".into()
+        } else {
+            format!("{x}")
+        };
     }
     let decimals = (2 - x.abs().log10().floor() as i32).clamp(0, 6) as usize;
     format!("{x:.decimals$}")
@@ -81,10 +85,9 @@ fn flow(r: &Report, f: &FlowWhatif) -> String {
         p.min_rtt_s.confidence,
         p.min_rtt_s.evidence
     );
-    let rate = p
-        .bottleneck_bps
-        .value
-        .map_or("not shown".to_string(), |b| format!("{} Mbit/s", sig3(b / 1e6)));
+    let rate = p.bottleneck_bps.value.map_or("not shown".to_string(), |b| {
+        format!("{} Mbit/s", sig3(b / 1e6))
+    });
     let _ = writeln!(
         s,
         "  bottleneck      {rate} ({:?}: {})",
@@ -134,7 +137,10 @@ fn flow(r: &Report, f: &FlowWhatif) -> String {
         let _ = writeln!(s, "                  note: {n}");
     }
     if f.open.is_empty() {
-        let _ = writeln!(s, "  open values     none: the capture shows every value the replay needs");
+        let _ = writeln!(
+            s,
+            "  open values     none: the capture shows every value the replay needs"
+        );
     } else {
         for o in &f.open {
             let _ = writeln!(s, "  open            {} = {}: {}", o.key, o.spec, o.why);
@@ -162,8 +168,8 @@ fn flow(r: &Report, f: &FlowWhatif) -> String {
     }
     let _ = writeln!(
         s,
-        "\n  {:<32} {:>20} {:>20} {:>14} {:>12} {:>10}  {:<22} {}",
-        "configuration", "p50 ms", "p99 ms", "data segs", "small segs", "wire kB", "p50 vs replay", "segments"
+        "\n  {:<32} {:>20} {:>20} {:>14} {:>12} {:>10}  {:<22} segments",
+        "configuration", "p50 ms", "p99 ms", "data segs", "small segs", "wire kB", "p50 vs replay",
     );
     let line = |s: &mut String, name: &str, m: &super::Metrics, ch: String, seg: String| {
         let _ = writeln!(
@@ -179,7 +185,13 @@ fn flow(r: &Report, f: &FlowWhatif) -> String {
             seg
         );
     };
-    line(&mut s, "replay (as captured)", &b.metrics, "-".into(), "-".into());
+    line(
+        &mut s,
+        "replay (as captured)",
+        &b.metrics,
+        "-".into(),
+        "-".into(),
+    );
     for a in &f.alternatives {
         let name = format!("{}{}", a.name, if a.pareto { " *" } else { "" });
         match (&a.metrics, &a.error) {

@@ -65,7 +65,11 @@ pub fn scenario(
         .map(|t| t.captured_s.unwrap_or(0.0) + t.pause_s.unwrap_or(0.0) + t.think_s.unwrap_or(0.0))
         .sum();
     let duration = (span * 4.0 + 10.0).max(60.0).ceil();
-    let _ = writeln!(s, "name = {:?}", title.split(':').next().unwrap_or(title).trim());
+    let _ = writeln!(
+        s,
+        "name = {:?}",
+        title.split(':').next().unwrap_or(title).trim()
+    );
     let _ = writeln!(s, "seed = 1");
     let _ = writeln!(
         s,
@@ -83,7 +87,10 @@ pub fn scenario(
         if t != table {
             let _ = writeln!(s, "\n[{t}]");
             if let (true, Tcp::Profile(p)) = (tcp_key, tcp) {
-                let _ = writeln!(s, "profile = {p:?}   # the alternative: this stack at both ends");
+                let _ = writeln!(
+                    s,
+                    "profile = {p:?}   # the alternative: this stack at both ends"
+                );
             }
             table = t.to_string();
         }
