@@ -3,7 +3,7 @@
 //! sender's buffer or the peer's window; with fixes that fit the sender's
 //! stack as the capture shows it.
 
-use crate::diagnose::{event_span, union_len, Event, Finding, Kind, Recommendation};
+use crate::diagnose::{event_span, union_len, Event, Finding, Kind, Recommendation, Remedy};
 use crate::flow::{Dir, Flow};
 use crate::holds::{Hold, HoldCause};
 use crate::sendrule::{SendRule, SendRules};
@@ -20,6 +20,8 @@ fn rec(d: Dir, fix: impl Into<String>) -> Recommendation {
     Recommendation {
         side: side(d),
         fix: fix.into(),
+        remedy: None,
+        replay: None,
     }
 }
 
@@ -42,29 +44,35 @@ pub fn send_rule_fixes(
     let mut recs = vec![rec(
         s,
         "write each message in one write (build it in a buffer, or writev/sendmsg) so no runt is left behind unacknowledged data",
-    )];
-    recs.push(rec(
-        s,
-        "once messages go out in one write, set TCP_NODELAY on this side",
-    ));
+    )
+    .remedy(Remedy::OneWrite)];
+    recs.push(
+        rec(
+            s,
+            "once messages go out in one write, set TCP_NODELAY on this side",
+        )
+        .remedy(Remedy::Nodelay),
+    );
     let minshall_sends = held.iter().filter(|h| !h.runt_outstanding).count();
     let doupnik = "Doupnik's policy (send_policy = \"doupnik\"), which sends the end of every write at once (Doupnik, A new TCP transmission policy, 2.1)";
     // Its runts left behind full segments (strict Nagle ruled out), and none
     // behind another runt: Minshall's rule, as Linux's Nagle is.
     let likely_minshall = rules.likely == SendRule::Minshall;
     if unmatched > 0 && minshall_sends == 0 && !likely_minshall {
+        recs.push(rec(s, format!("or {doupnik}")).remedy(Remedy::Doupnik));
         recs.push(rec(
             s,
-            format!("or {doupnik}; or Minshall's rule (send_policy = \"minshall\"), unless this side already uses it (Linux does): it still holds a runt behind an earlier unacknowledged runt"),
-        ));
+            "or Minshall's rule (send_policy = \"minshall\"), unless this side already uses it (Linux does): it still holds a runt behind an earlier unacknowledged runt",
+        ).remedy(Remedy::Minshall));
     } else if minshall_sends > 0 && !likely_minshall {
         recs.push(rec(
             s,
             format!(
-                "or use Minshall's rule (Linux's Nagle; send_policy = \"minshall\"): {minshall_sends} of these {} runts waited with no earlier runt unacknowledged, and it would have sent them at once; or {doupnik}",
+                "or use Minshall's rule (Linux's Nagle; send_policy = \"minshall\"): {minshall_sends} of these {} runts waited with no earlier runt unacknowledged, and it would have sent them at once",
                 held.len()
             ),
-        ));
+        ).remedy(Remedy::Minshall));
+        recs.push(rec(s, format!("or {doupnik}")).remedy(Remedy::Doupnik));
     } else {
         recs.push(rec(
             s,
@@ -72,7 +80,7 @@ pub fn send_rule_fixes(
                 "or use {doupnik}; Minshall's rule would not help: each runt waited behind an earlier unacknowledged runt, which it holds too{}",
                 if rules.consistent(SendRule::Nagle) { "" } else { " (and this sender already sends runts behind full segments, as Minshall's rule does)" }
             ),
-        ));
+        ).remedy(Remedy::Doupnik));
     }
     recs
 }

@@ -15,7 +15,10 @@ pub mod sendrule;
 pub mod timeseq;
 
 pub use capture::{read_bytes, read_file, Capture, CaptureError, Packet, ReadStats};
-pub use diagnose::{diagnose, Diagnosis, Finding, FlowReport, Kind, Thresholds};
+pub use diagnose::{
+    diagnose, Diagnosis, Finding, FlowReport, Kind, Recommendation, Remedy, ReplayEffect,
+    Thresholds,
+};
 pub use evidence::{Confidence, Inferred, Span};
 pub use exchange::{exchanges, Exchange, Exchanges, Shape};
 pub use flow::{flows, Flow, Seg};
