@@ -11,7 +11,7 @@ use crate::capture::{Capture, ReadStats};
 use crate::exchange::{self, Exchange, HeldPart, Shape};
 use crate::flow::{flows, Dir, Flow, Seg};
 use crate::holds::{holds, Hold};
-use crate::sendrule::{send_rules_consistent, SendRules};
+use crate::sendrule::{send_rules, SendRules};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -113,6 +113,52 @@ pub struct Recommendation {
     /// "client" or "server".
     pub side: &'static str,
     pub fix: String,
+    /// The change the fix makes, where a simulation can try it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remedy: Option<Remedy>,
+    /// What the fix did in a replay of the flow (`diagnose --rank`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayEffect>,
+}
+
+/// The one change a recommendation makes on its side, as `whatif` can run it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Remedy {
+    /// Each turn written at once (Cheshire, Nagle x delayed ACK: one write per message).
+    OneWrite,
+    /// TCP_NODELAY (RFC 1122 4.2.3.4: an application may disable Nagle).
+    Nodelay,
+    /// Minshall's rule (Minshall, via Cheshire, Nagle x delayed ACK).
+    Minshall,
+    /// Doupnik's policy (Doupnik, A new TCP transmission policy, 2.1).
+    Doupnik,
+    /// ACK without delay, or sooner (RFC 1122 4.2.3.2 allows up to 500 ms;
+    /// the limit of shortening it is an ACK per segment).
+    ImmediateAcks,
+}
+
+/// What one fix did to the flow's median exchange in a replay of it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReplayEffect {
+    /// The alternative the replay ran (`whatif`'s name for it).
+    pub alternative: String,
+    /// Median exchange completion, replayed as captured and with the fix, ms.
+    pub baseline_p50_ms: f64,
+    pub p50_ms: f64,
+    /// The replay's own baseline matched the capture (median error within
+    /// `whatif`'s tolerance); if not, the change is a direction, not a number.
+    pub replay_matches: bool,
+    /// Median relative error of the replayed baseline against the capture.
+    pub baseline_error: f64,
+}
+
+impl Recommendation {
+    /// The same recommendation, tagged with the change it makes.
+    pub fn remedy(mut self, r: Remedy) -> Self {
+        self.remedy = Some(r);
+        self
+    }
 }
 
 /// All occurrences of one kind of problem in one direction of a flow.
@@ -291,7 +337,7 @@ fn side_name(d: Dir) -> &'static str {
 pub fn diagnose_flow(f: &Flow, th: &Thresholds) -> FlowReport {
     let dist = distances(f);
     let mut findings = Vec::new();
-    let rules: Vec<SendRules> = (0..2).map(|s| send_rules_consistent(f, s)).collect();
+    let rules: Vec<SendRules> = (0..2).map(|s| send_rules(f, s)).collect();
     for (s, rules) in rules.iter().enumerate() {
         let ev = stall_events(f, s, &dist, th);
         let stalled: Vec<(f64, f64)> = ev
@@ -597,17 +643,20 @@ fn stalls(
             if s == 0 && two_way {
                 recs.push(rec(s, "double-buffer requests: keep a second request in flight so the ACK is never owed alone"));
             }
-            recs.push(rec(
-                1 - s,
-                "a shorter delayed-ACK time (or quick ACKs) shrinks each stall",
-            ));
+            recs.push(
+                rec(
+                    1 - s,
+                    "a shorter delayed-ACK time (or quick ACKs) shrinks each stall",
+                )
+                .remedy(Remedy::ImmediateAcks),
+            );
         } else {
             summary = format!(
                 "{} time(s) the {snd} had full segments waiting (congestion or peer window) for an ACK the {rcv} delayed (typically {})",
                 events.len(),
                 ms(typical)
             );
-            recs.push(rec(1 - s, "a shorter delayed-ACK time, or ACK every segment while the sender's window is small (quick ACKs)"));
+            recs.push(rec(1 - s, "a shorter delayed-ACK time, or ACK every segment while the sender's window is small (quick ACKs)").remedy(Remedy::ImmediateAcks));
             if !two_way {
                 // A one-way transfer: nothing to restructure on the sender.
             } else if s == 0 {
@@ -637,6 +686,8 @@ fn rec(side: Dir, fix: &str) -> Recommendation {
     Recommendation {
         side: side_name(side),
         fix: fix.to_string(),
+        remedy: None,
+        replay: None,
     }
 }
 

@@ -3,7 +3,7 @@
 //! sender's buffer or the peer's window; with fixes that fit the sender's
 //! stack as the capture shows it.
 
-use crate::diagnose::{event_span, union_len, Event, Finding, Kind, Recommendation};
+use crate::diagnose::{event_span, union_len, Event, Finding, Kind, Recommendation, Remedy};
 use crate::flow::{Dir, Flow};
 use crate::holds::{Hold, HoldCause};
 use crate::sendrule::{SendRule, SendRules};
@@ -20,6 +20,8 @@ fn rec(d: Dir, fix: impl Into<String>) -> Recommendation {
     Recommendation {
         side: side(d),
         fix: fix.into(),
+        remedy: None,
+        replay: None,
     }
 }
 
@@ -29,8 +31,9 @@ fn ms(x: f64) -> String {
 
 /// The fix for runts a send rule held, given the rule the sender's segments
 /// show: Minshall's rule only when some held runt had no earlier runt
-/// unacknowledged (Minshall would have sent it), never to a sender whose
-/// holds Minshall's rule would make too. `unmatched`: held runts whose
+/// unacknowledged (Minshall would have sent it) and the sender is not
+/// already likely on it, never to a sender whose holds Minshall's rule would
+/// make too. `unmatched`: held runts whose
 /// hold the detector could not time (what was outstanding is unknown).
 pub fn send_rule_fixes(
     s: Dir,
@@ -41,28 +44,35 @@ pub fn send_rule_fixes(
     let mut recs = vec![rec(
         s,
         "write each message in one write (build it in a buffer, or writev/sendmsg) so no runt is left behind unacknowledged data",
-    )];
-    recs.push(rec(
-        s,
-        "once messages go out in one write, set TCP_NODELAY on this side",
-    ));
+    )
+    .remedy(Remedy::OneWrite)];
+    recs.push(
+        rec(
+            s,
+            "once messages go out in one write, set TCP_NODELAY on this side",
+        )
+        .remedy(Remedy::Nodelay),
+    );
     let minshall_sends = held.iter().filter(|h| !h.runt_outstanding).count();
     let doupnik = "Doupnik's policy (send_policy = \"doupnik\"), which sends the end of every write at once (Doupnik, A new TCP transmission policy, 2.1)";
-    let likely_minshall =
-        rules.consistent(SendRule::Minshall) && !rules.consistent(SendRule::Nagle);
+    // Its runts left behind full segments (strict Nagle ruled out), and none
+    // behind another runt: Minshall's rule, as Linux's Nagle is.
+    let likely_minshall = rules.likely == SendRule::Minshall;
     if unmatched > 0 && minshall_sends == 0 && !likely_minshall {
+        recs.push(rec(s, format!("or {doupnik}")).remedy(Remedy::Doupnik));
         recs.push(rec(
             s,
-            format!("or {doupnik}; or Minshall's rule (send_policy = \"minshall\"), unless this side already uses it (Linux does): it still holds a runt behind an earlier unacknowledged runt"),
-        ));
-    } else if minshall_sends > 0 && !rules.consistent(SendRule::Minshall) {
+            "or Minshall's rule (send_policy = \"minshall\"), unless this side already uses it (Linux does): it still holds a runt behind an earlier unacknowledged runt",
+        ).remedy(Remedy::Minshall));
+    } else if minshall_sends > 0 && !likely_minshall {
         recs.push(rec(
             s,
             format!(
-                "or use Minshall's rule (Linux's Nagle; send_policy = \"minshall\"): {minshall_sends} of these {} runts waited with no earlier runt unacknowledged, and it would have sent them at once; or {doupnik}",
+                "or use Minshall's rule (Linux's Nagle; send_policy = \"minshall\"): {minshall_sends} of these {} runts waited with no earlier runt unacknowledged, and it would have sent them at once",
                 held.len()
             ),
-        ));
+        ).remedy(Remedy::Minshall));
+        recs.push(rec(s, format!("or {doupnik}")).remedy(Remedy::Doupnik));
     } else {
         recs.push(rec(
             s,
@@ -70,7 +80,7 @@ pub fn send_rule_fixes(
                 "or use {doupnik}; Minshall's rule would not help: each runt waited behind an earlier unacknowledged runt, which it holds too{}",
                 if rules.consistent(SendRule::Nagle) { "" } else { " (and this sender already sends runts behind full segments, as Minshall's rule does)" }
             ),
-        ));
+        ).remedy(Remedy::Doupnik));
     }
     recs
 }

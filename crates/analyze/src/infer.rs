@@ -5,16 +5,17 @@
 //! Low-confidence default that says so.
 
 mod acks;
+mod initial_window;
 mod path;
 mod profile;
-mod send;
 mod stats;
 mod window;
 
+pub use crate::sendrule::{send_rule, SendRule, SendRules, Witness};
 pub use acks::{ack_behaviour, AckBehaviour, AckSamples};
+pub use initial_window::initial_window;
 pub use path::{path, vantage, LossEstimate, NegotiatedOptions, PathInference, Vantage};
 pub use profile::{nearest, KeyDiff, NearestProfile, Observed, ProfileScore};
-pub use send::{initial_window, send_rule, RuledOut, SendRule, SendRuleSet};
 pub use stats::{quantile, upper_mode, Cluster};
 pub use window::{rcv_window, RcvWindow};
 
@@ -35,7 +36,7 @@ pub struct SideInference {
     /// `ack_policy`, `delack`, `delack_segments`: as the receiver of the peer's data.
     pub ack: AckBehaviour,
     /// `send_policy`: the rules consistent with what it sent.
-    pub send_rule: Inferred<SendRuleSet>,
+    pub send_rule: Inferred<SendRules>,
     /// `initial_window`, in segments.
     pub initial_window: Inferred<Span<u32>>,
     /// `rcv_buf`: its advertised window.

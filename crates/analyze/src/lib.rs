@@ -15,10 +15,13 @@ pub mod sendrule;
 pub mod timeseq;
 
 pub use capture::{read_bytes, read_file, Capture, CaptureError, Packet, ReadStats};
-pub use diagnose::{diagnose, Diagnosis, Finding, FlowReport, Kind, Thresholds};
+pub use diagnose::{
+    diagnose, Diagnosis, Finding, FlowReport, Kind, Recommendation, Remedy, ReplayEffect,
+    Thresholds,
+};
 pub use evidence::{Confidence, Inferred, Span};
 pub use exchange::{exchanges, Exchange, Exchanges, Shape};
 pub use flow::{flows, Flow, Seg};
 pub use holds::{holds, Hold, HoldCause};
 pub use infer::{infer, FlowInference, ScenarioKey, SideInference};
-pub use sendrule::{send_rules_consistent, SendRule, SendRules};
+pub use sendrule::{send_rules, SendRule, SendRules};

@@ -94,8 +94,12 @@ fn a_runt_held_behind_an_earlier_runt_costs_a_round_trip_per_exchange() {
             let w: Vec<u64> = e.request_writes.value.iter().map(|w| w.bytes).collect();
             assert_eq!(w, [2000, 1000]);
         }
+        // The first write's runt left behind its full segment: not strict
+        // Nagle; the held runts point at Minshall's rule.
         let client = &r.send_rules[0];
-        assert!(!client.consistent(SendRule::NoHold));
+        assert_eq!(client.possible, [SendRule::Minshall, SendRule::NoHold]);
+        assert_eq!(client.likely, SendRule::Minshall, "{client:?}");
+        assert!(client.runts_held >= 19);
         assert_eq!(client.runts_minshall_sends, 0);
     }
 }
@@ -136,8 +140,11 @@ fn strict_nagle_and_delayed_ack_is_still_a_held_tail() {
     let x = finding(&r, Kind::HeldTail, "client");
     assert!(x.count >= 7, "{} held tails", x.count);
     assert!(fixes(&x).contains("use Minshall's rule"), "{}", fixes(&x));
+    // Holds only suggest a rule (the application may have written just
+    // then); they never rule one out, so strict Nagle is the likely one.
     assert!(r.send_rules[0].runts_minshall_sends >= 7);
-    assert!(!r.send_rules[0].consistent(SendRule::Minshall));
+    assert_eq!(r.send_rules[0].likely, SendRule::Nagle);
+    assert!(r.send_rules[0].consistent(SendRule::Nagle));
     // Each exchange's breakdown carries the held tail.
     let held: Vec<f64> = r.exchanges[1..]
         .iter()
@@ -273,4 +280,48 @@ fn pipelined_requests_are_not_paired() {
     let r = run(&text, Vantage::Client);
     assert_eq!(r.shape, Shape::Pipelined, "{}", r.shape_note);
     assert!(r.exchanges.is_empty());
+}
+
+/// A sender that never holds, answering 3000 B then two 100 B writes 1 ms
+/// apart: at the client the second write can pass just after an ACK and
+/// look held, but holds only suggest a rule; the runts it sent behind full
+/// segments and behind each other rule out strict Nagle and Minshall, so
+/// the rule that never holds is all that is left, from either end.
+#[test]
+fn a_sender_that_never_holds_keeps_only_the_no_hold_rule() {
+    for policy in ["nodelay", "doupnik"] {
+        let text = scenario(
+            "rate = \"100Mbps\"\ndelay = \"10ms\"",
+            "",
+            &format!("send_policy = \"{policy}\""),
+            "type = \"request-response\"\nrequest = [100]\nresponse = [3000, 100, 100]\nresponse_gap = \"1ms\"\nrequests = 6",
+        );
+        for at in [Vantage::Client, Vantage::Server] {
+            let r = run(&text, at);
+            let server = &r.send_rules[1];
+            assert_eq!(
+                server.possible,
+                [SendRule::NoHold],
+                "{policy} {at:?}: {server:?}"
+            );
+            assert_eq!(server.likely, SendRule::NoHold, "{policy} {at:?}");
+        }
+    }
+}
+
+/// TCP_NODELAY and 2,000 then 1,000 bytes: the first write's runt leaves
+/// behind its full segment, which strict Nagle (RFC 896) would have held,
+/// though it is the same burst.
+#[test]
+fn a_runt_in_the_same_burst_as_full_segments_rules_out_strict_nagle() {
+    let text = scenario(
+        "rate = \"100Mbps\"\ndelay = \"20ms\"",
+        "send_policy = \"nodelay\"",
+        "",
+        "type = \"request-response\"\nrequest = [2000, 1000]\nresponse = [100]\nrequests = 10",
+    );
+    let r = run(&text, Vantage::Server);
+    let client = &r.send_rules[0];
+    assert!(!client.consistent(SendRule::Nagle), "{client:?}");
+    assert!(client.verdicts[0].witnesses >= 10);
 }

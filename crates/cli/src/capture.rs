@@ -148,7 +148,13 @@ pub fn busiest_flows(flows: &[Flow], n: usize) -> Vec<usize> {
 }
 
 /// `tinygram diagnose FILE [--json] [--plot DIR [--plot-flows N]]`.
-pub fn diagnose_cmd(file: &Path, json: bool, plot: Option<&Path>, plot_flows: usize) -> ExitCode {
+pub fn diagnose_cmd(
+    file: &Path,
+    json: bool,
+    plot: Option<&Path>,
+    plot_flows: usize,
+    rank: bool,
+) -> ExitCode {
     let cap = match read_file(file) {
         Ok(c) => c,
         Err(e) => {
@@ -159,9 +165,25 @@ pub fn diagnose_cmd(file: &Path, json: bool, plot: Option<&Path>, plot_flows: us
     if let Some(w) = cap.stats.truncation_warning() {
         eprintln!("warning: {}: {w}", file.display());
     }
-    let (d, flows) = diagnose(&cap, &Thresholds::default());
+    let (mut d, flows) = diagnose(&cap, &Thresholds::default());
     // The per-segment records are in the flows now; free them before printing.
     drop(cap);
+    if rank {
+        let opts = tinygram_lab::whatif::Options::default();
+        for (i, (r, f)) in d.flows.iter_mut().zip(&flows).enumerate() {
+            if r.findings.is_empty() {
+                continue;
+            }
+            let notes = tinygram_lab::whatif::rank::rank_flow(f, i + 1, r, &opts, &|m| {
+                if !json {
+                    eprintln!("rank: {m}");
+                }
+            });
+            for n in notes {
+                eprintln!("warning: {n}");
+            }
+        }
+    }
     if json {
         println!(
             "{}",

@@ -71,6 +71,11 @@ enum Cmd {
         /// How many flows --plot draws, busiest (most payload bytes) first; 0: all.
         #[arg(long, value_name = "N", default_value_t = 10)]
         plot_flows: usize,
+        /// Replay each flow with findings (`whatif`) and order its fixes by
+        /// the median exchange time each gave, with the number beside it.
+        /// Runs simulations: seconds per flow, so not the default.
+        #[arg(long)]
+        rank: bool,
     },
     /// What would each fix have done? Infers a captured exchange's path, stacks
     /// and application, replays it, and runs each send/ACK policy and stack
@@ -409,7 +414,8 @@ fn main() -> ExitCode {
             json,
             plot,
             plot_flows,
-        } => capture::diagnose_cmd(&file, json, plot.as_deref(), plot_flows),
+            rank,
+        } => capture::diagnose_cmd(&file, json, plot.as_deref(), plot_flows, rank),
         Cmd::Drill(args) => tinygram_drill::run(&args),
         Cmd::Whatif(args) => whatif::run(&args),
         Cmd::Reproduce {

@@ -802,3 +802,66 @@ fn tun_link_carries_packets_with_the_delay_asked() {
     let list = String::from_utf8_lossy(&list.stdout);
     assert!(names.iter().all(|n| !list.contains(n.as_str())), "{list}");
 }
+
+/// `diagnose --rank` on the classic stall (strict Nagle on the client's
+/// 2,000-byte request, a 200 ms delayed ACK at the server): each fix is
+/// replayed, and the order follows the replay. Writing the message at once
+/// cannot help (it already is one write: the runt is the MSS remainder), so
+/// it ranks below every fix that removes the hold, and the first fix must
+/// cut the median exchange to well under the delayed ACK.
+#[test]
+fn diagnose_rank_puts_the_fix_that_helps_first() {
+    let f = scenario(
+        "seed = 1\n[link]\nrate = \"100Mbps\"\ndelay = \"5ms\"\n[client]\nsend_policy = \"nagle\"\nrto_min = \"500ms\"\n[server]\nack_policy = \"delayed\"\ndelack = \"200ms\"\n[workload]\ntype = \"request-response\"\nrequest = [2000]\nresponse = [100]\nrequests = 8\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("run.pcap");
+    let out = tinygram()
+        .arg("run")
+        .arg(f.path())
+        .arg("--pcap")
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let out = tinygram()
+        .args(["diagnose", "--rank", "--json"])
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let x = v["flows"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["kind"] == "held_tail" && x["sender"] == "client")
+        .expect("the held tail is found");
+    let recs = x["recommendations"].as_array().unwrap();
+    let p50 = |r: &serde_json::Value| r["replay"]["p50_ms"].as_f64();
+    let measured: Vec<f64> = recs.iter().map_while(p50).collect();
+    assert!(measured.len() >= 4, "{recs:#?}");
+    assert!(measured.windows(2).all(|w| w[0] <= w[1]), "{measured:?}");
+    let first = &recs[0]["replay"];
+    let base = first["baseline_p50_ms"].as_f64().unwrap();
+    assert_eq!(first["replay_matches"], true, "{first}");
+    assert!(base > 200.0, "the replay keeps the stall: {base}");
+    assert!(measured[0] < 30.0, "{recs:#?}");
+    let one_write = recs
+        .iter()
+        .position(|r| r["remedy"] == "one_write")
+        .expect("the one-write fix");
+    assert!(p50(&recs[one_write]).unwrap() > 0.9 * base, "{recs:#?}");
+    assert_eq!(one_write, measured.len() - 1, "{recs:#?}");
+    // Text output says the number beside each fix.
+    let out = tinygram()
+        .args(["diagnose", "--rank"])
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("replayed (client nodelay): median exchange"),
+        "{text}"
+    );
+}

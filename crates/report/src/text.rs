@@ -107,6 +107,23 @@ pub fn diagnosis(d: &Diagnosis, name: &str) -> String {
             }
             for r in &x.recommendations {
                 let _ = writeln!(s, "    fix ({}): {}", r.side, r.fix);
+                if let Some(e) = &r.replay {
+                    let _ = writeln!(
+                        s,
+                        "      replayed ({}): median exchange {:.1} -> {:.1} ms{}",
+                        e.alternative,
+                        e.baseline_p50_ms,
+                        e.p50_ms,
+                        if e.replay_matches {
+                            String::new()
+                        } else {
+                            format!(
+                                " (a direction, not a number: the replay is {:.0} % off the capture)",
+                                e.baseline_error * 100.0
+                            )
+                        }
+                    );
+                }
             }
         }
     }

@@ -2,9 +2,9 @@
 //! the keys in which it differs.
 
 use super::acks::AckBehaviour;
-use super::send::{SendRule, SendRuleSet};
 use super::window::RcvWindow;
 use crate::evidence::{Confidence, Inferred, Span};
+use crate::sendrule::{SendRule, SendRules};
 use serde::Serialize;
 use tinygram_proto::policy::ack::QUICKACK_ATO_MIN;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
@@ -45,7 +45,7 @@ pub struct NearestProfile {
 pub struct Observed<'a> {
     pub mss: &'a Inferred<Option<u16>>,
     pub options: &'a Inferred<Vec<String>>,
-    pub send: &'a Inferred<SendRuleSet>,
+    pub send: &'a Inferred<SendRules>,
     pub acks: &'a AckBehaviour,
     pub initial_window: &'a Inferred<Span<u32>>,
     pub rcv_window: &'a Inferred<RcvWindow>,
@@ -82,7 +82,7 @@ fn rule_of(p: SendPolicyKind) -> Option<SendRule> {
     match p {
         SendPolicyKind::Nagle => Some(SendRule::Nagle),
         SendPolicyKind::Minshall => Some(SendRule::Minshall),
-        SendPolicyKind::NoDelay => Some(SendRule::Nodelay),
+        SendPolicyKind::NoDelay => Some(SendRule::NoHold),
         _ => None,
     }
 }
@@ -109,8 +109,8 @@ fn compare(p: &Profile, o: &Observed) -> (u32, Vec<KeyDiff>) {
     // Send rule: the profile's must still be possible.
     let set = &o.send.value;
     let fits = match rule_of(c.send_policy) {
-        Some(r) => set.allows(r),
-        None => set.possible != [SendRule::Nodelay],
+        Some(r) => set.consistent(r),
+        None => set.possible != [SendRule::NoHold],
     };
     if !fits {
         differ(

@@ -10,6 +10,7 @@
 
 pub mod alternatives;
 mod measure;
+pub mod rank;
 pub mod schedule;
 pub mod table;
 pub mod write;
@@ -239,7 +240,7 @@ fn held_side(ex: &Exchanges, f: &Flow, forced: Option<&str>) -> (String, String)
     )
 }
 
-fn flow_whatif(
+pub fn flow_whatif(
     id: usize,
     f: &Flow,
     opts: &Options,
