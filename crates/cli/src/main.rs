@@ -78,6 +78,7 @@ enum Cmd {
     /// capture cannot show.
     Whatif(whatif::WhatifArgs),
     /// Run packetdrill scripts against the engine on virtual time.
+    #[command(after_help = tinygram_drill::PYTHON_WARNING)]
     Drill(tinygram_drill::DrillArgs),
     /// Run the source documents' experiments and write a report beside the published numbers.
     Reproduce {

@@ -17,7 +17,7 @@ mod syscall;
 mod sysctl;
 mod zerocopy;
 
-pub use cli::{run, run_cli, DrillArgs};
+pub use cli::{run, run_cli, DrillArgs, PYTHON_WARNING};
 pub use parse::{parse_script, ParseError};
 pub use report::{FailKind, Failure, ScriptReport, QUICK_ACK_HINT};
 pub use runner::{run_script, Settings};
