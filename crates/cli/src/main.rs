@@ -83,6 +83,7 @@ enum Cmd {
     /// capture cannot show.
     Whatif(whatif::WhatifArgs),
     /// Run packetdrill scripts against the engine on virtual time.
+    #[command(after_help = tinygram_drill::PYTHON_WARNING)]
     Drill(tinygram_drill::DrillArgs),
     /// Run the source documents' experiments and write a report beside the published numbers.
     Reproduce {
@@ -636,7 +637,10 @@ whatever the number of threads. Columns: each swept key, seed, then every field 
 `run --json`, flattened with dotted names (completion_ms.p50, client.data_segments, \
 variants.0.result.transactions); a result field named like a swept key gets `result.` \
 in front (client.mss is a key and the effective MSS). Every value of every key is \
-checked before anything runs.";
+checked before anything runs. Rows are written as they finish, in that order, so a long \
+sweep holds a few rows at a time; CSV and Parquet take their columns from the first row \
+(Parquet: the first 1,024), and a column only a later row has is left out with a note \
+(JSON lines keep every field).";
 
 /// `tinygram sweep`: validate everything, run the cross product, write the rows.
 /// What `sweep` varies and fixes: `--grid`, `--seeds`, `--set`, `--open`.
@@ -677,28 +681,27 @@ fn sweep_cmd(
     let threads =
         jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let started = std::time::Instant::now();
-    let rows = match sweep::run(&src, &what.set, &list, threads, !quiet) {
-        Ok(r) => r,
+    let written = match sweep::run(&src, &what.set, &list, threads, !quiet, out) {
+        Ok(w) => w,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
     let took = started.elapsed();
-    if !quiet && lab_sweep::seeds_made_no_difference(&list, &rows) {
+    for note in &written.notes {
+        eprintln!("note: {note}");
+    }
+    if !quiet && written.seeds_changed_nothing {
         eprintln!(
             "note: every seed gave the same results: nothing in this scenario draws from the run's random numbers (no loss, bit errors, reordering or jitter), so one seed is enough"
         );
     }
-    if let Err(e) = sweep::write(out, &rows) {
-        eprintln!("error: {e}");
-        return ExitCode::FAILURE;
-    }
     if !quiet {
         eprintln!(
             "{} runs on {} threads in {:.2} s; wrote {}",
-            rows.len(),
-            threads.min(rows.len()).max(1),
+            written.rows,
+            threads.min(written.rows).max(1),
             took.as_secs_f64(),
             out.display()
         );

@@ -6,6 +6,13 @@ use crate::stack::Stack;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The warning `drill --help` ends with: scripts carry Python that runs as you.
+pub const PYTHON_WARNING: &str = "Warning: a script's %{ }% blocks are arbitrary Python, run by \
+python3 as the user running drill (as packetdrill runs them): a script can read, write or \
+delete your files. Run only scripts you trust, or use --no-python, which refuses such scripts \
+(reported unsupported). Blocks run with an empty environment (PATH only), in isolated mode \
+(python3 -I), and are killed after --python-timeout seconds (10).";
+
 /// Arguments of `tinygram drill` (clap-ready: flatten or use as a subcommand).
 #[derive(Debug, Clone, clap::Args)]
 pub struct DrillArgs {
@@ -69,12 +76,32 @@ pub struct DrillArgs {
     /// or a historical stack. The script's setsockopts override them.
     #[arg(long, default_value = "rfc", value_name = "PROFILE")]
     pub stack: Stack,
+    /// Refuse `%{ }%` Python blocks: a script with one is reported
+    /// unsupported and not run. Blocks are arbitrary Python run as you, as in
+    /// packetdrill: use this for suites you did not write.
+    #[arg(long = "no-python")]
+    pub no_python: bool,
+    /// Seconds one script's `%{ }%` blocks may run in all (they share one
+    /// python3 process); past it the process is killed and the script fails.
+    #[arg(long = "python-timeout", value_name = "SECS", default_value_t = 10.0,
+          value_parser = parse_timeout)]
+    pub python_timeout: f64,
     /// Print every segment in and out of each script.
     #[arg(long, short)]
     pub verbose: bool,
     /// Print only failures and the summary.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// Parses `--python-timeout`: positive seconds, at most a day.
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a number of seconds (more than 0, at most 86400)"
+        )),
+    }
 }
 
 /// Parses `-D NAME=VALUE`; NAME must be an identifier.
@@ -97,7 +124,8 @@ fn parse_define(s: &str) -> Result<(String, String), String> {
 #[derive(Debug, clap::Parser)]
 #[command(
     name = "tinygram drill",
-    about = "Run packetdrill scripts against the tinygram engine on a virtual clock"
+    about = "Run packetdrill scripts against the tinygram engine on a virtual clock",
+    after_help = PYTHON_WARNING
 )]
 struct Standalone {
     #[command(flatten)]
@@ -158,6 +186,8 @@ pub fn run_scripts(
         stack: args.stack,
         defines: args.define.clone(),
         tcp_ts_tick_usecs: args.tcp_ts_tick_usecs,
+        no_python: args.no_python,
+        python_timeout: std::time::Duration::from_secs_f64(args.python_timeout),
         ..Settings::default()
     };
     let mut settings = settings;

@@ -19,7 +19,7 @@ mod sysctl;
 mod zerocopy;
 
 #[cfg(feature = "cli")]
-pub use cli::{run, run_cli, DrillArgs};
+pub use cli::{run, run_cli, DrillArgs, PYTHON_WARNING};
 pub use parse::{parse_script, ParseError};
 pub use report::{FailKind, Failure, ScriptReport, QUICK_ACK_HINT};
 pub use runner::{run_script, Settings};
@@ -35,9 +35,9 @@ pub fn run_file(path: &std::path::Path, settings: &Settings) -> ScriptReport {
         notes: Vec::new(),
         trace: Vec::new(),
     };
-    let bytes = match std::fs::read(path) {
+    let bytes = match read_bounded(path) {
         Ok(b) => b,
-        Err(e) => return empty(Failure::new(0, FailKind::Io, format!("cannot read: {e}"))),
+        Err(f) => return empty(*f),
     };
     let text = match script_text(bytes) {
         Ok(t) => t,
@@ -54,6 +54,35 @@ pub fn run_file(path: &std::path::Path, settings: &Settings) -> ScriptReport {
         Ok(script) => run_script(&script, settings),
         Err(e) => empty(Failure::new(e.line, FailKind::Parse, e.msg)),
     }
+}
+
+/// The largest script file read: packetdrill scripts are a few kilobytes
+/// (the upstream suite's largest is under 20 KB), and parsing takes several
+/// times a file's size in memory.
+pub const MAX_SCRIPT_BYTES: u64 = 4 << 20;
+
+/// A script file's bytes, refused past [`MAX_SCRIPT_BYTES`] without reading the rest.
+fn read_bounded(path: &std::path::Path) -> Result<Vec<u8>, Box<Failure>> {
+    use std::io::Read;
+    let io =
+        |e: std::io::Error| Box::new(Failure::new(0, FailKind::Io, format!("cannot read: {e}")));
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_SCRIPT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(Box::new(Failure::new(
+            0,
+            FailKind::NotAScript,
+            format!(
+                "larger than {} MiB; packetdrill scripts are a few kilobytes",
+                MAX_SCRIPT_BYTES >> 20
+            ),
+        )));
+    }
+    Ok(bytes)
 }
 
 /// A script's bytes as text, or why they are not a script: packetdrill
@@ -106,5 +135,23 @@ mod define_tests {
             "x host_unreachable CODEX _CODE host_unreachable,1"
         );
         assert_eq!(substitute_defines("CODE", &[]), "CODE");
+    }
+}
+
+#[cfg(test)]
+mod read_tests {
+    use super::*;
+
+    #[test]
+    fn a_script_file_past_the_size_bound_is_refused_unread() {
+        let p = std::env::temp_dir().join(format!("tinygram-huge-{}.pkt", std::process::id()));
+        let line = "0 < . 1:1(0) ack 1 win 514 <nop>\n";
+        let n = (MAX_SCRIPT_BYTES as usize) / line.len() + 1;
+        std::fs::write(&p, line.repeat(n)).unwrap();
+        let rep = run_file(&p, &Settings::default());
+        std::fs::remove_file(&p).unwrap();
+        let f = rep.failure.expect("refused");
+        assert_eq!(f.kind, FailKind::NotAScript, "{}", f.msg);
+        assert!(f.msg.contains("larger than 4 MiB"), "{}", f.msg);
     }
 }

@@ -552,6 +552,10 @@ fn tfo_cookie(hex: &str) -> Result<Vec<u8>, String> {
         .collect()
 }
 
+/// Most options one list may name: a TCP header holds at most 40 bytes of
+/// options and each takes at least one (RFC 9293 3.1, Data Offset).
+const MAX_OPTIONS: usize = 40;
+
 /// Parses the inside of `<...>`.
 fn parse_options(s: &str) -> Result<OptionsSpec, String> {
     if s.trim() == "..." {
@@ -562,6 +566,11 @@ fn parse_options(s: &str) -> Result<OptionsSpec, String> {
         return Ok(OptionsSpec::List(out));
     }
     for part in s.split(',') {
+        if out.len() == MAX_OPTIONS {
+            return Err(format!(
+                "more than {MAX_OPTIONS} TCP options in one list; a TCP header holds at most 40 bytes of options"
+            ));
+        }
         let words: Vec<&str> = part.split_whitespace().collect();
         let opt = match words.as_slice() {
             ["mss", n] => OptSpec::Mss(
@@ -925,6 +934,17 @@ mod tests {
         let sc = parse_script(s, "t.pkt").unwrap();
         assert_eq!(sc.events.len(), 1, "{s}");
         sc.events.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn an_option_list_longer_than_a_header_can_hold_is_refused() {
+        let nops = |n: usize| vec!["nop"; n].join(",");
+        let ok = format!("0 < . 1:1(0) ack 1 win 514 <{}>\n", nops(40));
+        assert!(parse_script(&ok, "t.pkt").is_ok());
+        // Forty million of them once ran the parser out of memory.
+        let long = format!("0 < . 1:1(0) ack 1 win 514 <{}>\n", nops(1_000_000));
+        let e = parse_script(&long, "t.pkt").unwrap_err();
+        assert!(e.msg.contains("more than 40 TCP options"), "{e}");
     }
 
     #[test]

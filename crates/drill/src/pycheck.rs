@@ -3,10 +3,18 @@
 //! script's last line every block, each preceded by its values, is run by
 //! `python3` as one program. A failed assertion fails the script; a block
 //! that reads a value the engine does not report fails it as unsupported.
+//!
+//! The blocks are arbitrary Python, as in packetdrill: a downloaded suite
+//! can do anything the user can. They run with an empty environment (PATH
+//! only) in isolated mode (`python3 -I`: no PYTHON* variables, no user
+//! site-packages), in their own process group, killed with it past a
+//! timeout; `drill --no-python` refuses them instead.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
+use std::os::unix::process::CommandExt as _;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 use tinygram_proto::{Connection, State};
 
 /// Linux's symbolic names packetdrill defines for the checks (code.c
@@ -178,6 +186,8 @@ pub(crate) enum CheckError {
     Missing { line: usize, name: String },
     /// An assertion (or any other exception) at this script line.
     Failed { line: usize, msg: String },
+    /// The program was still running after the timeout, and was killed.
+    Timeout(Duration),
 }
 
 impl Program {
@@ -196,26 +206,55 @@ impl Program {
         self.blocks == 0
     }
 
-    /// Runs every block with python3.
-    pub(crate) fn run(&self) -> Result<(), CheckError> {
+    /// Runs every block with python3, killed (with anything it started in
+    /// its process group) if it has not finished within `timeout`.
+    pub(crate) fn run(&self, timeout: Duration) -> Result<(), CheckError> {
         let mut child = Command::new("python3")
-            .arg("-")
+            .args(["-I", "-"])
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| CheckError::NoPython(format!("cannot run python3: {e}")))?;
-        if let Some(mut stdin) = child.stdin.take() {
-            let _ = stdin.write_all(PREAMBLE.as_bytes());
-            let _ = stdin.write_all(self.text.as_bytes());
-        }
-        let out = child
-            .wait_with_output()
-            .map_err(|e| CheckError::NoPython(format!("python3 did not finish: {e}")))?;
-        if out.status.success() {
+        let program = format!("{PREAMBLE}{}", self.text);
+        let stdin = child.stdin.take();
+        std::thread::spawn(move || {
+            if let Some(mut stdin) = stdin {
+                let _ = stdin.write_all(program.as_bytes());
+            }
+        });
+        let stderr = child.stderr.take();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut e) = stderr {
+                let _ = std::io::Read::read_to_string(&mut e, &mut text);
+            }
+            let _ = tx.send(text);
+        });
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() >= deadline => {
+                    // SAFETY: kill(2) on the group the child leads (process_group(0)).
+                    unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(CheckError::Timeout(timeout));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => return Err(CheckError::NoPython(format!("python3 did not finish: {e}"))),
+            }
+        };
+        if status.success() {
             return Ok(());
         }
-        let err = String::from_utf8_lossy(&out.stderr);
+        // Something the program started may still hold stderr open.
+        let err = rx.recv_timeout(Duration::from_secs(1)).unwrap_or_default();
         Err(classify(&err))
     }
 }
@@ -316,13 +355,42 @@ mod tests {
             &[("tcpi_snd_cwnd", 7)],
             "assert tcpi_snd_cwnd == 10, tcpi_snd_cwnd",
         );
-        match p.run() {
+        match p.run(Duration::from_secs(30)) {
             Err(CheckError::Failed { line, msg }) => {
                 assert_eq!(line, 9);
                 assert!(msg.contains("AssertionError: 7"), "{msg}");
             }
             Err(CheckError::NoPython(_)) => eprintln!("python3 not installed: check not run"),
             other => panic!("expected the second block to fail: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_block_that_never_ends_is_killed_at_the_timeout() {
+        let mut p = Program::default();
+        p.push("f.pkt", 3, &[], "while True: pass");
+        let started = Instant::now();
+        match p.run(Duration::from_millis(300)) {
+            Err(CheckError::Timeout(t)) => assert_eq!(t, Duration::from_millis(300)),
+            Err(CheckError::NoPython(_)) => eprintln!("python3 not installed: check not run"),
+            other => panic!("expected a timeout: {other:?}"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn blocks_see_no_environment() {
+        let mut p = Program::default();
+        p.push(
+            "f.pkt",
+            2,
+            &[],
+            "import os\nassert sorted(os.environ) == ['PATH'] or sorted(os.environ) == ['LC_CTYPE', 'PATH'], sorted(os.environ)",
+        );
+        std::env::set_var("TINYGRAM_SECRET_FOR_TEST", "1");
+        match p.run(Duration::from_secs(30)) {
+            Ok(()) | Err(CheckError::NoPython(_)) => {}
+            other => panic!("the block saw more than PATH: {other:?}"),
         }
     }
 }

@@ -50,6 +50,12 @@ pub struct Settings {
     pub local_ip: std::net::IpAddr,
     /// packetdrill's `--remote_ip`: the scripted peer's address.
     pub remote_ip: std::net::IpAddr,
+    /// Refuse scripts with `%{ }%` Python blocks (`--no-python`): they are
+    /// reported unsupported, never run.
+    pub no_python: bool,
+    /// How long one script's Python blocks may run in all (they share one
+    /// process): past it the process is killed and the script fails.
+    pub python_timeout: std::time::Duration,
 }
 
 impl Default for Settings {
@@ -64,6 +70,8 @@ impl Default for Settings {
             // packetdrill's IPv4 defaults.
             local_ip: std::net::IpAddr::V4(std::net::Ipv4Addr::new(192, 168, 0, 1)),
             remote_ip: std::net::IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 1)),
+            no_python: false,
+            python_timeout: std::time::Duration::from_secs(10),
         }
     }
 }
@@ -319,6 +327,17 @@ impl<'a> Runner<'a> {
 
     /// Runs every event, then checks nothing is left over.
     fn run(&mut self) -> Res<()> {
+        if self.settings.no_python {
+            if let Some(idx) = (0..self.script.events.len())
+                .find(|&i| matches!(self.script.events[i].kind, EventKind::Code(_)))
+            {
+                return Err(self.fail(
+                    idx,
+                    FailKind::Unsupported,
+                    "%{ }% Python block not run (--no-python)",
+                ));
+            }
+        }
         for idx in 0..self.script.events.len() {
             self.run_event(idx)?;
         }
@@ -489,7 +508,7 @@ impl<'a> Runner<'a> {
         if self.checks.is_empty() {
             return Ok(());
         }
-        let (line, kind, msg) = match self.checks.run() {
+        let (line, kind, msg) = match self.checks.run(self.settings.python_timeout) {
             Ok(()) => return Ok(()),
             Err(CheckError::NoPython(m)) => (
                 0,
@@ -505,6 +524,14 @@ impl<'a> Runner<'a> {
                 line,
                 FailKind::Check,
                 format!("%{{ }}% check failed: {msg}"),
+            ),
+            Err(CheckError::Timeout(t)) => (
+                0,
+                FailKind::Check,
+                format!(
+                    "%{{ }}% blocks still running after {} s (--python-timeout), killed",
+                    t.as_secs_f64()
+                ),
             ),
         };
         let mut f = Box::new(Failure::new(line, kind, msg));

@@ -4,6 +4,7 @@
 //! `tests/drill/linux/*.pkt` pass under `--stack linux` only.
 
 use std::path::{Path, PathBuf};
+use tinygram_drill::report::FailKind;
 use tinygram_drill::{parse_script, run_file, run_script, DrillArgs, Settings, Stack};
 use tinygram_drill::{ScriptReport, QUICK_ACK_HINT};
 
@@ -415,4 +416,56 @@ fn stack_scripts_pass_under_their_profile_and_fail_under_rfc() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A script whose `%{ }%` block writes a file (`marker`), then hangs.
+fn hostile_python(marker: &std::path::Path) -> String {
+    format!(
+        "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n\
+         +0 bind(3, ..., ...) = 0\n\
+         +0 listen(3, 1) = 0\n\
+         +0 < S 0:0(0) win 65535 <mss 1000>\n\
+         +0 > S. 0:0(0) ack 1 <mss 1460>\n\
+         +.1 < . 1:1(0) ack 1 win 65535\n\
+         +0 accept(3, ..., ...) = 4\n\
+         +0 %{{\nopen('{}', 'w').write('ran')\nwhile True: pass\n}}%\n",
+        marker.display()
+    )
+}
+
+#[test]
+fn no_python_refuses_python_blocks_and_a_hanging_block_is_killed() {
+    let marker = std::env::temp_dir().join(format!("tinygram-py-{}", std::process::id()));
+    let _ = std::fs::remove_file(&marker);
+    let text = hostile_python(&marker);
+    let refused = run_text(
+        &text,
+        &Settings {
+            no_python: true,
+            ..Settings::default()
+        },
+    );
+    let f = refused.failure.expect("refused");
+    assert_eq!(f.kind, FailKind::Unsupported, "{}", f.msg);
+    assert!(f.msg.contains("--no-python"), "{}", f.msg);
+    assert!(!marker.exists(), "a refused block ran");
+    // Without the flag the block runs, and is killed at the timeout.
+    let started = std::time::Instant::now();
+    let rep = run_text(
+        &text,
+        &Settings {
+            python_timeout: std::time::Duration::from_millis(500),
+            ..Settings::default()
+        },
+    );
+    let f = rep.failure.expect("a hanging block fails the script");
+    if f.msg.contains("cannot run python3") {
+        eprintln!("python3 not installed: not checked");
+        return;
+    }
+    assert_eq!(f.kind, FailKind::Check, "{}", f.msg);
+    assert!(f.msg.contains("still running after 0.5 s"), "{}", f.msg);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(marker.exists(), "the block did run");
+    std::fs::remove_file(&marker).unwrap();
 }

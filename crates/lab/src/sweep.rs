@@ -206,6 +206,61 @@ pub fn run(
         .collect()
 }
 
+/// Runs every job on `threads` threads and hands each row to `emit` as soon
+/// as the rows before it are done, in job order whatever the threads (see
+/// [`crate::pool::for_each_in_order`]: only a bounded number of rows wait in
+/// memory, however many jobs). The first failing run or `emit` stops the
+/// sweep; the rows before it have been emitted.
+pub fn run_each(
+    src: &Source,
+    base: &[String],
+    jobs: &[Job],
+    threads: usize,
+    done: &(dyn Fn() + Sync),
+    emit: &mut dyn FnMut(&Job, Row) -> Result<(), String>,
+) -> Result<(), String> {
+    let f = |i: usize| {
+        let row = run_row(src, base, &jobs[i]);
+        done();
+        row
+    };
+    crate::pool::for_each_in_order(jobs.len(), threads, &f, &mut |i, row| emit(&jobs[i], row?))
+}
+
+/// Whether any seed changed a result, learnt one row at a time in job
+/// order (the seed fastest, so a point's rows come together): the first row
+/// of the current point is kept to compare its other seeds' rows with.
+#[derive(Default)]
+pub struct SeedEffect {
+    seeds: std::collections::BTreeSet<u64>,
+    first: Option<(Vec<(String, String)>, Row)>,
+    differed: bool,
+}
+
+impl SeedEffect {
+    /// Takes one job's row into account.
+    pub fn see(&mut self, job: &Job, row: &Row) {
+        self.seeds.insert(job.seed);
+        if self.differed {
+            return;
+        }
+        let mine: Row = row
+            .iter()
+            .filter(|(k, _)| k != "seed" && k != "name")
+            .cloned()
+            .collect();
+        match &self.first {
+            Some((sets, other)) if *sets == job.sets => self.differed = *other != mine,
+            _ => self.first = Some((job.sets.clone(), mine)),
+        }
+    }
+
+    /// More than one seed ran and none changed any result.
+    pub fn none(&self) -> bool {
+        self.seeds.len() >= 2 && !self.differed
+    }
+}
+
 /// A JSON value as one row's columns: nested fields get dotted names
 /// (`client.data_segments`), items of a list of tables their index
 /// (`variants.0.name`); a list of plain values (`client.options`) stays one
@@ -262,28 +317,14 @@ pub fn result_columns(result: &Value, swept: &[String]) -> Vec<(String, Value)> 
 /// scenario draws from the run's RNG: no loss, no jitter): then the extra
 /// seeds only repeated runs, and the user should hear it.
 pub fn seeds_made_no_difference(jobs: &[Job], rows: &[Row]) -> bool {
-    let seeds: std::collections::BTreeSet<u64> = jobs.iter().map(|j| j.seed).collect();
-    if seeds.len() < 2 || jobs.len() != rows.len() {
+    if jobs.len() != rows.len() {
         return false;
     }
-    let results = |r: &Row| -> Row {
-        r.iter()
-            .filter(|(k, _)| k != "seed" && k != "name")
-            .cloned()
-            .collect()
-    };
-    let mut first: std::collections::HashMap<&[(String, String)], Row> =
-        std::collections::HashMap::new();
-    jobs.iter().zip(rows).all(|(j, r)| {
-        let mine = results(r);
-        match first.get(j.sets.as_slice()) {
-            Some(other) => *other == mine,
-            None => {
-                first.insert(j.sets.as_slice(), mine);
-                true
-            }
-        }
-    })
+    let mut effect = SeedEffect::default();
+    for (j, r) in jobs.iter().zip(rows) {
+        effect.see(j, r);
+    }
+    effect.none()
 }
 
 /// The columns of all rows, in order of first appearance.
@@ -338,6 +379,47 @@ mod tests {
     fn grid(axes: &[&str]) -> Space {
         let axes: Vec<Axis> = axes.iter().map(|a| parse_axis(a).unwrap()).collect();
         space(&Source::text(SMALL), &axes, &[]).unwrap()
+    }
+
+    #[test]
+    fn rows_stream_in_job_order_before_the_sweep_ends() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let src = Source::text(SMALL);
+        let seeds: Vec<u64> = (1..=100).collect();
+        let j = jobs(&grid(&["client.send_policy=nagle"]), &seeds).unwrap();
+        let done = AtomicUsize::new(0);
+        let mut at_first = None;
+        let mut order = Vec::new();
+        run_each(
+            &src,
+            &[],
+            &j,
+            1,
+            &|| {
+                done.fetch_add(1, Ordering::SeqCst);
+            },
+            &mut |job, row| {
+                at_first.get_or_insert(done.load(Ordering::SeqCst));
+                order.push((job.seed, lookup(&row, "seed").cloned()));
+                Ok(())
+            },
+        )
+        .unwrap();
+        // The first row was out while most runs had not even started.
+        let first = at_first.unwrap();
+        assert!(first <= 17, "{first} of 100 runs done before the first row");
+        let want: Vec<(u64, Option<Value>)> =
+            seeds.iter().map(|&s| (s, Some(Value::from(s)))).collect();
+        assert_eq!(order, want);
+        // A failing emit stops the sweep with its error.
+        let e = run_each(&src, &[], &j, 2, &|| {}, &mut |job, _| {
+            if job.seed == 5 {
+                Err("disk full".into())
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(e, Err("disk full".to_string()));
     }
 
     #[test]

@@ -238,6 +238,7 @@ pub fn run_on(tun: &impl PacketDevice, opts: &RunOptions) -> Result<RunReport, N
     let isn_key = IsnKey::from_os()
         .map_err(|e| NetError::Config(format!("cannot draw the ISN secret from the OS: {e}")))?;
     let mut host = Host::new(opts.device.addr, opts.config.clone(), seed, isn_key);
+    host.set_prefix(opts.device.prefix);
     host.backlog = opts.backlog;
     match &opts.role {
         Role::Serve { port, app, .. } => host.listen(*port, app.clone()),

@@ -240,19 +240,33 @@ fn cookie_mss_index(peer_mss: Option<u16>) -> u8 {
     COOKIE_MSS.iter().rposition(|&m| m <= mss).unwrap_or(0) as u8
 }
 
-/// A source no SYN may come from (RFC 1122 3.2.1.3): multicast, broadcast,
-/// loopback, unspecified, or our own address.
-fn is_martian(src: Ipv4Addr, us: Ipv4Addr) -> bool {
-    src.is_multicast()
-        || src.is_broadcast()
-        || src.is_loopback()
-        || src.is_unspecified()
-        || src == us
+/// A source no segment may come from (RFC 1122 3.2.1.3): multicast,
+/// "this network" 0.0.0.0/8, the reserved class E 240.0.0.0/4 (the limited
+/// broadcast included), loopback, our own address, and, when the host knows
+/// its subnet (`prefix`), the subnet's broadcast and network addresses.
+fn is_martian(src: Ipv4Addr, us: Ipv4Addr, prefix: Option<u8>) -> bool {
+    let [first, ..] = src.octets();
+    if src.is_multicast() || first == 0 || first >= 240 || src.is_loopback() || src == us {
+        return true;
+    }
+    // RFC 1122 3.2.1.3 (c), (d): { <Network-number>, -1 } and the
+    // obsolete all-zeros host form; only on subnets with host bits to spare.
+    match prefix.filter(|p| (1..=30).contains(p)) {
+        Some(p) => {
+            let mask = u32::MAX << (32 - u32::from(p));
+            let (src, us) = (u32::from(src), u32::from(us));
+            src & mask == us & mask && (src & !mask == !mask || src & !mask == 0)
+        }
+        None => false,
+    }
 }
 
 /// The IPv4 host: our address, listeners, live connections.
 pub struct Host {
     pub addr: Ipv4Addr,
+    /// Our subnet's prefix length, when known: its broadcast and network
+    /// addresses are then martian sources too ([`Host::set_prefix`]).
+    prefix: Option<u8>,
     config: Config,
     listen: Option<(u16, AppSpec)>,
     /// Live connections by 4-tuple.
@@ -298,6 +312,7 @@ impl Host {
         let memory = config.host_budget;
         Host {
             addr,
+            prefix: None,
             config,
             listen: None,
             conns: HashMap::new(),
@@ -325,6 +340,12 @@ impl Host {
             isn_key,
             payload: Vec::new(),
         }
+    }
+
+    /// Tells the host its subnet (`addr/prefix`), so that segments from the
+    /// subnet's broadcast or network address are dropped as martians.
+    pub fn set_prefix(&mut self, prefix: u8) {
+        self.prefix = Some(prefix);
     }
 
     /// Accept connections on `port`, each served by a fresh `app`.
@@ -415,7 +436,7 @@ impl Host {
             return;
         }
         let src = Ipv4Addr::from(ip.src);
-        if is_martian(src, self.addr) {
+        if is_martian(src, self.addr, self.prefix) {
             self.counters.martian_sources += 1;
             return;
         }
@@ -1449,6 +1470,9 @@ mod tests {
             Ipv4Addr::LOCALHOST,
             Ipv4Addr::new(127, 9, 9, 9),
             Ipv4Addr::UNSPECIFIED,
+            Ipv4Addr::new(0, 1, 2, 3),
+            Ipv4Addr::new(240, 1, 2, 3),
+            Ipv4Addr::new(255, 255, 255, 254),
             US,
         ];
         for (i, &src) in martians.iter().enumerate() {
@@ -1465,6 +1489,34 @@ mod tests {
         h.handle_packet(t(0), &packet(A, US, &syn(40000, 8080, 1), &[]));
         h.step(t(0));
         assert_eq!(drain(&mut h).len(), 1);
+    }
+
+    /// Knowing its prefix, the host also drops SYNs from its subnet's
+    /// broadcast and network addresses; other subnets' are not its business.
+    #[test]
+    fn syns_from_the_subnet_broadcast_and_network_address_are_dropped() {
+        let mut h = server();
+        h.set_prefix(24);
+        let [a, b, c, _] = US.octets();
+        let bcast = Ipv4Addr::new(a, b, c, 255);
+        let net = Ipv4Addr::new(a, b, c, 0);
+        for (i, src) in [bcast, net].into_iter().enumerate() {
+            h.handle_packet(t(0), &packet(src, US, &syn(40000 + i as u16, 8080, 1), &[]));
+        }
+        h.step(t(0));
+        assert!(h.outbox.is_empty() && h.conns.is_empty());
+        assert_eq!(h.counters.martian_sources, 2);
+        // x.y.z.255 is an ordinary host on a /16.
+        let mut wide = server();
+        wide.set_prefix(16);
+        wide.handle_packet(t(0), &packet(bcast, US, &syn(40000, 8080, 1), &[]));
+        wide.step(t(0));
+        assert_eq!(drain(&mut wide).len(), 1);
+        assert!(!is_martian(bcast, US, None));
+        assert!(is_martian(bcast, US, Some(24)));
+        // On a /30 (10.7.0.0 to .3) the broadcast is .3, a host on a /24.
+        assert!(is_martian(Ipv4Addr::new(10, 7, 0, 3), US, Some(30)));
+        assert!(!is_martian(Ipv4Addr::new(10, 7, 0, 3), US, Some(24)));
     }
 
     /// Timers come from the heap: the host's next deadline is the earliest

@@ -420,3 +420,51 @@ fn syn_ack_isns_are_not_predictable() {
         "same 4-tuple: the ISN moved {moved_us} us of clock in {elapsed_us} us"
     );
 }
+
+/// Issue 31 item 5: SYNs from the subnet-directed broadcast (10.7.0.255 on
+/// tinygram's /24), the network address, 0.0.0.0/8 and 240.0.0.0/4 get no
+/// SYN-ACK over the wire and are counted as martians (RFC 1122 3.2.1.3); a
+/// unicast source in the subnet, sent the same way, gets its SYN-ACK.
+#[test]
+fn syns_from_martian_sources_get_no_syn_ack() {
+    require_real_wire!("syns_from_martian_sources_get_no_syn_ack");
+    let _g = common::serial();
+    let ns = Netns::new("mart");
+    let tg = Tinygram::start(
+        &ns,
+        Config::default(),
+        tinygram_net::Role::Serve {
+            port: 8080,
+            app: tinygram_net::AppSpec::Echo,
+            conns: None,
+        },
+        1500,
+        std::time::Duration::from_secs(30),
+    );
+    let martians = ["10.7.0.255", "10.7.0.0", "0.1.2.3", "240.1.2.3"];
+    let control = "10.7.0.77";
+    let mut args = vec![TG.to_string(), "8080".into(), "3".into()];
+    args.extend(martians.iter().chain([&control]).map(|s| s.to_string()));
+    let v = ns.python("martian.py", &args, 15).finish();
+    let report = tg.stop();
+    say(&format!(
+        "martians: {v}; host {:?}",
+        report.host.martian_sources
+    ));
+    for src in martians.iter().chain([&control]) {
+        assert_eq!(v["sent"][src], 3, "every SYN went out: {v}");
+    }
+    assert!(
+        v["synacks"][control].as_u64().unwrap_or(0) >= 1,
+        "the control got a SYN-ACK: {v}"
+    );
+    for src in martians {
+        assert_eq!(v["synacks"][src], 0, "{src} got a SYN-ACK: {v}");
+    }
+    assert_eq!(
+        report.host.martian_sources,
+        3 * martians.len() as u64,
+        "{:?}",
+        report.host
+    );
+}

@@ -3,6 +3,7 @@
 pub mod coalesce;
 pub mod event;
 pub mod flows;
+pub mod footprint;
 pub mod link;
 pub mod metrics;
 pub mod pattern;

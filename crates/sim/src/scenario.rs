@@ -376,6 +376,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("name", "the file name", "label for reports"),
         ("seed", "1", "seed of the one random number generator; same seed, same run"),
         ("duration", "\"60s\"", "simulated-time cap"),
+        ("memory_limit", "\"4GiB\"", "refuse a run whose estimated memory (connection state, queued writes, buffered data) is above this, naming what it would take; \"none\": no limit"),
     ],
     link: [
         ("rate", "\"1Gbps\"", "serialization rate in bits/s: \"10Mbps\", \"1.544Mb/s\", \"56kbit/s\" (\"unlimited\" or \"0\": no serialization delay)"),
@@ -1526,7 +1527,55 @@ impl Doc {
         };
         self.check_feasible(&sc)?;
         let topology = self.topology(&sc)?;
-        Ok(Scenario { topology, ..sc })
+        let sc = Scenario { topology, ..sc };
+        self.check_memory(&sc)?;
+        Ok(sc)
+    }
+
+    /// Refuses a run estimated to need more memory than `memory_limit`
+    /// before anything is allocated, at the key that sizes most of it.
+    fn check_memory(&self, sc: &Scenario) -> Result<(), ScenarioError> {
+        let limit = match self.string("memory_limit") {
+            Ok(Some((_, s))) if s == "none" => return Ok(()),
+            _ => self
+                .size("memory_limit")?
+                .unwrap_or(crate::footprint::DEFAULT_LIMIT),
+        };
+        let need = crate::footprint::estimate(sc);
+        if need.total() <= limit {
+            return Ok(());
+        }
+        let key = need
+            .largest()
+            .map(|p| p.key.as_str())
+            .filter(|k| !k.is_empty())
+            .unwrap_or("memory_limit");
+        let message = format!(
+            "this run would need {}, more than memory_limit ({}) allows; make it smaller, or raise the limit on a machine with the memory (memory_limit = \"{}\", or --set memory_limit=none)",
+            need.describe(),
+            crate::footprint::size(limit),
+            fmt_size(need.total().next_multiple_of(1 << 30)),
+        );
+        Err(self.locate(key, message))
+    }
+
+    /// An error at `key`'s line, a `flows[N].` key included.
+    fn locate(&self, key: &str, message: String) -> ScenarioError {
+        let flow = key.strip_prefix("flows[").and_then(|r| {
+            let (n, rest) = r.split_once("].")?;
+            Some((n.parse::<usize>().ok()?.checked_sub(1)?, rest))
+        });
+        let Some((i, short)) = flow else {
+            return self.at_key(key, message);
+        };
+        let table = self.flows.get(i);
+        let line = table
+            .and_then(|t| t.entries.iter().find(|e| e.key == short))
+            .map_or(table.and_then(|t| t.line), |e| e.key_line);
+        let file = table
+            .and_then(|t| t.entries.iter().find(|e| e.key == short))
+            .map_or(self.origin.clone(), |e| e.file.clone());
+        err(&file, line, key, message)
     }
 }
 
