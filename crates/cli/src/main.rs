@@ -416,7 +416,21 @@ fn main() -> ExitCode {
         } => {
             let threads =
                 jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            let mut sections = match reproduce::reproduce(&names, quick, threads, true) {
+            let bar = indicatif::ProgressBar::new(0);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} {msg} [{wide_bar}] {pos}/{len} runs {elapsed}",
+                )
+                .expect("valid template"),
+            );
+            bar.set_message("simulating");
+            let progress = |done: usize, all: usize| {
+                bar.set_length(all as u64);
+                bar.set_position(done as u64);
+            };
+            let found = reproduce::reproduce(&names, quick, threads, &progress);
+            bar.finish_and_clear();
+            let mut sections = match found {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("error: {e}");

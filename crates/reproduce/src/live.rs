@@ -39,17 +39,7 @@ const PORT: u16 = 8080;
 /// Every blocking socket call gives up after this (a peer that died).
 const IO_LIMIT: Duration = Duration::from_secs(20);
 
-/// "6.18.44" and the like: the running kernel's release (`uname -r`).
-pub fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "?".into())
-}
-
-/// The live column's name.
-pub fn column_name() -> String {
-    format!("Linux {} today", kernel_release())
-}
+pub use crate::{kernel_release, live_column_name as column_name};
 
 /// Why the live runs cannot happen here, if they cannot.
 pub fn unavailable() -> Option<String> {
@@ -1311,7 +1301,7 @@ fn live_doupnik(
             }
         }
     }
-    let sim = run_jobs(jobs, threads, false);
+    let sim = run_jobs(jobs, threads, &|_, _| {});
     let mut tun = Vec::new();
     for (client, rw, server, pol) in &tun_keys {
         for (file, bytes) in WEB_FILES {
@@ -1551,7 +1541,7 @@ fn live_davids(sec: &mut Section, quick: bool, threads: usize, rtt: f64, start: 
         );
         tun.push(r);
     }
-    let sim = run_jobs(jobs, threads, false);
+    let sim = run_jobs(jobs, threads, &|_, _| {});
     let name = column_name();
     let absent = |e: &String| {
         if e.starts_with("no Linux") {
@@ -1863,7 +1853,7 @@ fn live_cheshire(
             tun.push(((link.clone(), mss.clone(), client.clone(), b), r));
         }
     }
-    let sim = run_jobs(jobs, threads, false);
+    let sim = run_jobs(jobs, threads, &|_, _| {});
     let name = column_name();
     for &b in &blocks {
         let cells = rows

@@ -1,21 +1,28 @@
-//! `tinygram reproduce`: the experiments of the source documents, run in the
-//! simulator and shown beside the published numbers. Nothing is tuned to the
-//! published figures: each scenario states the setup the document gives, and
-//! where our numbers differ the report says so and why.
+//! tinygram-reproduce: the experiments of the source documents, run in the
+//! simulator and shown beside the published numbers (`tinygram reproduce`,
+//! Python's `tinygram.reproduce()`). Nothing is tuned to the published
+//! figures: each scenario states the setup the document gives, and where our
+//! numbers differ the report says so and why.
+//!
+//! One module per document under `experiments/`; `report` writes the
+//! report directory and report.json; `live` (feature `live`) runs the same
+//! patterns on this machine's kernel; `plot` (feature `plots`) draws
+//! time-sequence graphs of representative runs.
 
 mod chart;
 mod experiments;
+#[cfg(feature = "live")]
 pub mod live;
+#[cfg(feature = "plots")]
+pub mod plot;
 mod report;
 
-use indicatif::{ProgressBar, ProgressStyle};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+pub use tinygram_lab::run::World;
 use tinygram_sim::metrics::RunResult;
 use tinygram_sim::scenario::Scenario;
-use tinygram_sim::world::{Sim, WireEvent};
+use tinygram_sim::world::WireEvent;
 
-pub use experiments::{nagle_release_schedule, EXPERIMENTS};
+pub use experiments::{nagle_release_schedule, trace_figures, EXPERIMENTS};
 pub use report::{json, write_report, SCHEMA};
 
 /// One simulation to run for an experiment.
@@ -33,6 +40,18 @@ pub struct Done {
     pub result: RunResult,
     /// Frames seen on the wire, if the job asked for them.
     pub wire: Vec<WireEvent>,
+}
+
+/// "6.18.44" and the like: the running kernel's release (`uname -r`).
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// The name of the column `--live` measures on this machine's kernel.
+pub fn live_column_name() -> String {
+    format!("Linux {} today", kernel_release())
 }
 
 /// A source document, cited in full in the report's Sources section.
@@ -601,8 +620,15 @@ pub fn scenario(base: &str, origin: &str, overrides: &[String]) -> Scenario {
         .unwrap_or_else(|e| panic!("built-in scenario {origin} is invalid: {e}"))
 }
 
+/// Runs one job in the world the lab's run path picks for its scenario (every
+/// built-in scenario is a two-host one: a many-flow file here is a bug).
 fn run_job(job: Job) -> Done {
-    let mut sim = Sim::new(&job.scenario);
+    let World::TwoHost(mut sim) = World::of(&job.scenario) else {
+        panic!(
+            "built-in scenario for {:?} asks for the many-flow world",
+            job.key
+        )
+    };
     if job.capture {
         sim.enable_capture(false);
     }
@@ -614,42 +640,35 @@ fn run_job(job: Job) -> Done {
     }
 }
 
-/// Runs every job on `jobs` threads; results come back in job order.
-pub fn run_jobs(jobs: Vec<Job>, threads: usize, progress: bool) -> Vec<Done> {
+/// Progress of a reproduction: `(runs finished, runs in all)`, called from
+/// the worker threads after each run.
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// Runs every job on `threads` threads; results come back in job order.
+/// `progress` hears of each finished run.
+pub fn run_jobs(jobs: Vec<Job>, threads: usize, progress: Progress) -> Vec<Done> {
     let n = jobs.len();
-    let bar = if progress {
-        let b = ProgressBar::new(n as u64);
-        b.set_style(
-            ProgressStyle::with_template("{spinner} {msg} [{wide_bar}] {pos}/{len} runs {elapsed}")
-                .expect("valid template"),
-        );
-        b.set_message("simulating");
-        b
-    } else {
-        ProgressBar::hidden()
-    };
-    let queue: Mutex<Vec<(usize, Job)>> = Mutex::new(jobs.into_iter().enumerate().rev().collect());
-    let results: Mutex<Vec<Option<Done>>> = Mutex::new((0..n).map(|_| None).collect());
-    let finished = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
-            s.spawn(|| loop {
-                let next = queue.lock().expect("queue").pop();
-                let Some((i, job)) = next else { break };
-                let done = run_job(job);
-                results.lock().expect("results")[i] = Some(done);
-                finished.fetch_add(1, Ordering::Relaxed);
-                bar.inc(1);
-            });
-        }
-    });
-    bar.finish_and_clear();
-    results
-        .into_inner()
-        .expect("results")
+    let slots: Vec<std::sync::Mutex<Option<Job>>> = jobs
         .into_iter()
-        .map(|d| d.expect("every job ran"))
-        .collect()
+        .map(|j| std::sync::Mutex::new(Some(j)))
+        .collect();
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    tinygram_lab::pool::map(
+        n,
+        threads,
+        &|i| {
+            let job = slots[i]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .expect("each job runs once");
+            run_job(job)
+        },
+        &|| {
+            let k = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(k, n);
+        },
+    )
 }
 
 /// Runs the named experiments (all when empty) and returns their sections.
@@ -657,7 +676,7 @@ pub fn reproduce(
     names: &[String],
     quick: bool,
     threads: usize,
-    progress: bool,
+    progress: Progress,
 ) -> Result<Vec<Section>, String> {
     let chosen: Vec<&Experiment> = if names.is_empty() || names.iter().any(|n| n == "all") {
         EXPERIMENTS.iter().collect()

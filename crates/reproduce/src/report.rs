@@ -414,7 +414,7 @@ pub fn write_report(dir: &Path, sections: &[Section], quick: bool) -> std::io::R
              live (`--live`) on this machine's own kernel and on tinygram over a TUN device, \
              not simulated; each section's \"Linux today, measured live\" says how, and \
              checks the simulated linux stack against the kernel.",
-            super::live::column_name()
+            super::live_column_name()
         )
     } else {
         intro
