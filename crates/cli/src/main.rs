@@ -444,6 +444,7 @@ fn main() -> ExitCode {
                 for s in &sections {
                     print!("{}", reproduce::format_section(s));
                 }
+                print!("{}", reproduce::format_tally(&sections));
             }
             if let Err(e) = reproduce::write_report(&out, &sections, quick) {
                 eprintln!("error: cannot write the report to {}: {e}", out.display());

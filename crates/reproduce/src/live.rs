@@ -1023,7 +1023,7 @@ fn sim_job(exp: &str, key: Vec<String>, overrides: Vec<String>, capture: bool) -
 /// The row's host configuration, as `reproduce` simulates it.
 fn row_config(exp: &str, quick: bool, key: &[&str], client: bool) -> Option<Config> {
     let e = EXPERIMENTS.iter().find(|e| e.name == exp)?;
-    let job = (e.jobs)(quick)
+    let job = (e.jobs)(quick, &crate::At::default())
         .into_iter()
         .find(|j| j.key.iter().map(String::as_str).eq(key.iter().copied()))?;
     Some(if client {
@@ -1092,6 +1092,7 @@ fn val(x: Option<f64>) -> Val {
     Val {
         published: None,
         measured: x,
+        spread: None,
     }
 }
 

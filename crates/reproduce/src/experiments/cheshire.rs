@@ -55,7 +55,7 @@ pub(super) fn cheshire_dims(quick: bool) -> Vec<u32> {
     }
 }
 
-pub(super) fn cheshire_jobs(quick: bool) -> Vec<Job> {
+pub(super) fn cheshire_jobs(quick: bool, _at: &At) -> Vec<Job> {
     let base = base_of("cheshire-cliff");
     let blocks = cheshire_dims(quick);
     let mut jobs = Vec::new();
@@ -106,7 +106,7 @@ pub(super) fn cheshire_jobs(quick: bool) -> Vec<Job> {
     jobs
 }
 
-pub(super) fn cheshire_section(quick: bool, done: &[Done]) -> Section {
+pub(super) fn cheshire_section(quick: bool, _at: &At, done: &[Done]) -> Section {
     const EXP: &str = "cheshire-cliff";
     use crate::{at_least, at_most, within_tolerance, TOLERANCE};
     let blocks = cheshire_dims(quick);

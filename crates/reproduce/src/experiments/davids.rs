@@ -25,7 +25,7 @@ pub(super) const TRACES: [Trace; 7] = [
     (7, "nagle", "0ms", "50ms", None, None),
 ];
 
-pub(super) fn davids_jobs(_quick: bool) -> Vec<Job> {
+pub(super) fn davids_jobs(_quick: bool, _at: &At) -> Vec<Job> {
     let base = base_of("davids-traces");
     // "Instead of the client making 50 writes of 10 bytes each, it could make
     // 1 write of 500 bytes": trace 1's setup with one write.
@@ -144,7 +144,7 @@ pub fn nagle_release_schedule(tick: Option<u32>) -> (usize, u32) {
 /// others): (trace, ACK packets, overhead %).
 pub(super) const DAVIDS_ACKS: [(u32, f64, f64); 2] = [(1, 5.0, 162.0), (2, 2.0, 65.0)];
 
-pub(super) fn davids_section(_quick: bool, done: &[Done]) -> Section {
+pub(super) fn davids_section(_quick: bool, _at: &At, done: &[Done]) -> Section {
     const EXP: &str = "davids-traces";
     let mut t = Table {
         title: "Packets and time to send 500 bytes (Davids' figures in brackets)".into(),

@@ -107,7 +107,7 @@ pub(super) fn fox_runs(label: &str, windows: &[u32]) -> Vec<(u32, &'static str)>
         .collect()
 }
 
-pub(super) fn fox_jobs(quick: bool) -> Vec<Job> {
+pub(super) fn fox_jobs(quick: bool, _at: &At) -> Vec<Job> {
     let base = base_of("fox-satellite");
     let (windows, seeds) = fox_dims(quick);
     let mut jobs = Vec::new();
@@ -155,7 +155,7 @@ pub(super) fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-pub(super) fn fox_section(quick: bool, done: &[Done]) -> Section {
+pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
     use crate::{at_least, within_tolerance};
     const EXP: &str = "fox-satellite";
     let (windows, seeds) = fox_dims(quick);

@@ -8,8 +8,8 @@ mod fox;
 mod westfield;
 
 use crate::{
-    document, q, scenario, Cell, Chart, Claim, Column, Done, Experiment, Job, Row, Section, Series,
-    Table, Val, Verdict,
+    document, q, scenario, At, Cell, Chart, Claim, Column, Done, Experiment, Job, Row, Section,
+    Series, Table, Unknown, Val, Verdict,
 };
 use cheshire::*;
 use davids::*;
@@ -27,6 +27,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
         doc: "doupnik-1999",
         part: "section 3, Table 1",
         base: include_str!("../../../../scenarios/doupnik-web.toml"),
+        unknowns: doupnik_unknowns,
         jobs: doupnik_jobs,
         section: doupnik_section,
     },
@@ -36,6 +37,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
         doc: "davids-2001",
         part: "traces 1-7 (Figures 1-7)",
         base: include_str!("../../../../scenarios/davids-traces.toml"),
+        unknowns: none,
         jobs: davids_jobs,
         section: davids_section,
     },
@@ -45,6 +47,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
         doc: "cheshire-2005",
         part: "Case Study: WiFi Performance Testing Program, and the November 2012 update",
         base: include_str!("../../../../scenarios/cheshire-cliff.toml"),
+        unknowns: none,
         jobs: cheshire_jobs,
         section: cheshire_section,
     },
@@ -54,6 +57,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
         doc: "westfield-mills-1985",
         part: "Westfield's post of 31 October 1985 and Mills' reply of 1 November",
         base: include_str!("../../../../scenarios/westfield-ftp.toml"),
+        unknowns: none,
         jobs: westfield_jobs,
         section: westfield_section,
     },
@@ -63,13 +67,19 @@ pub static EXPERIMENTS: &[Experiment] = &[
         doc: "rfc1106",
         part: "appendix, Figures 1 and 2",
         base: include_str!("../../../../scenarios/fox-satellite.toml"),
+        unknowns: none,
         jobs: fox_jobs,
         section: fox_section,
     },
 ];
 
+/// An experiment whose document leaves nothing open that its claims depend on.
+fn none() -> Vec<Unknown> {
+    Vec::new()
+}
+
 /// A section with the experiment's name, title and source filled in.
-fn shell(name: &str) -> Section {
+pub(crate) fn shell(name: &str) -> Section {
     let e = EXPERIMENTS
         .iter()
         .find(|e| e.name == name)
@@ -87,6 +97,9 @@ fn shell(name: &str) -> Section {
         claims: Vec::new(),
         plots: Vec::new(),
         live: Default::default(),
+        unknowns: Vec::new(),
+        samples: 0,
+        points: 1,
     }
 }
 

@@ -20,7 +20,7 @@ pub(super) const WESTFIELD_WINDOWS: [&str; 3] = ["4KiB", "8KiB", "16KiB"];
 /// One-way delays for hosts "further away": the post gives none.
 pub(super) const WESTFIELD_DISTANCES: [&str; 3] = ["10ms", "50ms", "100ms"];
 
-pub(super) fn westfield_jobs(quick: bool) -> Vec<Job> {
+pub(super) fn westfield_jobs(quick: bool, _at: &At) -> Vec<Job> {
     let base = base_of("westfield-ftp");
     let mut extra = Vec::new();
     let run = |ov: Vec<String>| {
@@ -81,7 +81,7 @@ pub(super) fn westfield_jobs(quick: bool) -> Vec<Job> {
         .collect()
 }
 
-pub(super) fn westfield_section(_quick: bool, done: &[Done]) -> Section {
+pub(super) fn westfield_section(_quick: bool, _at: &At, done: &[Done]) -> Section {
     const EXP: &str = "westfield-ftp";
     let mut t = Table {
         title: "Goodput and ACKs of the small-window transfer (Westfield's figures in brackets)"
