@@ -300,6 +300,9 @@ pub struct Series {
     pub label: String,
     pub values: Vec<f64>,
     pub published: Vec<Option<f64>>,
+    /// Ours over the open values per category: (lowest, highest), drawn as
+    /// a whisker on the bar (the median); empty when nothing is open.
+    pub spread: Vec<Option<(f64, f64)>>,
 }
 
 /// A grouped bar chart.

@@ -362,8 +362,31 @@ pub fn merge(mut points: Vec<Section>, at: &[At], unknowns: &[Unknown], samples:
             c.cause = merged.cause;
         }
     }
+    // Charts: each bar the median over the points, its whisker the range.
+    let mut charts = sec.charts.clone();
+    for (ci, chart) in charts.iter_mut().enumerate() {
+        let title = chart.title.clone();
+        for ser in chart.series.iter_mut() {
+            ser.spread = vec![None; ser.values.len()];
+            for gi in 0..ser.values.len() {
+                let xs: Vec<f64> = all
+                    .iter()
+                    .filter_map(|s| {
+                        let c = s.charts.get(ci).filter(|c| c.title == title)?;
+                        let other = c.series.iter().find(|x| x.label == ser.label)?;
+                        other.values.get(gi).copied()
+                    })
+                    .collect();
+                if let Some(d) = Distribution::of(&xs) {
+                    ser.values[gi] = d.p50;
+                    ser.spread[gi] = (d.min < d.max).then_some((d.min, d.max));
+                }
+            }
+        }
+    }
     sec.tables = tables;
     sec.claims = claims;
+    sec.charts = charts;
     sec
 }
 

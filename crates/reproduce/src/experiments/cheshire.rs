@@ -434,6 +434,7 @@ pub(super) fn cheshire_section(quick: bool, _at: &At, done: &[Done]) -> Section 
                 series: CHESHIRE_CLIENTS
                     .iter()
                     .map(|c| Series {
+                        spread: Vec::new(),
                         label: c.0.to_string(),
                         values: blocks
                             .iter()

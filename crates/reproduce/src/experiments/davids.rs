@@ -414,6 +414,7 @@ pub(super) fn davids_section(_quick: bool, _at: &At, done: &[Done]) -> Section {
         categories: fig.iter().map(|f| format!("trace {}", f.0)).collect(),
         series: vec![
             Series {
+                spread: Vec::new(),
                 label: "data".into(),
                 values: fig.iter().map(|f| f.1 as f64).collect(),
                 published: fig
@@ -428,6 +429,7 @@ pub(super) fn davids_section(_quick: bool, _at: &At, done: &[Done]) -> Section {
                     .collect(),
             },
             Series {
+                spread: Vec::new(),
                 label: "ACK".into(),
                 values: fig.iter().map(|f| f.2 as f64).collect(),
                 published: fig

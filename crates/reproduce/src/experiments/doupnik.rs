@@ -511,6 +511,48 @@ pub(super) fn stall_rate(fi: usize) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Table 1's request rates as a chart: ours per row and file (a bar, with
+/// its range over the open values once merged), the published rate marked.
+pub(super) fn table1_chart(t: &Table) -> Chart {
+    let categories = t
+        .rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} -> {}, {}",
+                r.labels[0], r.labels[1], r.labels[2], r.labels[3]
+            )
+        })
+        .collect();
+    let series = FILE_BYTES
+        .iter()
+        .enumerate()
+        .map(|(fi, (file, _, _))| Series {
+            label: format!("{file} rate"),
+            values: t
+                .rows
+                .iter()
+                .map(|r| r.values.get(fi * 4).and_then(|v| v.measured).unwrap_or(0.0))
+                .collect(),
+            published: t
+                .rows
+                .iter()
+                .map(|r| r.values.get(fi * 4).and_then(|v| v.published))
+                .collect(),
+            spread: Vec::new(),
+        })
+        .collect();
+    Chart {
+        title: "Table 1: request rate per row, ours (bars; whiskers: lowest to highest over the \
+                open values) and published (circles)"
+            .into(),
+        y_label: "requests/s".into(),
+        categories,
+        series,
+        log: true,
+    }
+}
+
 pub(super) fn doupnik_section(quick: bool, at: &At, done: &[Done]) -> Section {
     const EXP: &str = "doupnik-web";
     let mut columns = Vec::new();
@@ -1056,8 +1098,8 @@ pub(super) fn doupnik_section(quick: bool, at: &At, done: &[Done]) -> Section {
                 one write, or 33,000 bytes in 4 KB writes. `segments` counts the server's data \
                 segments per request, `small segments` those under one MSS."
             .into(),
+        charts: vec![table1_chart(&t)],
         tables: vec![t],
-        charts: Vec::new(),
         findings,
         differences,
         claims,

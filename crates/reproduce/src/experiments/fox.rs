@@ -595,6 +595,7 @@ pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
         series: [FIG1, FIG2, NOISE, DOUBLE]
             .iter()
             .map(|label| Series {
+                spread: Vec::new(),
                 label: label.to_string(),
                 values: FOX_BERS.iter().map(|b| rate(label, big, b)).collect(),
                 published: vec![None; FOX_BERS.len()],

@@ -341,6 +341,7 @@ pub(super) fn westfield_section(_quick: bool, _at: &At, done: &[Done]) -> Sectio
             y_label: "kb/s (log)".into(),
             categories: kbps.iter().map(|k| k.0.to_string()).collect(),
             series: vec![Series {
+                spread: Vec::new(),
                 label: "goodput".into(),
                 values: kbps.iter().map(|k| k.1).collect(),
                 published: kbps.iter().map(|k| published(k.0)).collect(),
