@@ -292,6 +292,15 @@ pub(super) fn doupnik_unknowns() -> Vec<Unknown> {
              (section 3.0) but gives no timing of the server's writes: from back to back up to \
              1 ms between writes",
         ),
+        Unknown::drawn(
+            "workload.response_jitter",
+            "\"0us\"",
+            "\"500us\"",
+            "a real server's pace varies from one response to the next (scheduling, the \
+             buffer cache); up to this much more before each write, drawn per write, so a stall \
+             that catches some responses and not others shows as an intermediate rate, as the \
+             paper's Linux row (55 req/s) suggests",
+        ),
     ]
 }
 
