@@ -158,7 +158,12 @@ pub fn tolerance_text() -> String {
          published value). A document's bound is read with the same factor: \"under 30 kb/s\" \
          holds when ours is under {TOLERANCE} x 30, \"at least 3.5 Mb/s\" when ours is at least \
          3.5 / {TOLERANCE}. Every numeric verdict in this report applies that one rule, and every \
-         threshold is the document's own figure."
+         threshold is the document's own figure. Where a document leaves values open (each \
+         experiment lists them, with their ranges), every cell runs at every draw of them and is \
+         reproduced only if it is reproduced at every draw, not reproduced if at none, and not \
+         testable otherwise; a comparison (\"A beats B\") is read the same way, pair by pair at \
+         each draw. A claim over several cells is not reproduced if any cell is, reproduced if \
+         every cell is, and not testable otherwise."
     )
 }
 
@@ -563,8 +568,10 @@ impl Claim {
     }
 
     /// A claim over a matrix of cells. Its verdict: not reproduced if any
-    /// cell is, else reproduced if any cell is, else not testable. Its
-    /// published value is the one all cells share, if they share one.
+    /// cell is (the claim is contradicted there over the whole range),
+    /// reproduced if every cell is, else not testable (some cell depends on
+    /// what the document leaves open). Its published value is the one all
+    /// cells share, if they share one.
     pub fn matrix(
         experiment: &str,
         slug: &str,
@@ -576,7 +583,7 @@ impl Claim {
         let any = |v: Verdict| cells.iter().any(|c| c.verdict == v);
         let verdict = if any(Verdict::NotReproduced) {
             Verdict::NotReproduced
-        } else if any(Verdict::Reproduced) {
+        } else if any(Verdict::Reproduced) && !any(Verdict::NotTestable) {
             Verdict::Reproduced
         } else {
             Verdict::NotTestable
