@@ -260,6 +260,28 @@ fn whatif_json(
     serde_json::to_string(&r).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// `tinygram reproduce --json`: the named experiments (all when empty) run
+/// in the simulator, as report.json's structure in JSON text. An unknown
+/// name is a `ValueError` listing the experiments.
+#[pyfunction]
+#[pyo3(signature = (names, quick, threads=None))]
+fn reproduce_json(
+    py: Python<'_>,
+    names: Vec<String>,
+    quick: bool,
+    threads: Option<usize>,
+) -> PyResult<String> {
+    let threads = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let sections = detached(py, || {
+        tinygram_reproduce::reproduce(&names, quick, threads, &|_, _| {})
+    })?
+    .map_err(PyValueError::new_err)?;
+    serde_json::to_string(&tinygram_reproduce::json(&sections, quick))
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
@@ -270,5 +292,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(drill_json, m)?)?;
     m.add_function(wrap_pyfunction!(diagnose_json, m)?)?;
     m.add_function(wrap_pyfunction!(whatif_json, m)?)?;
+    m.add_function(wrap_pyfunction!(reproduce_json, m)?)?;
     Ok(())
 }

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 from . import _native
 from ._errors import ScenarioError
 
-__all__ = ["run", "sweep", "drill", "diagnose", "whatif", "ScenarioError", "__version__"]
+__all__ = ["run", "sweep", "drill", "diagnose", "whatif", "reproduce", "ScenarioError", "__version__"]
 
 __version__: str = _native.__version__
 
@@ -171,6 +171,21 @@ def whatif(
     df = pd.DataFrame.from_records(rows)
     df.attrs["report"] = report
     return df
+
+
+def reproduce(*names: str, quick: bool = False, jobs: int | None = None) -> dict:
+    """Runs the source documents' experiments as ``tinygram reproduce --json``
+    does and returns report.json's structure: every claim with its verdict,
+    the values each document leaves open (``experiments[i]["unknowns"]``)
+    and every table. ``names`` picks experiments (all when none are given);
+    ``quick`` runs the reduced set with fewer draws of the open values;
+    ``jobs`` is the number of threads (default: one per core). No report
+    directory is written. An unknown name raises ``ValueError``."""
+    if jobs is not None and int(jobs) < 1:
+        raise ValueError(f"jobs: {jobs} is not a thread count (1 or more)")
+    return json.loads(
+        _native.reproduce_json([str(n) for n in names], bool(quick), None if jobs is None else int(jobs))
+    )
 
 
 def _run_task(task: tuple) -> list:

@@ -9,7 +9,8 @@ pub mod capture;
 pub mod explain;
 pub mod flows;
 pub mod output;
-pub mod reproduce;
+/// The documents' experiments: the `tinygram-reproduce` library.
+pub use tinygram_reproduce as reproduce;
 pub mod sweep;
 pub mod tun;
 pub mod variants;

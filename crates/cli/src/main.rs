@@ -429,7 +429,21 @@ fn main() -> ExitCode {
         } => {
             let threads =
                 jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            let mut sections = match reproduce::reproduce(&names, quick, threads, true) {
+            let bar = indicatif::ProgressBar::new(0);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} {msg} [{wide_bar}] {pos}/{len} runs {elapsed}",
+                )
+                .expect("valid template"),
+            );
+            bar.set_message("simulating");
+            let progress = |done: usize, all: usize| {
+                bar.set_length(all as u64);
+                bar.set_position(done as u64);
+            };
+            let found = reproduce::reproduce(&names, quick, threads, &progress);
+            bar.finish_and_clear();
+            let mut sections = match found {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -443,6 +457,7 @@ fn main() -> ExitCode {
                 for s in &sections {
                     print!("{}", reproduce::format_section(s));
                 }
+                print!("{}", reproduce::format_tally(&sections));
             }
             if let Err(e) = reproduce::write_report(&out, &sections, quick) {
                 eprintln!("error: cannot write the report to {}: {e}", out.display());

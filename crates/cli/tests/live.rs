@@ -29,7 +29,7 @@ fn live_davids_column_and_tun_integrity() {
     if skip("live_davids_column_and_tun_integrity") {
         return;
     }
-    let mut secs = reproduce(&["davids-traces".to_string()], true, 2, false).unwrap();
+    let mut secs = reproduce(&["davids-traces".to_string()], true, 2, &|_, _| {}).unwrap();
     let took = live::run(&mut secs, true, 2).expect("the live run");
     let _ = writeln!(std::io::stderr(), "live davids-traces took {took:?}");
     let sec = &secs[0];
@@ -96,7 +96,7 @@ fn live_davids_column_and_tun_integrity() {
 /// Without a live run, each section says why its column is absent.
 #[test]
 fn absent_column_says_why() {
-    let mut secs = reproduce(&["davids-traces".to_string()], true, 2, false).unwrap();
+    let mut secs = reproduce(&["davids-traces".to_string()], true, 2, &|_, _| {}).unwrap();
     live::absent(&mut secs, "not running as root");
     let note = secs[0].live.note.clone().unwrap_or_default();
     assert!(note.contains("not running as root") && note.contains(&live::column_name()));

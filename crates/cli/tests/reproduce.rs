@@ -6,7 +6,7 @@
 use tinygram_cli::reproduce::{reproduce, Claim, Section, Verdict};
 
 fn quick(name: &str) -> Section {
-    let mut s = reproduce(&[name.to_string()], true, 2, false).unwrap();
+    let mut s = reproduce(&[name.to_string()], true, 2, &|_, _| {}).unwrap();
     s.remove(0)
 }
 
@@ -303,7 +303,7 @@ fn fox_satellite_claims() {
 #[test]
 fn report_is_written_and_self_contained() {
     let dir = tempfile::tempdir().unwrap();
-    let secs = reproduce(&["cheshire-cliff".to_string()], true, 2, false).unwrap();
+    let secs = reproduce(&["cheshire-cliff".to_string()], true, 2, &|_, _| {}).unwrap();
     tinygram_cli::reproduce::write_report(dir.path(), &secs, true).unwrap();
     let html = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("</html>"));
@@ -544,7 +544,7 @@ fn report_json_html_and_sources() {
 
 #[test]
 fn unknown_experiment_is_a_clear_error() {
-    let e = reproduce(&["nope".to_string()], true, 1, false).unwrap_err();
+    let e = reproduce(&["nope".to_string()], true, 1, &|_, _| {}).unwrap_err();
     assert!(
         e.contains("unknown experiment \"nope\"") && e.contains("cheshire-cliff"),
         "{e}"
@@ -559,7 +559,7 @@ fn unknown_experiment_is_a_clear_error() {
 #[test]
 fn verdicts_hold_up() {
     use tinygram_cli::reproduce::{within_tolerance, write_report, TOLERANCE};
-    let secs = reproduce(&[], true, 2, false).unwrap();
+    let secs = reproduce(&[], true, 2, &|_, _| {}).unwrap();
     let two_sided = |text: &str| {
         ![
             "floor",

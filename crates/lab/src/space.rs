@@ -825,6 +825,51 @@ impl Distribution {
     pub fn read(&self, target: f64, tol: Tolerance) -> Reading {
         Reading::of(self.values.iter().map(|&x| tol.admits(x, target)))
     }
+
+    /// Where `x` falls among the values, as a percentile from 0 to 100: the
+    /// share of points below it plus half of those equal to it (the mid-rank,
+    /// so a value equal to every point is the 50th percentile).
+    pub fn percentile_of(&self, x: f64) -> f64 {
+        let below = self.values.iter().filter(|&&v| v < x).count() as f64;
+        let equal = self.values.iter().filter(|&&v| v == x).count() as f64;
+        100.0 * (below + equal / 2.0) / self.n as f64
+    }
+
+    /// Where `x` falls in the distribution, in the words a report uses:
+    /// "below our minimum", "between our 10th and 90th percentile", ...
+    pub fn place(&self, x: f64) -> &'static str {
+        if self.min == self.max && x == self.min {
+            "equal to ours at every point"
+        } else if x < self.min {
+            "below our minimum"
+        } else if x > self.max {
+            "above our maximum"
+        } else if x < self.p10 {
+            "between our minimum and 10th percentile"
+        } else if x <= self.p90 {
+            "between our 10th and 90th percentile"
+        } else {
+            "between our 90th percentile and maximum"
+        }
+    }
+}
+
+impl Reading {
+    /// One rule for "A beats B" over a space: the two are read point by point
+    /// (each pair ran with the same open values and seed), and A beats B at a
+    /// point when it is better by more than `margin` (a share of B: 0.0 asks
+    /// only for better). The claim holds when A wins at every point, fails
+    /// when it wins at none, and flips otherwise, so a difference counts only
+    /// when it is larger than the spread the open values cause.
+    pub fn paired(a: &[f64], b: &[f64], higher_is_better: bool, margin: f64) -> Reading {
+        Reading::of(a.iter().zip(b).map(|(&a, &b)| {
+            if higher_is_better {
+                a > b * (1.0 + margin)
+            } else {
+                a * (1.0 + margin) < b
+            }
+        }))
+    }
 }
 
 #[cfg(test)]
@@ -958,6 +1003,40 @@ mod tests {
         assert_eq!(d.read(1000.0, Tolerance::Factor(2.0)), Reading::Fails);
         assert_eq!(d.read(100.0, Tolerance::Absolute(200.0)), Reading::Holds);
         assert!(Distribution::of(&[f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn a_published_value_is_placed_in_our_distribution() {
+        let d = Distribution::of(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]).unwrap();
+        assert_eq!(d.percentile_of(0.5), 0.0);
+        assert_eq!(d.percentile_of(10.5), 100.0);
+        assert_eq!(d.percentile_of(5.0), 45.0);
+        assert_eq!(d.place(0.5), "below our minimum");
+        assert_eq!(d.place(5.0), "between our 10th and 90th percentile");
+        assert_eq!(d.place(9.5), "between our 90th percentile and maximum");
+        assert_eq!(d.place(11.0), "above our maximum");
+        let one = Distribution::of(&[4.0]).unwrap();
+        assert_eq!(one.percentile_of(4.0), 50.0);
+        assert_eq!(one.place(4.0), "equal to ours at every point");
+    }
+
+    #[test]
+    fn a_comparison_holds_only_where_it_wins_at_every_point() {
+        let a = [10.0, 20.0, 30.0];
+        assert_eq!(
+            Reading::paired(&a, &[5.0, 19.0, 29.0], true, 0.0),
+            Reading::Holds
+        );
+        // Better at every point, but not by 10 % at the last two.
+        assert_eq!(
+            Reading::paired(&a, &[5.0, 19.0, 29.0], true, 0.1),
+            Reading::Flips { yes: 1, of: 3 }
+        );
+        assert_eq!(
+            Reading::paired(&a, &[11.0, 21.0, 31.0], false, 0.0),
+            Reading::Holds
+        );
+        assert_eq!(Reading::paired(&a, &a, true, 0.0), Reading::Fails);
     }
 
     #[test]

@@ -612,6 +612,20 @@ pub const UW7: Profile = Profile {
         s("rto_min", "1s", "assumption: BSD's TCPTV_MIN"),
         s("rto_initial", "3s", "assumption: BSD's TCPTV_SRTTDFLT"),
         s("rto_tick", "500ms", "assumption: BSD's 500 ms slow timeout"),
+        // UnixWare's source was not available (Doupnik 3.0): the base's
+        // 4.4BSD ACK rules are assumptions for it, and say so.
+        s("ack_policy", "delayed", "assumption: as 4.4BSD tcp_input.c TF_DELACK (source not available)"),
+        s(
+            "delack_segments",
+            "4294967295",
+            "assumption: as 4.4BSD, no ACK on arrival; the window update after a read ACKs (source not available)",
+        ),
+        s(
+            "window_update",
+            "immediate",
+            "assumption: as 4.4BSD tcp_output.c, adv >= 2 * t_maxseg or 2 * adv >= sb_hiwat (source not available)",
+        ),
+        s("dupack_threshold", "3", "assumption: as 4.4BSD tcprexmtthresh (source not available)"),
     ],
 };
 
@@ -955,6 +969,18 @@ mod tests {
         assert_eq!(tahoe.initial_window, 1);
         assert_eq!(tahoe.congestion.name(), "tahoe");
         assert_eq!(tahoe.rto_tick, Some(Duration::from_millis(500)));
+        // UnixWare's source was not available: every uw7 value is the
+        // paper's own or an assumption, never cited to another system's code.
+        let uw7 = find("uw7").unwrap();
+        for k in [
+            "ack_policy",
+            "delack_segments",
+            "window_update",
+            "dupack_threshold",
+            "delack_tick",
+        ] {
+            assert!(uw7.get(k).unwrap().is_assumption(), "uw7 {k}");
+        }
         // An assumption says so.
         assert!(find("uw7")
             .unwrap()

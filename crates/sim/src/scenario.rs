@@ -133,6 +133,11 @@ pub enum Workload {
         /// Pause between the server's writes of one response (Doupnik 3.0: the
         /// network drains data faster than the application supplies it).
         response_gap: Duration,
+        /// Up to this much more before each of those writes, drawn per write
+        /// from the run's seed: an application whose pace varies from one
+        /// response to the next (Doupnik 3.0), so a stall that catches some
+        /// responses and not others shows as an intermediate rate.
+        response_jitter: Duration,
         outstanding: u32,
         think: Duration,
         requests: Option<u64>,
@@ -438,6 +443,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
         ("request_gap", "\"0ms\"", "request-response: pause between the writes of one request"),
         ("response", "[100]", "request-response: the server's write sizes for one response"),
         ("response_gap", "\"0ms\"", "request-response: pause between the server's writes of one response (an application slower than the network, Doupnik 3.0)"),
+        ("response_jitter", "\"0ms\"", "request-response: up to this much more before each of the server's writes after the first, drawn per write from the seed (an application whose pace varies, Doupnik 3.0)"),
         ("outstanding", "1", "request-response: requests in flight (2 = double buffering)"),
         ("think", "\"0ms\"", "request-response: server think time: delay from reading a whole request to writing its response"),
         ("requests", "none (until duration)", "request-response: number of requests to make"),
@@ -472,6 +478,7 @@ const RR_KEYS: &[&str] = &[
     "request_gap",
     "response",
     "response_gap",
+    "response_jitter",
     "outstanding",
     "think",
     "requests",
@@ -1417,6 +1424,9 @@ impl Doc {
                 request_gap: self.duration(&w("request_gap"))?.unwrap_or(Duration::ZERO),
                 response: self.size_list(&w("response"))?.unwrap_or_else(|| vec![100]),
                 response_gap: self.duration(&w("response_gap"))?.unwrap_or(Duration::ZERO),
+                response_jitter: self
+                    .duration(&w("response_jitter"))?
+                    .unwrap_or(Duration::ZERO),
                 outstanding: self.u32(&w("outstanding"), 1)?.unwrap_or(1),
                 think: self.duration(&w("think"))?.unwrap_or(Duration::ZERO),
                 requests: self.uint(&w("requests"), 1, u64::MAX)?,
@@ -1700,6 +1710,7 @@ mod tests {
                 request_gap: Duration::ZERO,
                 response: vec![100],
                 response_gap: Duration::ZERO,
+                response_jitter: Duration::ZERO,
                 outstanding: 1,
                 think: Duration::ZERO,
                 requests: None,

@@ -170,8 +170,25 @@ pub struct App {
     /// The workload has reached its end (all requests answered, all bytes received).
     pub done: bool,
     workload: Arc<Workload>,
+    /// Seed of the per-write jitter of the server's pace (`response_jitter`).
+    jitter_seed: u64,
     /// Completion times of finished transactions (constant memory).
     pub latencies: LatencyHistogram,
+}
+
+/// Up to `max`, drawn for write `i` of response `n` from `seed` alone
+/// (splitmix64), so the same run gives the same pace.
+fn jitter(max: Duration, seed: u64, n: u64, i: u64) -> Duration {
+    if max.is_zero() {
+        return Duration::ZERO;
+    }
+    let mut z =
+        seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    let u = (z >> 11) as f64 / (1u64 << 53) as f64;
+    Duration::from_nanos((max.as_nanos() as f64 * u) as u64)
 }
 
 impl App {
@@ -204,7 +221,9 @@ impl App {
         };
         let out = Arc::new(Pattern::new(seed, mine));
         let inp = Arc::new(Pattern::new(seed, theirs));
-        App::with_patterns(role, Arc::new(workload.clone()), out, inp, 0, 0)
+        let mut app = App::with_patterns(role, Arc::new(workload.clone()), out, inp, 0, 0);
+        app.jitter_seed = seed;
+        app
     }
 
     /// An application writing `out` from offset `out_base` and expecting
@@ -270,6 +289,7 @@ impl App {
             in_pattern: inp,
             out_base,
             in_base,
+            jitter_seed: out_base ^ in_base.rotate_left(32),
             bytes_read: 0,
             integrity_ok: true,
             starts: VecDeque::new(),
@@ -450,6 +470,7 @@ impl App {
                     if let Workload::RequestResponse {
                         response,
                         response_gap,
+                        response_jitter,
                         ..
                     } = &*self.workload
                     {
@@ -461,6 +482,12 @@ impl App {
                                     Duration::ZERO
                                 } else {
                                     *response_gap
+                                        + jitter(
+                                            *response_jitter,
+                                            self.jitter_seed,
+                                            self.served,
+                                            i as u64,
+                                        )
                                 },
                                 starts_transaction: false,
                             });
@@ -570,5 +597,29 @@ impl App {
                 });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jitter;
+    use std::time::Duration;
+
+    #[test]
+    fn jitter_stays_within_its_bound_and_spreads_over_it() {
+        let max = Duration::from_micros(500);
+        assert_eq!(jitter(Duration::ZERO, 7, 1, 1), Duration::ZERO);
+        let v: Vec<Duration> = (0..1000).map(|n| jitter(max, 7, n, 2)).collect();
+        assert!(v.iter().all(|&d| d <= max));
+        assert_eq!(
+            v,
+            (0..1000).map(|n| jitter(max, 7, n, 2)).collect::<Vec<_>>()
+        );
+        let mean = v.iter().map(|d| d.as_secs_f64()).sum::<f64>() / 1000.0;
+        assert!(
+            (mean - 250e-6).abs() < 25e-6,
+            "uniform over the bound: {mean}"
+        );
+        assert_ne!(jitter(max, 7, 3, 2), jitter(max, 8, 3, 2));
     }
 }

@@ -36,6 +36,7 @@ pub fn svg(c: &Chart) -> String {
                 .iter()
                 .copied()
                 .chain(s.published.iter().flatten().copied())
+                .chain(s.spread.iter().flatten().map(|r| r.1))
         })
     };
     let max = all().fold(0.0f64, f64::max).max(1e-9);
@@ -146,6 +147,22 @@ pub fn svg(c: &Chart) -> String {
                 esc(&ser.label),
                 fmt_tick(v)
             );
+            if let Some((lo, hi)) = ser.spread.get(gi).copied().flatten() {
+                // Ours over the open values: a whisker from lowest to highest.
+                let cx = x + bw / 2.0;
+                let (y0, y1) = (y(lo), y(hi));
+                let _ = writeln!(
+                    s,
+                    r##"<g class="spread" stroke="#222" stroke-width="1.5"><line x1="{cx:.1}" y1="{y0:.1}" x2="{cx:.1}" y2="{y1:.1}"/><line x1="{:.1}" y1="{y0:.1}" x2="{:.1}" y2="{y0:.1}"/><line x1="{:.1}" y1="{y1:.1}" x2="{:.1}" y2="{y1:.1}"/><title>{}: {} to {}</title></g>"##,
+                    cx - 3.0,
+                    cx + 3.0,
+                    cx - 3.0,
+                    cx + 3.0,
+                    esc(&ser.label),
+                    fmt_tick(lo),
+                    fmt_tick(hi)
+                );
+            }
             if let Some(p) = ser.published.get(gi).copied().flatten() {
                 if !c.log || p > 0.0 {
                     markers.push(format!(
@@ -246,6 +263,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_range_over_the_open_values_is_a_whisker_that_the_axis_covers() {
+        let c = Chart {
+            title: "t".into(),
+            y_label: "req/s".into(),
+            categories: vec!["a".into()],
+            series: vec![Series {
+                spread: vec![Some((4.0, 900.0))],
+                label: "33 KB".into(),
+                values: vec![100.0],
+                published: vec![Some(5.0)],
+            }],
+            log: true,
+        };
+        let s = svg(&c);
+        assert_eq!(s.matches(r#"<g class="spread""#).count(), 1);
+        assert!(s.contains("33 KB: 4.00 to 900"), "{s}");
+        assert!(s.contains(">1.0k<"), "the axis reaches 900: {s}");
+    }
+
+    #[test]
     fn renders_bars_and_escapes_text() {
         let c = Chart {
             title: "a < b".into(),
@@ -253,11 +290,13 @@ mod tests {
             categories: vec!["x".into(), "y".into()],
             series: vec![
                 Series {
+                    spread: Vec::new(),
                     label: "on".into(),
                     values: vec![5.0, 1500.0],
                     published: vec![Some(4.0), None],
                 },
                 Series {
+                    spread: Vec::new(),
                     label: "off".into(),
                     values: vec![1200.0, 0.0],
                     published: vec![None, Some(20_000.0)],
@@ -271,6 +310,7 @@ mod tests {
         assert_eq!(s.matches("<rect x=").count(), 4 + 2); // bars + legend
                                                           // Two hollow published markers and one legend entry for them.
         assert_eq!(s.matches(r#"<circle class="published""#).count(), 2);
+        assert!(!s.contains("class=\"spread\""), "no range, no whisker");
         assert!(s.contains(">published</text>"));
         // The axis reaches the published 20,000, above every bar.
         assert!(s.contains(">100.0k</text>"), "{s}");

@@ -1,21 +1,30 @@
-//! `tinygram reproduce`: the experiments of the source documents, run in the
-//! simulator and shown beside the published numbers. Nothing is tuned to the
-//! published figures: each scenario states the setup the document gives, and
-//! where our numbers differ the report says so and why.
+//! tinygram-reproduce: the experiments of the source documents, run in the
+//! simulator and shown beside the published numbers (`tinygram reproduce`,
+//! Python's `tinygram.reproduce()`). Nothing is tuned to the published
+//! figures: each scenario states the setup the document gives, and where our
+//! numbers differ the report says so and why.
+//!
+//! One module per document under `experiments/`; `report` writes the
+//! report directory and report.json; `live` (feature `live`) runs the same
+//! patterns on this machine's kernel; `plot` (feature `plots`) draws
+//! time-sequence graphs of representative runs.
 
 mod chart;
 mod experiments;
+#[cfg(feature = "live")]
 pub mod live;
+pub mod open;
+#[cfg(feature = "plots")]
+pub mod plot;
 mod report;
 
-use indicatif::{ProgressBar, ProgressStyle};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+pub use tinygram_lab::run::World;
 use tinygram_sim::metrics::RunResult;
 use tinygram_sim::scenario::Scenario;
-use tinygram_sim::world::{Sim, WireEvent};
+use tinygram_sim::world::WireEvent;
 
-pub use experiments::{nagle_release_schedule, EXPERIMENTS};
+pub use experiments::{nagle_release_schedule, trace_figures, EXPERIMENTS};
+pub use open::{At, Spread, Tally, Unknown};
 pub use report::{json, write_report, SCHEMA};
 
 /// One simulation to run for an experiment.
@@ -33,6 +42,18 @@ pub struct Done {
     pub result: RunResult,
     /// Frames seen on the wire, if the job asked for them.
     pub wire: Vec<WireEvent>,
+}
+
+/// "6.18.44" and the like: the running kernel's release (`uname -r`).
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// The name of the column `--live` measures on this machine's kernel.
+pub fn live_column_name() -> String {
+    format!("Linux {} today", kernel_release())
 }
 
 /// A source document, cited in full in the report's Sources section.
@@ -137,7 +158,12 @@ pub fn tolerance_text() -> String {
          published value). A document's bound is read with the same factor: \"under 30 kb/s\" \
          holds when ours is under {TOLERANCE} x 30, \"at least 3.5 Mb/s\" when ours is at least \
          3.5 / {TOLERANCE}. Every numeric verdict in this report applies that one rule, and every \
-         threshold is the document's own figure."
+         threshold is the document's own figure. Where a document leaves values open (each \
+         experiment lists them, with their ranges), every cell runs at every draw of them and is \
+         reproduced only if it is reproduced at every draw, not reproduced if at none, and not \
+         testable otherwise; a comparison (\"A beats B\") is read the same way, pair by pair at \
+         each draw. A claim over several cells is not reproduced if any cell is, reproduced if \
+         every cell is, and not testable otherwise."
     )
 }
 
@@ -186,17 +212,29 @@ impl Column {
 }
 
 /// One table cell: our number and, where the document gives one, its number.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Val {
     pub published: Option<f64>,
     pub measured: Option<f64>,
+    /// Ours over the points of the experiment's open values (set by the merge).
+    pub spread: Option<Spread>,
 }
 
 impl Val {
+    /// Outside the tolerance of the published figure at every point: the
+    /// same rule the verdicts read (shaded in tables).
+    pub fn outside(&self) -> bool {
+        match &self.spread {
+            Some(sp) => sp.outside(),
+            None => mismatch(self.published, self.measured),
+        }
+    }
+
     pub fn new(measured: f64, published: Option<f64>) -> Val {
         Val {
             published,
             measured: Some(measured),
+            spread: None,
         }
     }
 }
@@ -231,15 +269,19 @@ impl Table {
                     .take(labels.len())
                     .eq(labels.iter().copied())
             })
-            .and_then(|r| r.values.get(c).copied())
+            .and_then(|r| r.values.get(c).cloned())
     }
 
-    /// A cell as text: ours, then the published figure in brackets.
+    /// A cell as text: ours (the median and 10th-90th percentile over the
+    /// open values where they differ), then the published figure in brackets.
     pub fn cell_text(&self, col: usize, v: &Val) -> String {
         let d = self.columns.get(col).map_or(1, |c| c.digits);
-        let m = v
-            .measured
-            .map_or_else(|| "-".to_string(), |x| format!("{x:.d$}"));
+        let m = match &v.spread {
+            Some(sp) => sp.text(d),
+            None => v
+                .measured
+                .map_or_else(|| "-".to_string(), |x| format!("{x:.d$}")),
+        };
         match v.published {
             Some(p) => format!("{m} [{}]", fmt_num(p)),
             None => m,
@@ -263,6 +305,9 @@ pub struct Series {
     pub label: String,
     pub values: Vec<f64>,
     pub published: Vec<Option<f64>>,
+    /// Ours over the open values per category: (lowest, highest), drawn as
+    /// a whisker on the bar (the median); empty when nothing is open.
+    pub spread: Vec<Option<(f64, f64)>>,
 }
 
 /// A grouped bar chart.
@@ -298,6 +343,12 @@ pub struct Section {
     pub plots: Vec<(String, String)>,
     /// `--live`: the machine's own kernel on the same patterns.
     pub live: LiveSection,
+    /// What the document leaves open, run as ranges.
+    pub unknowns: Vec<Unknown>,
+    /// Draws of the open values (0: none open).
+    pub samples: u32,
+    /// Points the section was read over (1: none open).
+    pub points: usize,
 }
 
 /// What `reproduce --live` adds to a section: a "Linux <version> today"
@@ -417,6 +468,10 @@ pub struct Cell {
     /// published cell: the profiles and overrides, e.g.
     /// "client profile uw7, server profile freebsd3, client.rcv_buf 32KiB".
     pub config: Option<String>,
+    /// Verdicts at the points of the open values, which the verdict reads.
+    pub points: Tally,
+    /// Ours over those points.
+    pub spread: Option<Spread>,
 }
 
 impl Cell {
@@ -448,6 +503,8 @@ impl Cell {
             verdict,
             cause,
             config: None,
+            points: Tally::one(verdict),
+            spread: None,
         }
     }
 }
@@ -471,6 +528,10 @@ pub struct Claim {
     /// Names of the label columns of `cells`.
     pub cell_headers: Vec<String>,
     pub cells: Vec<Cell>,
+    /// Verdicts at the points of the open values.
+    pub points: Tally,
+    /// Ours over those points (a claim without cells).
+    pub spread: Option<Spread>,
 }
 
 impl Claim {
@@ -501,12 +562,16 @@ impl Claim {
             cause,
             cell_headers: Vec::new(),
             cells: Vec::new(),
+            points: Tally::one(verdict),
+            spread: None,
         }
     }
 
     /// A claim over a matrix of cells. Its verdict: not reproduced if any
-    /// cell is, else reproduced if any cell is, else not testable. Its
-    /// published value is the one all cells share, if they share one.
+    /// cell is (the claim is contradicted there over the whole range),
+    /// reproduced if every cell is, else not testable (some cell depends on
+    /// what the document leaves open). Its published value is the one all
+    /// cells share, if they share one.
     pub fn matrix(
         experiment: &str,
         slug: &str,
@@ -518,7 +583,7 @@ impl Claim {
         let any = |v: Verdict| cells.iter().any(|c| c.verdict == v);
         let verdict = if any(Verdict::NotReproduced) {
             Verdict::NotReproduced
-        } else if any(Verdict::Reproduced) {
+        } else if any(Verdict::Reproduced) && !any(Verdict::NotTestable) {
             Verdict::Reproduced
         } else {
             Verdict::NotTestable
@@ -549,6 +614,8 @@ impl Claim {
             cause,
             cell_headers: cell_headers.iter().map(|s| s.to_string()).collect(),
             cells,
+            points: Tally::one(verdict),
+            spread: None,
         }
     }
 
@@ -591,8 +658,12 @@ pub struct Experiment {
     pub part: &'static str,
     /// The base scenario file, embedded in the binary.
     pub base: &'static str,
-    pub jobs: fn(quick: bool) -> Vec<Job>,
-    pub section: fn(quick: bool, done: &[Done]) -> Section,
+    /// What the document leaves open, each with its range and why.
+    pub unknowns: fn() -> Vec<Unknown>,
+    /// The runs at one point of the open values.
+    pub jobs: fn(quick: bool, at: &At) -> Vec<Job>,
+    /// The section read off one point's runs.
+    pub section: fn(quick: bool, at: &At, done: &[Done]) -> Section,
 }
 
 /// Builds a scenario from an experiment's base file plus overrides.
@@ -601,8 +672,15 @@ pub fn scenario(base: &str, origin: &str, overrides: &[String]) -> Scenario {
         .unwrap_or_else(|e| panic!("built-in scenario {origin} is invalid: {e}"))
 }
 
+/// Runs one job in the world the lab's run path picks for its scenario (every
+/// built-in scenario is a two-host one: a many-flow file here is a bug).
 fn run_job(job: Job) -> Done {
-    let mut sim = Sim::new(&job.scenario);
+    let World::TwoHost(mut sim) = World::of(&job.scenario) else {
+        panic!(
+            "built-in scenario for {:?} asks for the many-flow world",
+            job.key
+        )
+    };
     if job.capture {
         sim.enable_capture(false);
     }
@@ -614,42 +692,35 @@ fn run_job(job: Job) -> Done {
     }
 }
 
-/// Runs every job on `jobs` threads; results come back in job order.
-pub fn run_jobs(jobs: Vec<Job>, threads: usize, progress: bool) -> Vec<Done> {
+/// Progress of a reproduction: `(runs finished, runs in all)`, called from
+/// the worker threads after each run.
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// Runs every job on `threads` threads; results come back in job order.
+/// `progress` hears of each finished run.
+pub fn run_jobs(jobs: Vec<Job>, threads: usize, progress: Progress) -> Vec<Done> {
     let n = jobs.len();
-    let bar = if progress {
-        let b = ProgressBar::new(n as u64);
-        b.set_style(
-            ProgressStyle::with_template("{spinner} {msg} [{wide_bar}] {pos}/{len} runs {elapsed}")
-                .expect("valid template"),
-        );
-        b.set_message("simulating");
-        b
-    } else {
-        ProgressBar::hidden()
-    };
-    let queue: Mutex<Vec<(usize, Job)>> = Mutex::new(jobs.into_iter().enumerate().rev().collect());
-    let results: Mutex<Vec<Option<Done>>> = Mutex::new((0..n).map(|_| None).collect());
-    let finished = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
-            s.spawn(|| loop {
-                let next = queue.lock().expect("queue").pop();
-                let Some((i, job)) = next else { break };
-                let done = run_job(job);
-                results.lock().expect("results")[i] = Some(done);
-                finished.fetch_add(1, Ordering::Relaxed);
-                bar.inc(1);
-            });
-        }
-    });
-    bar.finish_and_clear();
-    results
-        .into_inner()
-        .expect("results")
+    let slots: Vec<std::sync::Mutex<Option<Job>>> = jobs
         .into_iter()
-        .map(|d| d.expect("every job ran"))
-        .collect()
+        .map(|j| std::sync::Mutex::new(Some(j)))
+        .collect();
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    tinygram_lab::pool::map(
+        n,
+        threads,
+        &|i| {
+            let job = slots[i]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .expect("each job runs once");
+            run_job(job)
+        },
+        &|| {
+            let k = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(k, n);
+        },
+    )
 }
 
 /// Runs the named experiments (all when empty) and returns their sections.
@@ -657,7 +728,7 @@ pub fn reproduce(
     names: &[String],
     quick: bool,
     threads: usize,
-    progress: bool,
+    progress: Progress,
 ) -> Result<Vec<Section>, String> {
     let chosen: Vec<&Experiment> = if names.is_empty() || names.iter().any(|n| n == "all") {
         EXPERIMENTS.iter().collect()
@@ -678,19 +749,47 @@ pub fn reproduce(
             })
             .collect::<Result<_, _>>()?
     };
-    // All runs of all experiments share one pool, so the cores stay busy.
+    // Every point of every experiment's open values; all runs share one
+    // pool, so the cores stay busy.
+    let samples = if quick {
+        open::QUICK_SAMPLES
+    } else {
+        open::SAMPLES
+    };
     let mut all = Vec::new();
-    let mut spans = Vec::new();
+    let mut plan = Vec::new();
     for e in &chosen {
-        let jobs = (e.jobs)(quick);
-        spans.push(jobs.len());
-        all.extend(jobs);
+        let unknowns = (e.unknowns)();
+        let points = if unknowns.is_empty() {
+            vec![At::default()]
+        } else {
+            open::space(&unknowns, samples)
+                .points()
+                .map_err(|m| format!("{}: {m}", e.name))?
+                .iter()
+                .map(At::of)
+                .collect()
+        };
+        let mut spans = Vec::new();
+        for at in &points {
+            let jobs = (e.jobs)(quick, at);
+            spans.push(jobs.len());
+            all.extend(jobs);
+        }
+        plan.push((e, unknowns, points, spans));
     }
     let mut done = run_jobs(all, threads, progress).into_iter();
     let mut sections = Vec::new();
-    for (e, n) in chosen.iter().zip(spans) {
-        let mine: Vec<Done> = done.by_ref().take(n).collect();
-        sections.push((e.section)(quick, &mine));
+    for (e, unknowns, points, spans) in plan {
+        let per_point: Vec<Section> = points
+            .iter()
+            .zip(spans)
+            .map(|(at, n)| {
+                let mine: Vec<Done> = done.by_ref().take(n).collect();
+                (e.section)(quick, at, &mine)
+            })
+            .collect();
+        sections.push(open::merge(per_point, &points, &unknowns, samples));
     }
     Ok(sections)
 }
@@ -732,8 +831,10 @@ pub fn text_grid(t: &Table) -> (Vec<String>, Vec<Vec<String>>) {
             let mut row = r.labels.clone();
             for (i, v) in r.values.iter().enumerate() {
                 let mut cell = t.cell_text(i, v);
-                if mismatch(v.published, v.measured) {
+                if v.outside() {
                     cell.push_str(" (!)");
+                } else if v.spread.as_ref().is_some_and(Spread::flips) {
+                    cell.push_str(" (~)");
                 }
                 row.push(cell);
             }
@@ -782,23 +883,130 @@ pub fn format_table_live(t: &Table, live: &[&LiveColumn]) -> String {
     s
 }
 
-/// The terminal rendering of a section.
+/// The first `n` sentences of `text` (the rest is in the report).
+pub fn first_sentences(text: &str, n: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        out.push(c);
+        let ends = matches!(c, '.' | ':' | ';')
+            && chars.peek().is_none_or(|(_, next)| next.is_whitespace())
+            && !text[..i].ends_with("e.g")
+            && !text[..i].ends_with("i.e");
+        if ends && c == '.' {
+            count += 1;
+            if count == n {
+                if chars.peek().is_some() {
+                    out.push_str(" [...]");
+                }
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// `text` wrapped to `width` columns, each line after the first indented by `indent`.
+pub fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split_whitespace() {
+        let w = word.chars().count();
+        if line > 0 && line + 1 + w > width {
+            out.push('\n');
+            out.push_str(indent);
+            line = indent.len();
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += w;
+    }
+    out
+}
+
+/// A table as the terminal shows it when it is wider than [`WIDTH`]: only
+/// the value columns that have a published figure (the rest in the report).
+fn published_columns(t: &Table) -> Table {
+    let width: usize = text_grid(t).0.iter().map(|h| h.len() + 2).sum();
+    if width <= WIDTH {
+        return t.clone();
+    }
+    let keep: Vec<usize> = (0..t.columns.len())
+        .filter(|&c| {
+            t.rows
+                .iter()
+                .any(|r| r.values.get(c).is_some_and(|v| v.published.is_some()))
+        })
+        .collect();
+    Table {
+        title: t.title.clone(),
+        label_headers: t.label_headers.clone(),
+        columns: keep.iter().map(|&c| t.columns[c].clone()).collect(),
+        rows: t
+            .rows
+            .iter()
+            .map(|r| Row {
+                labels: r.labels.clone(),
+                values: keep
+                    .iter()
+                    .filter_map(|&c| r.values.get(c).cloned())
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// Columns of terminal output.
+const WIDTH: usize = 100;
+
+/// The terminal rendering of a section: tables, then each claim with its
+/// verdict, its cells and a cause in a few sentences (the rest in the report).
 pub fn format_section(sec: &Section) -> String {
     let mut s = format!(
-        "\n== {} ({}) ==\nSource: {}, {}\n\n",
+        "\n== {} ({}) ==\n{}\n\n",
         sec.title,
         sec.name,
-        sec.doc.short(),
-        sec.part
+        wrap(
+            &format!("Source: {}, {}", sec.doc.short(), sec.part),
+            WIDTH,
+            "  "
+        )
     );
     for (i, t) in sec.tables.iter().enumerate() {
-        s += &format_table_live(t, &sec.live_columns(i));
+        s += &format_table_live(&published_columns(t), &sec.live_columns(i));
+        let hidden = t.columns.len() - published_columns(t).columns.len();
+        if hidden > 0 {
+            s += &format!("({hidden} columns without published figures are in the report)\n");
+        }
+    }
+    if !sec.unknowns.is_empty() {
+        s += &format!("Left open (each cell ran at {} draws):\n", sec.points);
+        for u in &sec.unknowns {
+            s += &format!(
+                "  {}\n",
+                wrap(
+                    &format!("{}: {}", u.key, u.spec.describe()),
+                    WIDTH - 2,
+                    "    "
+                )
+            );
+        }
     }
     for f in &sec.findings {
-        s += &format!("* {f}\n");
+        s += &format!("* {}\n", wrap(&first_sentences(f, 3), WIDTH - 2, "  "));
     }
     for c in &sec.claims {
-        s += &format!("  [{}] {}\n", c.verdict.label(), c.text);
+        s += &format!(
+            "  {}\n",
+            wrap(
+                &format!("[{}] {}", c.verdict.label(), c.text),
+                WIDTH - 2,
+                "    "
+            )
+        );
         let causes = distinct_causes(&c.cells);
         for cell in &c.cells {
             let letter = cell
@@ -809,28 +1017,87 @@ pub fn format_section(sec: &Section) -> String {
                 .map(|i| format!(" ({})", cause_letter(i)))
                 .unwrap_or_default();
             s += &format!(
-                "      {}: {} [{}{letter}]\n",
-                cell.labels.join(", "),
-                cell.detail,
-                cell.verdict.label()
+                "      {}\n",
+                wrap(
+                    &format!(
+                        "{}: {} [{}{letter}]",
+                        cell.labels.join(", "),
+                        first_sentences(&cell.detail, 1),
+                        cell.verdict.label()
+                    ),
+                    WIDTH - 6,
+                    "        "
+                )
             );
         }
-        if let Some(cause) = &c.cause {
-            s += &format!("      likely cause: {cause}\n");
+        if causes.len() > 1 {
+            for (i, cause) in causes.iter().enumerate() {
+                s += &format!(
+                    "      {}\n",
+                    wrap(
+                        &format!("({}) {}", cause_letter(i), first_sentences(cause, 2)),
+                        WIDTH - 6,
+                        "          "
+                    )
+                );
+            }
+        } else if let Some(cause) = &c.cause {
+            s += &format!(
+                "      {}\n",
+                wrap(
+                    &format!("likely cause: {}", first_sentences(cause, 3)),
+                    WIDTH - 6,
+                    "        "
+                )
+            );
         }
     }
     for d in &sec.differences {
-        s += &format!("  difference: {d}\n");
+        s += &format!(
+            "  {}\n",
+            wrap(
+                &format!("difference: {}", first_sentences(d, 3)),
+                WIDTH - 2,
+                "    "
+            )
+        );
     }
     if let Some(n) = &sec.live.note {
-        s += &format!("  live: {n}\n");
+        s += &format!("  {}\n", wrap(&format!("live: {n}"), WIDTH - 2, "    "));
     }
     for t in &sec.live.tables {
         s += "\n";
         s += &format_table(t);
     }
     for d in &sec.live.disagreements {
-        s += &format!("  simulated linux vs the kernel: {d}\n");
+        s += &format!(
+            "  {}\n",
+            wrap(
+                &format!("simulated linux vs the kernel: {}", first_sentences(d, 3)),
+                WIDTH - 2,
+                "    "
+            )
+        );
     }
+    s
+}
+
+/// The closing tally: claims by verdict per document, then all together.
+pub fn format_tally(sections: &[Section]) -> String {
+    let mut s = String::from("\nClaims by verdict (reproduced / not reproduced / not testable):\n");
+    let mut total = (0, 0, 0);
+    let w = sections.iter().map(|x| x.name.len()).max().unwrap_or(0);
+    for sec in sections {
+        let (a, b, c) = sec.counts();
+        total = (total.0 + a, total.1 + b, total.2 + c);
+        s += &format!(
+            "  {:w$}  {a:3} / {b:3} / {c:3}   {}\n",
+            sec.name, sec.doc.author
+        );
+    }
+    s += &format!(
+        "  {:w$}  {:3} / {:3} / {:3}\n",
+        "all", total.0, total.1, total.2
+    );
     s
 }

@@ -66,8 +66,38 @@ fn published_text(x: &Option<Quantity>) -> String {
     }
 }
 
-fn q_mismatch(p: &Option<Quantity>, m: &Option<Quantity>) -> bool {
-    mismatch(p.as_ref().map(|q| q.value), m.as_ref().map(|q| q.value))
+/// A claim's or cell's number is shaded when it is outside the tolerance of
+/// the published figure at every point and the verdict is not reproduced:
+/// shading and verdict follow the same rule.
+fn q_mismatch(
+    p: &Option<Quantity>,
+    m: &Option<Quantity>,
+    spread: Option<&super::Spread>,
+    verdict: Verdict,
+) -> bool {
+    let outside = match spread {
+        Some(sp) => sp.outside(),
+        None => mismatch(p.as_ref().map(|q| q.value), m.as_ref().map(|q| q.value)),
+    };
+    outside && verdict == Verdict::NotReproduced
+}
+
+/// Ours as text: the median, and the 10th-90th percentile where it varies.
+fn fmt_ours(m: &Option<Quantity>, spread: Option<&super::Spread>) -> String {
+    match (m, spread) {
+        (Some(q), Some(sp)) if sp.varies() => format!(
+            "{} ({}-{}){}",
+            fmt_value(q.value),
+            fmt_value(sp.dist.p10),
+            fmt_value(sp.dist.p90),
+            if q.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", q.unit)
+            }
+        ),
+        _ => fmt_q(m),
+    }
 }
 
 /// The HTML id of a claim ("doupnik-web/x" -> "claim-doupnik-web-x").
@@ -136,8 +166,8 @@ fn md_claim(c: &Claim) -> String {
                 s,
                 "  - published: {}; ours: {}{}",
                 published_text(&c.published),
-                fmt_q(&c.measured),
-                if q_mismatch(&c.published, &c.measured) {
+                fmt_ours(&c.measured, c.spread.as_ref()),
+                if q_mismatch(&c.published, &c.measured, c.spread.as_ref(), c.verdict) {
                     " (!)"
                 } else {
                     ""
@@ -159,8 +189,13 @@ fn md_claim(c: &Claim) -> String {
         .map(|cell| {
             let mut r = cell.labels.clone();
             r.push(fmt_q(&cell.published));
-            let mut ours = fmt_q(&cell.measured);
-            if q_mismatch(&cell.published, &cell.measured) {
+            let mut ours = fmt_ours(&cell.measured, cell.spread.as_ref());
+            if q_mismatch(
+                &cell.published,
+                &cell.measured,
+                cell.spread.as_ref(),
+                cell.verdict,
+            ) {
                 ours.push_str(" (!)");
             }
             r.push(ours);
@@ -241,14 +276,17 @@ fn html_table(t: &Table, live: &[&LiveColumn]) -> String {
         }
         for (i, v) in r.values.iter().enumerate() {
             let d = t.columns.get(i).map_or(1, |c| c.digits);
-            let m = v
-                .measured
-                .map_or_else(|| "-".to_string(), |x| format!("{x:.d$}"));
+            let m = match &v.spread {
+                Some(sp) => sp.text(d),
+                None => v
+                    .measured
+                    .map_or_else(|| "-".to_string(), |x| format!("{x:.d$}")),
+            };
             let p = v
                 .published
                 .map(|p| format!(" <span class=\"pub\">[{}]</span>", super::fmt_num(p)))
                 .unwrap_or_default();
-            if mismatch(v.published, v.measured) {
+            if v.outside() {
                 let _ = write!(
                     s,
                     "<td class=\"mismatch\" title=\"ours {MISMATCH_LEGEND}\">{m}{p}</td>"
@@ -273,8 +311,34 @@ fn html_table(t: &Table, live: &[&LiveColumn]) -> String {
     s + "</table>\n"
 }
 
-fn html_q_cell(p: &Option<Quantity>, m: &Option<Quantity>) -> String {
-    let class = if q_mismatch(p, m) {
+/// What the document leaves open, in a paragraph and a list: each value's
+/// range and why, and how many points the verdicts were read over.
+pub fn unknowns_text(sec: &Section, quick: bool) -> String {
+    if sec.unknowns.is_empty() {
+        return "**Left open.** Nothing this experiment's verdicts depend on is run as a range \
+                yet: each cell is one run at the values stated above."
+            .into();
+    }
+    let mut s = format!(
+        "**Left open.** The document does not give these values; every cell ran at {} \
+         seeded draws of them{}, and a verdict holds only if it holds at every draw \
+         (not testable where the draws disagree):",
+        sec.points,
+        if quick {
+            " (--quick: fewer draws than the full run)"
+        } else {
+            ""
+        }
+    );
+    for u in &sec.unknowns {
+        let _ = write!(s, "\n- `{}`: {}; {}.", u.key, u.spec.describe(), u.why);
+    }
+    s
+}
+
+fn html_q_cell(cell: &super::Cell) -> String {
+    let (p, m) = (&cell.published, &cell.measured);
+    let class = if q_mismatch(p, m, cell.spread.as_ref(), cell.verdict) {
         " class=\"mismatch\""
     } else {
         ""
@@ -282,7 +346,7 @@ fn html_q_cell(p: &Option<Quantity>, m: &Option<Quantity>) -> String {
     format!(
         "<td>{}</td><td{class}>{}</td>",
         html_escape(&fmt_q(p)),
-        html_escape(&fmt_q(m))
+        html_escape(&fmt_ours(m, cell.spread.as_ref()))
     )
 }
 
@@ -299,7 +363,7 @@ fn html_claim(c: &Claim) -> String {
     );
     if c.cells.is_empty() {
         if c.published.is_some() || c.measured.is_some() {
-            let class = if q_mismatch(&c.published, &c.measured) {
+            let class = if q_mismatch(&c.published, &c.measured, c.spread.as_ref(), c.verdict) {
                 " class=\"mismatch\""
             } else {
                 ""
@@ -308,7 +372,7 @@ fn html_claim(c: &Claim) -> String {
                 s,
                 "<p class=\"pm\">Published: {}; <span{class}>ours: {}</span></p>",
                 html_escape(&published_text(&c.published)),
-                html_escape(&fmt_q(&c.measured))
+                html_escape(&fmt_ours(&c.measured, c.spread.as_ref()))
             );
         }
         if let Some(cause) = &c.cause {
@@ -332,7 +396,7 @@ fn html_claim(c: &Claim) -> String {
         for l in &cell.labels {
             let _ = write!(s, "<td class=\"label\">{}</td>", html_escape(l));
         }
-        s += &html_q_cell(&cell.published, &cell.measured);
+        s += &html_q_cell(cell);
         let _ = writeln!(
             s,
             "<td class=\"label\">{}</td><td class=\"label\"><span class=\"v-{}\">{}</span>{}</td></tr>",
@@ -414,7 +478,7 @@ pub fn write_report(dir: &Path, sections: &[Section], quick: bool) -> std::io::R
              live (`--live`) on this machine's own kernel and on tinygram over a TUN device, \
              not simulated; each section's \"Linux today, measured live\" says how, and \
              checks the simulated linux stack against the kernel.",
-            super::live::column_name()
+            super::live_column_name()
         )
     } else {
         intro
@@ -511,6 +575,11 @@ pub fn write_report(dir: &Path, sections: &[Section], quick: bool) -> std::io::R
         );
         for p in sec.setup.split("\n\n") {
             let _ = writeln!(html, "<p>{}</p>", inline(p));
+        }
+        let open = unknowns_text(sec, quick);
+        let _ = writeln!(md, "{open}\n");
+        for p in open.split("\n") {
+            let _ = writeln!(html, "<p>{}</p>", inline(p.trim_start_matches("- ")));
         }
         for (ti, t) in sec.tables.iter().enumerate() {
             md += &md_table(t, &sec.live_columns(ti));
@@ -643,6 +712,8 @@ fn claim_json(sec: &Section, c: &Claim) -> Value {
         "measured": q_json(&c.measured),
         "verdict": c.verdict.key(),
         "cause": c.cause,
+        "points": c.points.to_json(),
+        "spread": c.spread.as_ref().map(super::Spread::to_json),
         "cells": c.cells.iter().map(|cell| json!({
             "labels": labels_json(&c.cell_headers, &cell.labels),
             "published": q_json(&cell.published),
@@ -651,6 +722,8 @@ fn claim_json(sec: &Section, c: &Claim) -> Value {
             "verdict": cell.verdict.key(),
             "cause": cell.cause,
             "configuration": cell.config,
+            "points": cell.points.to_json(),
+            "spread": cell.spread.as_ref().map(super::Spread::to_json),
         })).collect::<Vec<_>>(),
     })
 }
@@ -679,7 +752,8 @@ fn table_json(t: &Table, live: &[&LiveColumn]) -> Value {
                 "unit": c.unit,
                 "published": v.published,
                 "measured": v.measured,
-                "mismatch": mismatch(v.published, v.measured),
+                "mismatch": v.outside(),
+                "spread": v.spread.as_ref().map(super::Spread::to_json),
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     })
@@ -717,6 +791,9 @@ pub fn json(sections: &[Section], quick: bool) -> Value {
                 "not_reproduced": count(sec, Verdict::NotReproduced),
                 "not_testable": count(sec, Verdict::NotTestable),
             },
+            "unknowns": sec.unknowns.iter().map(super::Unknown::to_json).collect::<Vec<_>>(),
+            "samples": sec.samples,
+            "points": sec.points,
             "claims": sec.claims.iter().map(|c| claim_json(sec, c)).collect::<Vec<_>>(),
             "tables": sec.tables.iter().enumerate()
                 .map(|(i, t)| table_json(t, &sec.live_columns(i)))

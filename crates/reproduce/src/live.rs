@@ -39,17 +39,7 @@ const PORT: u16 = 8080;
 /// Every blocking socket call gives up after this (a peer that died).
 const IO_LIMIT: Duration = Duration::from_secs(20);
 
-/// "6.18.44" and the like: the running kernel's release (`uname -r`).
-pub fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "?".into())
-}
-
-/// The live column's name.
-pub fn column_name() -> String {
-    format!("Linux {} today", kernel_release())
-}
+pub use crate::{kernel_release, live_column_name as column_name};
 
 /// Why the live runs cannot happen here, if they cannot.
 pub fn unavailable() -> Option<String> {
@@ -917,7 +907,7 @@ fn sim_job(exp: &str, key: Vec<String>, overrides: Vec<String>, capture: bool) -
 /// The row's host configuration, as `reproduce` simulates it.
 fn row_config(exp: &str, quick: bool, key: &[&str], client: bool) -> Option<Config> {
     let e = EXPERIMENTS.iter().find(|e| e.name == exp)?;
-    let job = (e.jobs)(quick)
+    let job = (e.jobs)(quick, &crate::At::default())
         .into_iter()
         .find(|j| j.key.iter().map(String::as_str).eq(key.iter().copied()))?;
     Some(if client {
@@ -986,6 +976,7 @@ fn val(x: Option<f64>) -> Val {
     Val {
         published: None,
         measured: x,
+        spread: None,
     }
 }
 
@@ -1195,7 +1186,7 @@ fn live_doupnik(
             }
         }
     }
-    let sim = run_jobs(jobs, threads, false);
+    let sim = run_jobs(jobs, threads, &|_, _| {});
     let mut tun = Vec::new();
     for (client, rw, server, pol) in &tun_keys {
         for (file, bytes) in WEB_FILES {
@@ -1435,7 +1426,7 @@ fn live_davids(sec: &mut Section, quick: bool, threads: usize, rtt: f64, start: 
         );
         tun.push(r);
     }
-    let sim = run_jobs(jobs, threads, false);
+    let sim = run_jobs(jobs, threads, &|_, _| {});
     let name = column_name();
     let absent = |e: &String| {
         if e.starts_with("no Linux") {
@@ -1747,7 +1738,7 @@ fn live_cheshire(
             tun.push(((link.clone(), mss.clone(), client.clone(), b), r));
         }
     }
-    let sim = run_jobs(jobs, threads, false);
+    let sim = run_jobs(jobs, threads, &|_, _| {});
     let name = column_name();
     for &b in &blocks {
         let cells = rows
