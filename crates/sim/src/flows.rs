@@ -12,23 +12,23 @@
 //! Engine timers are lazy queue entries in a calendar of 1 ms buckets
 //! ([`CalendarQueue`]), so idle connections cost nothing per event.
 
-use crate::event::CalendarQueue;
+use crate::drive::{self, Core, Endpoint, Ev, Queue, Wires, NO_EP};
 use crate::link::{Fate, Link};
 use crate::metrics::{
     Delivery, Flow, FlowResult, FlowsResult, GroupResult, Histogram, LatencyHistogram, LinkDrops,
     QueueResult, RunEnd, Tail,
 };
+use crate::packet::{Packet, Pool};
 use crate::pattern::{Pattern, PERIOD};
 use crate::qdisc::{ecn, Qdisc, QueuedPacket};
 use crate::scenario::{FlowGroup, Scenario, Spread, Topology, Workload};
-use crate::workload::{App, Role, WriteStep};
+use crate::workload::{App, Role};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
-use tinygram_proto::wire::IPV4_HEADER_LEN;
 use tinygram_proto::{
     rst_reply, ConnError, Connection, Instant, IsnGenerator, SeqNumber, State, TcpRepr,
 };
@@ -122,59 +122,6 @@ struct NetHost {
     unmatched: u64,
 }
 
-/// One end of a connection: the engine and its application. `#[repr(C)]`:
-/// the addressing, then what the application and the engine touch per event
-/// (see [`FlowSim::prefetch_upcoming`]).
-#[repr(C)]
-struct Endpoint {
-    host: u32,
-    peer: u32,
-    flow: u32,
-    /// The other end's endpoint, once both exist ([`NO_EP`] until then).
-    peer_ep: u32,
-    /// The connection's ports, as its flow assigned them.
-    local_port: u16,
-    remote_port: u16,
-    established: bool,
-    app: App,
-    conn: Connection,
-}
-
-impl Endpoint {
-    /// Hints the CPU to fetch the inline state an event touches.
-    fn prefetch_hot(&self) {
-        let app_end = std::mem::offset_of!(Endpoint, app) + App::hot_bytes().end;
-        tinygram_proto::prefetch::prefetch_bytes((self as *const Endpoint).cast(), app_end);
-        self.conn.prefetch_hot();
-    }
-}
-
-/// No endpoint (yet).
-const NO_EP: u32 = u32::MAX;
-
-/// When an endpoint's queued wake-ups are due, kept apart from the endpoints
-/// in one dense table: most queued events are stale by the time they are
-/// popped, and checking that must not pull a cold connection into the cache.
-#[derive(Clone, Copy)]
-struct Wake {
-    /// The earliest timer event queued for the endpoint.
-    timer_at: Option<Instant>,
-    app_at: Option<Instant>,
-    /// The engine's own next deadline as of the last time the simulator
-    /// touched it (`poll_timeout`; only the simulator's calls change it): a
-    /// queued timer event whose deadline was cancelled or moved later (an
-    /// RTO stopped by the ACK) is dropped or requeued from here, without
-    /// fetching the connection.
-    deadline: Option<Instant>,
-}
-
-impl Wake {
-    /// A timer event popped at `at` will reach the connection (see [`FlowSim::run`]).
-    fn due(&self, at: Instant) -> bool {
-        self.timer_at == Some(at) && self.deadline.is_some_and(|d| d <= at)
-    }
-}
-
 /// A connection between a client and a server host.
 struct FlowState {
     group: u32,
@@ -188,19 +135,6 @@ struct FlowState {
     done_at: Option<Instant>,
 }
 
-/// A packet on its way.
-struct Packet {
-    repr: TcpRepr,
-    payload: Vec<u8>,
-    src: u32,
-    dst: u32,
-    /// The endpoint the destination host's demultiplexer gives this packet,
-    /// when the sender knew it ([`NO_EP`]: look the 4-tuple up on arrival).
-    to_ep: u32,
-    /// The IPv4 ECN field; queues may set CE.
-    ecn: u8,
-}
-
 /// One direction of the shared link.
 struct Bottleneck {
     qdisc: Qdisc,
@@ -210,95 +144,12 @@ struct Bottleneck {
     wire_bytes: u64,
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Ev {
-    /// Flow `flow`'s client opens its connection.
-    Open {
-        flow: u32,
-    },
-    /// The packet leaves its sender's access link and reaches the bottleneck queue.
-    ToBottleneck {
-        pkt: u32,
-    },
-    /// Bottleneck direction `dir` finished serializing a frame.
-    BottleneckFree {
-        dir: u8,
-    },
-    /// The packet reaches its destination host.
-    Arrive {
-        pkt: u32,
-    },
-    Timer {
-        ep: u32,
-        deferred: bool,
-    },
-    App {
-        ep: u32,
-    },
-}
-
-/// The event queue of a run.
-#[cfg(not(test))]
-type Queue = CalendarQueue<Ev>;
-
-/// In unit tests the queue can be the plain heap, to check that both give
-/// the same run byte for byte.
-#[cfg(test)]
-#[allow(clippy::large_enum_variant)] // a test-only choice
-enum Queue {
-    Calendar(CalendarQueue<Ev>),
-    Heap(crate::event::EventQueue<Ev>),
-}
-
-#[cfg(test)]
-impl Queue {
-    fn new() -> Queue {
-        Queue::Calendar(CalendarQueue::new())
-    }
-    fn push(&mut self, at: Instant, ev: Ev) {
-        match self {
-            Queue::Calendar(q) => q.push(at, ev),
-            Queue::Heap(q) => q.push(at, ev),
-        }
-    }
-    fn pop(&mut self) -> Option<(Instant, Ev)> {
-        match self {
-            Queue::Calendar(q) => q.pop(),
-            Queue::Heap(q) => q.pop(),
-        }
-    }
-    fn peek_time(&mut self) -> Option<Instant> {
-        match self {
-            Queue::Calendar(q) => q.peek_time(),
-            Queue::Heap(q) => q.peek_time(),
-        }
-    }
-    fn for_upcoming(&self, n: usize, f: impl FnMut(Instant, &Ev)) {
-        match self {
-            Queue::Calendar(q) => q.for_upcoming(n, f),
-            Queue::Heap(q) => q.for_upcoming(n, f),
-        }
-    }
-    /// Moves every scheduled event, in order, to a plain heap.
-    fn switch_to_heap(&mut self) {
-        let mut heap = crate::event::EventQueue::new();
-        while let Some((at, ev)) = self.pop() {
-            heap.push(at, ev);
-        }
-        *self = Queue::Heap(heap);
-    }
-}
-
 /// A many-flow simulation run in progress.
 pub struct FlowSim {
-    now: Instant,
-    end: Instant,
-    queue: Queue,
+    /// The clock, the event queue and the connection ends ([`crate::drive`]).
+    core: Core,
     rng: ChaCha8Rng,
     hosts: Vec<NetHost>,
-    eps: Vec<Endpoint>,
-    /// Each endpoint's wake-ups (same index as `eps`).
-    wakes: Vec<Wake>,
     /// No demultiplexer entry was ever replaced by another connection's (two
     /// flows with one 4-tuple): only then does a packet's `to_ep` stand for
     /// the table lookup it replaces.
@@ -308,16 +159,11 @@ pub struct FlowSim {
     /// Each group's workload, shared by its flows' applications.
     workloads: Vec<Arc<Workload>>,
     bottleneck: [Bottleneck; 2],
-    slab: Vec<Option<Packet>>,
-    free_slots: Vec<u32>,
-    spare_payloads: Vec<Vec<u8>>,
+    pool: Pool,
     dropped: Vec<QueuedPacket>,
     patterns: [Arc<Pattern>; 2],
     framing: Link,
     flows_done: usize,
-    events: u64,
-    /// Timer events dropped or requeued from [`Wake::deadline`] alone.
-    timers_not_due: u64,
     name: String,
     seed: u64,
     isn_seed: u64,
@@ -434,13 +280,9 @@ impl FlowSim {
         };
         let isn_seed = rng.gen();
         FlowSim {
-            now: Instant::ZERO,
-            end: Instant::ZERO + sc.duration,
-            queue,
+            core: Core::new(Instant::ZERO + sc.duration, queue, flows.len() * 2),
             rng,
             hosts,
-            eps: Vec::with_capacity(flows.len() * 2),
-            wakes: Vec::with_capacity(flows.len() * 2),
             demux_exact,
             flows,
             workloads: topo
@@ -450,9 +292,7 @@ impl FlowSim {
                 .collect(),
             groups: topo.groups,
             bottleneck: [mk(), mk()],
-            slab: Vec::new(),
-            free_slots: Vec::new(),
-            spare_payloads: Vec::new(),
+            pool: Pool::default(),
             dropped: Vec::new(),
             patterns: [
                 Arc::new(Pattern::new(sc.seed, 0)),
@@ -460,8 +300,6 @@ impl FlowSim {
             ],
             framing: Link::new(sc.forward.clone()),
             flows_done: 0,
-            events: 0,
-            timers_not_due: 0,
             name: sc.name.clone(),
             seed: sc.seed,
             isn_seed,
@@ -496,7 +334,7 @@ impl FlowSim {
 
     /// The engine of each open connection endpoint, for inspection.
     pub fn connections(&self) -> impl Iterator<Item = &Connection> {
-        self.eps.iter().map(|e| &e.conn)
+        self.core.eps.iter().map(|e| &e.conn)
     }
 
     fn endpoint(&mut self, flow: u32, role: Role, conn: Connection, host: u32, peer: u32) -> u32 {
@@ -518,7 +356,7 @@ impl FlowSim {
             base,
             base,
         );
-        self.eps.push(Endpoint {
+        self.core.add(Endpoint {
             conn,
             app,
             host,
@@ -528,13 +366,7 @@ impl FlowSim {
             local_port,
             remote_port,
             established: false,
-        });
-        self.wakes.push(Wake {
-            timer_at: None,
-            app_at: None,
-            deadline: None,
-        });
-        (self.eps.len() - 1) as u32
+        })
     }
 
     fn isn(&self, ep_index: usize, fixed: Option<u32>) -> FlowIsn {
@@ -552,8 +384,8 @@ impl FlowSim {
         let g = &self.groups[f.group as usize];
         let mut cfg = g.client.tcp.clone();
         cfg.host_budget = g.client.memory;
-        let isn = self.isn(self.eps.len(), g.client.isn);
-        let conn = Connection::connect(cfg, cport, sport, isn, self.now);
+        let isn = self.isn(self.core.eps.len(), g.client.isn);
+        let conn = Connection::connect(cfg, cport, sport, isn, self.core.now);
         let ep = self.endpoint(flow, Role::Client, conn, ch, sh);
         self.flows[flow as usize].client = ep;
         if self.hosts[ch as usize]
@@ -563,229 +395,13 @@ impl FlowSim {
         {
             self.demux_exact = false;
         }
-        self.service(ep);
+        drive::service(self, ep);
     }
 
     /// Runs to the end; `progress` is called now and then with the simulated time.
     pub fn run(&mut self, progress: &mut dyn FnMut(Instant, Instant)) -> FlowsResult {
-        let mut end = RunEnd::Idle;
-        while let Some((at, ev)) = self.queue.pop() {
-            if at > self.end {
-                self.now = self.end;
-                end = RunEnd::DurationCap;
-                break;
-            }
-            self.now = at;
-            self.events += 1;
-            self.prefetch_upcoming();
-            if self.events & 0xffff == 0 {
-                progress(self.now, self.end);
-            }
-            match ev {
-                Ev::Open { flow } => self.open(flow),
-                Ev::ToBottleneck { pkt } => self.reach_bottleneck(pkt),
-                Ev::BottleneckFree { dir } => {
-                    self.bottleneck[dir as usize].busy = false;
-                    self.start_tx(dir as usize);
-                }
-                Ev::Arrive { pkt } => self.arrive(pkt),
-                Ev::Timer { ep, deferred } => {
-                    let w = &mut self.wakes[ep as usize];
-                    if w.timer_at != Some(at) {
-                        continue; // superseded
-                    }
-                    match w.deadline {
-                        // Cancelled since it was queued: nothing to do.
-                        None => {
-                            w.timer_at = None;
-                            self.timers_not_due += 1;
-                            continue;
-                        }
-                        // Moved later: wait for the new deadline.
-                        Some(d) if d > at => {
-                            w.timer_at = Some(d);
-                            self.timers_not_due += 1;
-                            self.queue.push(
-                                d,
-                                Ev::Timer {
-                                    ep,
-                                    deferred: false,
-                                },
-                            );
-                            continue;
-                        }
-                        Some(_) => {}
-                    }
-                    // Arrivals at the same instant go first (as in the two-host world).
-                    if !deferred && self.queue.peek_time() == Some(at) {
-                        self.queue.push(at, Ev::Timer { ep, deferred: true });
-                        continue;
-                    }
-                    self.wakes[ep as usize].timer_at = None;
-                    let e = &mut self.eps[ep as usize];
-                    let due = e.conn.poll_timeout().is_some_and(|t| t <= at);
-                    debug_assert!(due, "endpoint {ep}: cached deadline is not the engine's");
-                    if due {
-                        e.conn.handle_timeout(at);
-                    }
-                    self.service(ep);
-                }
-                Ev::App { ep } => {
-                    let w = &mut self.wakes[ep as usize];
-                    if w.app_at != Some(at) {
-                        continue;
-                    }
-                    w.app_at = None;
-                    self.service(ep);
-                }
-            }
-            if self.flows_done == self.flows.len() {
-                end = RunEnd::Finished;
-                break;
-            }
-        }
-        progress(self.now, self.end);
+        let end = drive::run(self, progress);
         self.result(end)
-    }
-
-    /// Asks the CPU to fetch what the next two events will touch while this
-    /// one is handled: with many connections each event's endpoint is cold,
-    /// and handling an event takes longer than a fetch from memory. The event
-    /// after next gets the part of its endpoint an event touches fetched
-    /// ([`Endpoint::prefetch_hot`]), the next one (whose inline state was asked
-    /// for one event ago) its heap-held state, so each line is asked for once.
-    fn prefetch_upcoming(&self) {
-        let mut k = 0;
-        self.queue.for_upcoming(2, |at, ev| {
-            let ep = match *ev {
-                Ev::Arrive { pkt } => self
-                    .slab
-                    .get(pkt as usize)
-                    .and_then(|p| p.as_ref())
-                    .map_or(NO_EP, |p| p.to_ep),
-                Ev::Timer { ep, .. } if self.wakes[ep as usize].due(at) => ep,
-                Ev::App { ep } if self.wakes[ep as usize].app_at == Some(at) => ep,
-                _ => NO_EP,
-            };
-            if let Some(e) = self.eps.get(ep as usize) {
-                if k == 0 {
-                    e.conn.prefetch_heap();
-                    e.app.prefetch_heap();
-                } else {
-                    e.prefetch_hot();
-                }
-            }
-            k += 1;
-        });
-    }
-
-    /// Lets endpoint `ep`'s application act, sends what its engine emits,
-    /// and schedules its next wake-ups (as the two-host world's `service`).
-    fn service(&mut self, ep: u32) {
-        let now = self.now;
-        let i = ep as usize;
-        let e = &mut self.eps[i];
-        if !e.established && e.conn.state().synchronized() {
-            e.established = true;
-            e.app.on_established(now);
-        }
-        if e.established {
-            e.app.read_all(&mut e.conn, now);
-        }
-        self.drain(ep);
-        let mut wake = None;
-        while self.eps[i].established {
-            let e = &mut self.eps[i];
-            match e.app.write_next(&mut e.conn, now) {
-                WriteStep::Wrote => self.drain(ep),
-                WriteStep::Wait(t) => {
-                    wake = Some(t);
-                    break;
-                }
-                WriteStep::Blocked | WriteStep::Idle => break,
-            }
-        }
-        let e = &mut self.eps[i];
-        if e.app.done {
-            let f = &mut self.flows[e.flow as usize];
-            if f.done_at.is_none() {
-                f.done_at = Some(now);
-                self.flows_done += 1;
-            }
-        }
-        let timeout = e.conn.poll_timeout();
-        let w = &mut self.wakes[i];
-        w.deadline = timeout;
-        if wake != w.app_at {
-            w.app_at = wake;
-            if let Some(t) = wake {
-                self.queue.push(t.max(now), Ev::App { ep });
-            }
-        }
-        if let Some(t) = timeout {
-            let t = t.max(now);
-            if w.timer_at.is_none_or(|queued| t < queued) {
-                w.timer_at = Some(t);
-                self.queue.push(
-                    t,
-                    Ev::Timer {
-                        ep,
-                        deferred: false,
-                    },
-                );
-            }
-        }
-    }
-
-    fn drain(&mut self, ep: u32) {
-        let now = self.now;
-        let (src, dst, ports, peer_ep) = {
-            let e = &self.eps[ep as usize];
-            (e.host, e.peer, (e.local_port, e.remote_port), e.peer_ep)
-        };
-        loop {
-            let mut payload = self.spare_payloads.pop().unwrap_or_default();
-            let Some(repr) = self.eps[ep as usize].conn.poll_transmit(now, &mut payload) else {
-                self.spare_payloads.push(payload);
-                break;
-            };
-            if let Some(flow) = self.corrupt {
-                let f = &self.flows[flow as usize];
-                if f.client == ep && !payload.is_empty() {
-                    payload[0] ^= 0xff;
-                    self.corrupt = None;
-                }
-            }
-            // The peer's demultiplexer maps this 4-tuple to the peer endpoint
-            // (entries are never removed), unless two flows share a 4-tuple.
-            let to_ep = if self.demux_exact && (repr.src_port, repr.dst_port) == ports {
-                peer_ep
-            } else {
-                NO_EP
-            };
-            self.send_to(src, dst, repr, payload, to_ep);
-        }
-    }
-
-    fn store(&mut self, p: Packet) -> u32 {
-        if let Some(i) = self.free_slots.pop() {
-            self.slab[i as usize] = Some(p);
-            i
-        } else {
-            self.slab.push(Some(p));
-            (self.slab.len() - 1) as u32
-        }
-    }
-
-    fn recycle(&mut self, pkt: u32) {
-        if let Some(p) = self.slab[pkt as usize].take() {
-            self.spare_payloads.push(p.payload);
-        }
-        self.free_slots.push(pkt);
-    }
-
-    fn ip_len(p: &Packet) -> usize {
-        IPV4_HEADER_LEN + p.repr.header_len() + p.payload.len()
     }
 
     /// Offers a segment from host `src` to its access link.
@@ -803,40 +419,21 @@ impl FlowSim {
             to_ep,
             ecn: ecn::NOT_ECT,
         };
-        let ip_len = Self::ip_len(&p);
-        match self.hosts[src as usize]
+        let now = self.core.now;
+        let fate = self.hosts[src as usize]
             .up
-            .transmit(self.now, ip_len, &mut self.rng)
-        {
-            Fate::Dropped(_) => self.spare_payloads.push(p.payload),
-            Fate::Delivered { at, duplicate_at } => {
-                if let Some(dup) = duplicate_at {
-                    let copy = self.copy(&p);
-                    let id = self.store(copy);
-                    self.queue.push(dup, Ev::ToBottleneck { pkt: id });
-                }
-                let id = self.store(p);
-                self.queue.push(at, Ev::ToBottleneck { pkt: id });
+            .transmit(now, p.ip_len(), &mut self.rng);
+        if let Some(c) = self.pool.after_link(fate, p) {
+            if let Some((dup_at, dup)) = c.duplicate {
+                self.core.queue.push(dup_at, Ev::ToBottleneck { pkt: dup });
             }
-        }
-    }
-
-    fn copy(&mut self, p: &Packet) -> Packet {
-        let mut payload = self.spare_payloads.pop().unwrap_or_default();
-        payload.clear();
-        payload.extend_from_slice(&p.payload);
-        Packet {
-            repr: p.repr,
-            payload,
-            src: p.src,
-            dst: p.dst,
-            to_ep: p.to_ep,
-            ecn: p.ecn,
+            self.core.queue.push(c.at, Ev::ToBottleneck { pkt: c.pkt });
         }
     }
 
     fn reach_bottleneck(&mut self, pkt: u32) {
-        let p = self.slab[pkt as usize].as_ref().expect("live packet");
+        let now = self.core.now;
+        let p = self.pool.get(pkt).expect("live packet");
         let dir = usize::from(self.hosts[p.src as usize].server_side);
         let flow = (u64::from(p.src) << 40)
             ^ (u64::from(p.dst) << 16)
@@ -844,17 +441,15 @@ impl FlowSim {
             ^ u64::from(p.repr.dst_port);
         let q = QueuedPacket {
             id: pkt,
-            wire: self.framing.wire_len(Self::ip_len(p)),
+            wire: self.framing.wire_len(p.ip_len()),
             flow,
             ecn: p.ecn,
-            enqueued: self.now,
+            enqueued: now,
         };
         let mut dropped = std::mem::take(&mut self.dropped);
-        self.bottleneck[dir]
-            .qdisc
-            .enqueue(self.now, q, &mut dropped);
+        self.bottleneck[dir].qdisc.enqueue(now, q, &mut dropped);
         for d in dropped.drain(..) {
-            self.recycle(d.id);
+            self.pool.recycle(d.id);
         }
         self.dropped = dropped;
         if !self.bottleneck[dir].busy {
@@ -864,19 +459,20 @@ impl FlowSim {
 
     /// Starts serializing the next packet of bottleneck direction `dir`, if any.
     fn start_tx(&mut self, dir: usize) {
+        let now = self.core.now;
         let mut dropped = std::mem::take(&mut self.dropped);
-        let next = self.bottleneck[dir].qdisc.dequeue(self.now, &mut dropped);
+        let next = self.bottleneck[dir].qdisc.dequeue(now, &mut dropped);
         for d in dropped.drain(..) {
-            self.recycle(d.id);
+            self.pool.recycle(d.id);
         }
         self.dropped = dropped;
         let Some(q) = next else {
             return;
         };
-        if let Some(p) = self.slab[q.id as usize].as_mut() {
+        if let Some(p) = self.pool.get_mut(q.id) {
             p.ecn = q.ecn;
             if let Some(tap) = self.tap.as_mut() {
-                tap(self.now, p.src, p.dst, &p.repr, &p.payload, p.ecn);
+                tap(now, p.src, p.dst, &p.repr, &p.payload, p.ecn);
             }
         }
         let b = &mut self.bottleneck[dir];
@@ -887,9 +483,11 @@ impl FlowSim {
         } else {
             Duration::ZERO
         };
-        let done = self.now + ser;
+        let done = now + ser;
         let delay = b.delay;
-        self.queue.push(done, Ev::BottleneckFree { dir: dir as u8 });
+        self.core
+            .queue
+            .push(done, Ev::BottleneckFree { dir: dir as u8 });
         self.enter_downlink(q.id, done + delay);
     }
 
@@ -899,19 +497,16 @@ impl FlowSim {
     /// the same delay, so each downlink still sees its packets in time order,
     /// and one event per packet is saved.
     fn enter_downlink(&mut self, pkt: u32, at: Instant) {
-        let p = self.slab[pkt as usize].as_ref().expect("live packet");
-        let (dst, ip_len) = (p.dst as usize, Self::ip_len(p));
+        let p = self.pool.get(pkt).expect("live packet");
+        let (dst, ip_len) = (p.dst as usize, p.ip_len());
         match self.hosts[dst].down.transmit(at, ip_len, &mut self.rng) {
-            Fate::Dropped(_) => self.recycle(pkt),
+            Fate::Dropped(_) => self.pool.recycle(pkt),
             Fate::Delivered { at, duplicate_at } => {
                 if let Some(dup) = duplicate_at {
-                    let orig = self.slab[pkt as usize].take().expect("live packet");
-                    let copy = self.copy(&orig);
-                    self.slab[pkt as usize] = Some(orig);
-                    let id = self.store(copy);
-                    self.queue.push(dup, Ev::Arrive { pkt: id });
+                    let id = self.pool.duplicate(pkt);
+                    self.core.queue.push(dup, Ev::Arrive { pkt: id });
                 }
-                self.queue.push(at, Ev::Arrive { pkt });
+                self.core.queue.push(at, Ev::Arrive { pkt });
             }
         }
     }
@@ -919,8 +514,7 @@ impl FlowSim {
     /// Demultiplexes an arriving segment by 4-tuple: to its connection, to a
     /// listener (a SYN of an expected client), or an RST reply.
     fn arrive(&mut self, pkt: u32) {
-        let p = self.slab[pkt as usize].take().expect("live packet");
-        self.free_slots.push(pkt);
+        let p = self.pool.take(pkt);
         let h = p.dst as usize;
         let key = (p.src, p.repr.dst_port, p.repr.src_port);
         let slot = if p.to_ep != NO_EP {
@@ -941,12 +535,12 @@ impl FlowSim {
         };
         match ep {
             Some(ep) => {
-                let now = self.now;
-                self.eps[ep as usize]
+                let now = self.core.now;
+                self.core.eps[ep as usize]
                     .conn
                     .handle_segment(now, &p.repr, &p.payload);
-                self.spare_payloads.push(p.payload);
-                self.service(ep);
+                self.pool.give_back(p.payload);
+                drive::service(self, ep);
             }
             None => {
                 // No connection: RFC 9293 3.10.7.1, answer with a reset.
@@ -957,7 +551,7 @@ impl FlowSim {
                     payload.clear();
                     self.send(p.dst, p.src, rst, payload);
                 } else {
-                    self.spare_payloads.push(p.payload);
+                    self.pool.give_back(p.payload);
                 }
             }
         }
@@ -970,13 +564,13 @@ impl FlowSim {
         let g = &self.groups[f.group as usize];
         let mut cfg = g.server.tcp.clone();
         cfg.host_budget = g.server.memory;
-        let isn = self.isn(self.eps.len(), g.server.isn);
+        let isn = self.isn(self.core.eps.len(), g.server.isn);
         let conn = Connection::listen(cfg, sport, isn);
         let ep = self.endpoint(flow, Role::Server, conn, sh, ch);
         self.flows[flow as usize].server = Some(ep);
         let client = self.flows[flow as usize].client;
         if client != u32::MAX {
-            self.eps[client as usize].peer_ep = ep;
+            self.core.eps[client as usize].peer_ep = ep;
         }
         // The SYN's own entry (Expect of this flow) gives way; anything else was a clash.
         match self.hosts[sh as usize]
@@ -998,7 +592,7 @@ impl FlowSim {
     ) -> Result<(), String> {
         let alive = |ep: Option<u32>| {
             ep.is_some_and(|ep| {
-                let c = &self.eps[ep as usize].conn;
+                let c = &self.core.eps[ep as usize].conn;
                 c.error().is_none() && !matches!(c.state(), State::Closed)
             })
         };
@@ -1009,7 +603,7 @@ impl FlowSim {
             ("server to client", client, delivery.server_to_client),
         ];
         for (dir, reader, fl) in dirs {
-            if reader.is_some_and(|r| !self.eps[r as usize].app.integrity_ok) {
+            if reader.is_some_and(|r| !self.core.eps[r as usize].app.integrity_ok) {
                 return Err(format!(
                     "bytes delivered {dir} differ from what was written (wrong, reordered or repeated data)"
                 ));
@@ -1024,7 +618,7 @@ impl FlowSim {
                 let fate = [client, f.server]
                     .iter()
                     .flatten()
-                    .filter_map(|&ep| self.eps[ep as usize].conn.error())
+                    .filter_map(|&ep| self.core.eps[ep as usize].conn.error())
                     .map(|e: ConnError| e.to_string())
                     .next()
                     .unwrap_or_else(|| "the run went idle".to_string());
@@ -1040,7 +634,7 @@ impl FlowSim {
     fn flow_result(&self, id: usize, end: RunEnd) -> (FlowResult, LatencyHistogram) {
         let f = &self.flows[id];
         let g = &self.groups[f.group as usize];
-        let ep = |e: Option<u32>| e.map(|e| &self.eps[e as usize]);
+        let ep = |e: Option<u32>| e.map(|e| &self.core.eps[e as usize]);
         let client = ep((f.client != u32::MAX).then_some(f.client));
         let server = ep(f.server);
         let written = |e: Option<&Endpoint>| e.map_or(0, |e| e.app.bytes_written());
@@ -1059,7 +653,7 @@ impl FlowSim {
         for e in [client, server].into_iter().flatten() {
             lat.merge(&e.app.latencies);
         }
-        let until = f.done_at.unwrap_or(self.now);
+        let until = f.done_at.unwrap_or(self.core.now);
         let active = until.saturating_duration_since(f.start).as_secs_f64();
         let bytes = read(client) + read(server);
         let sum = |x: fn(&tinygram_proto::Counters) -> u64| {
@@ -1104,7 +698,7 @@ impl FlowSim {
     }
 
     fn result(&self, end: RunEnd) -> FlowsResult {
-        let elapsed = self.now.as_secs_f64();
+        let elapsed = self.core.now.as_secs_f64();
         let per_s = |x: f64| if elapsed > 0.0 { x / elapsed } else { 0.0 };
         let mut all = LatencyHistogram::default();
         let mut flows = Vec::with_capacity(self.flows.len());
@@ -1227,8 +821,106 @@ impl FlowSim {
             p99_completion_histogram: (!listed && !p99s.is_empty())
                 .then(|| Histogram::of(&p99s, 20)),
             flows: listed.then_some(flows),
-            events: self.events,
+            events: self.core.events,
         }
+    }
+}
+
+impl Wires for FlowSim {
+    const STALE_TIMERS_FROM_TABLE: bool = true;
+
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+
+    fn drain(&mut self, ep: u32) {
+        let now = self.core.now;
+        let (src, dst, ports, peer_ep) = {
+            let e = &self.core.eps[ep as usize];
+            (e.host, e.peer, (e.local_port, e.remote_port), e.peer_ep)
+        };
+        loop {
+            let mut payload = self.pool.buffer();
+            let Some(repr) = self.core.eps[ep as usize]
+                .conn
+                .poll_transmit(now, &mut payload)
+            else {
+                self.pool.give_back(payload);
+                break;
+            };
+            if let Some(flow) = self.corrupt {
+                let f = &self.flows[flow as usize];
+                if f.client == ep && !payload.is_empty() {
+                    payload[0] ^= 0xff;
+                    self.corrupt = None;
+                }
+            }
+            // The peer's demultiplexer maps this 4-tuple to the peer endpoint
+            // (entries are never removed), unless two flows share a 4-tuple.
+            let to_ep = if self.demux_exact && (repr.src_port, repr.dst_port) == ports {
+                peer_ep
+            } else {
+                NO_EP
+            };
+            self.send_to(src, dst, repr, payload, to_ep);
+        }
+    }
+
+    /// Marks the flow done when one of its applications is.
+    fn serviced(&mut self, ep: u32) {
+        let e = &self.core.eps[ep as usize];
+        if e.app.done {
+            let f = &mut self.flows[e.flow as usize];
+            if f.done_at.is_none() {
+                f.done_at = Some(self.core.now);
+                self.flows_done += 1;
+            }
+        }
+    }
+
+    fn network(&mut self, ev: Ev) {
+        match ev {
+            Ev::Open { flow } => self.open(flow),
+            Ev::ToBottleneck { pkt } => self.reach_bottleneck(pkt),
+            Ev::BottleneckFree { dir } => {
+                self.bottleneck[dir as usize].busy = false;
+                self.start_tx(dir as usize);
+            }
+            Ev::Arrive { pkt } => self.arrive(pkt),
+            ev => unreachable!("the many-flow world schedules no {ev:?}"),
+        }
+    }
+
+    /// Asks the CPU to fetch what the next two events will touch while this
+    /// one is handled: with many connections each event's endpoint is cold,
+    /// and handling an event takes longer than a fetch from memory. The event
+    /// after next gets the part of its endpoint an event touches fetched
+    /// ([`Endpoint::prefetch_hot`]), the next one (whose inline state was asked
+    /// for one event ago) its heap-held state, so each line is asked for once.
+    fn before_event(&self) {
+        let c = &self.core;
+        let mut k = 0;
+        c.queue.for_upcoming(2, |at, ev| {
+            let ep = match *ev {
+                Ev::Arrive { pkt } => self.pool.get(pkt).map_or(NO_EP, |p| p.to_ep),
+                Ev::Timer { ep, .. } if c.wakes[ep as usize].due(at) => ep,
+                Ev::App { ep } if c.wakes[ep as usize].app_at == Some(at) => ep,
+                _ => NO_EP,
+            };
+            if let Some(e) = c.eps.get(ep as usize) {
+                if k == 0 {
+                    e.conn.prefetch_heap();
+                    e.app.prefetch_heap();
+                } else {
+                    e.prefetch_hot();
+                }
+            }
+            k += 1;
+        });
+    }
+
+    fn stop(&self) -> Option<RunEnd> {
+        (self.flows_done == self.flows.len()).then_some(RunEnd::Finished)
     }
 }
 
@@ -1299,7 +991,7 @@ mod tests {
             "{}",
             r.transactions
         );
-        assert!(sim.timers_not_due > 0);
+        assert!(sim.core.timers_not_due > 0);
     }
 
     /// The calendar queue and the plain heap give byte-identical results.
@@ -1313,7 +1005,7 @@ mod tests {
             let sc = Scenario::from_str(&text, "<t>", &[]).unwrap();
             let cal = FlowSim::new(&sc).run(&mut |_, _| {});
             let mut sim = FlowSim::new(&sc);
-            sim.queue.switch_to_heap();
+            sim.core.queue.switch_to_heap();
             let heap = sim.run(&mut |_, _| {});
             assert!(cal.transactions > 0);
             assert_eq!(

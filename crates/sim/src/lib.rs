@@ -1,10 +1,12 @@
 //! tinygram-sim: the deterministic discrete-event network simulator.
 
 pub mod coalesce;
+mod drive;
 pub mod event;
 pub mod flows;
 pub mod link;
 pub mod metrics;
+mod packet;
 pub mod pattern;
 pub mod pcap;
 pub mod qdisc;

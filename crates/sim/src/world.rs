@@ -2,15 +2,16 @@
 //! joined by one link per direction. Output depends only on the scenario and
 //! its seed: one seeded RNG, one event queue ordered by (time, insertion).
 
-use crate::event::EventQueue;
+use crate::drive::{self, Core, Endpoint, Ev, Queue, Wires};
 use crate::link::{Fate, Link};
 use crate::metrics::{Delivery, Flow, HostResult, RunEnd, RunResult};
+use crate::packet::{Packet, Pool};
+use crate::qdisc::ecn;
 use crate::scenario::Scenario;
-use crate::workload::{App, Role, WriteStep};
+use crate::workload::{App, Role};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
-use tinygram_proto::wire::IPV4_HEADER_LEN;
 use tinygram_proto::{
     ConnError, Connection, Instant, IsnGenerator, SeqNumber, State, TcpRepr, TraceEvent,
 };
@@ -22,46 +23,12 @@ use tinygram_proto::{
 pub const CLIENT_PORT: u16 = 40_000;
 pub const SERVER_PORT: u16 = 7;
 
+/// Host, and endpoint, numbers: each host has the one endpoint of its number.
 const CLIENT: usize = 0;
 const SERVER: usize = 1;
 
-/// A packet on a link: header and payload.
-struct Packet {
-    repr: TcpRepr,
-    payload: Vec<u8>,
-    /// IP ECN field: ECT(0) from the sender, CE once a link marked it (RFC 3168 5).
-    ecn: Ecn,
-}
-
-/// The IP ECN codepoints the simulator carries (RFC 3168 5).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ecn {
-    NotEct,
-    Ect0,
-    Ce,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Ev {
-    /// A packet reaches host `to` (one that left its link's FIFO order).
-    Arrive { to: usize, pkt: u32 },
-    /// The packet at the head of link `link`'s in-flight FIFO arrives.
-    LinkHead { link: usize },
-    /// Host's engine timer; `deferred` once it has yielded to same-time arrivals.
-    Timer { host: usize, deferred: bool },
-    /// Host's application wants to run (a timed write).
-    App { host: usize },
-    /// Host's receive-coalescing interval ends: its batch reaches TCP.
-    RxFlush { host: usize },
-}
-
-/// One host: the engine, the application, and what has been scheduled for it.
-struct Host {
-    conn: Connection,
-    app: App,
-    established: bool,
-    timer_at: Option<Instant>,
-    app_at: Option<Instant>,
+/// What a host does with arriving segments before TCP sees them.
+struct Receiver {
     /// Receive coalescing interval; zero hands each segment over on arrival.
     rx_coalesce: std::time::Duration,
     /// Segments waiting for the coalescing interval to end.
@@ -112,22 +79,18 @@ impl IsnGenerator for SeededIsn {
     }
 }
 
-/// A simulation run in progress.
+/// A simulation run in progress: the one delivery loop ([`crate::drive`])
+/// over two hosts, each with one endpoint, and one link per direction.
 pub struct Sim {
-    now: Instant,
-    end: Instant,
-    queue: EventQueue<Ev>,
-    hosts: [Host; 2],
+    core: Core,
+    rx: [Receiver; 2],
     links: [Link; 2],
     /// Packets in flight on each link, in arrival order: (arrival, packet).
-    /// Only the head is in the event queue, which keeps the heap tiny however
+    /// Only the head is in the event queue, which keeps the queue tiny however
     /// many packets a long fat pipe holds.
     in_flight: [VecDeque<(Instant, u32)>; 2],
     rng: ChaCha8Rng,
-    slab: Vec<Option<Packet>>,
-    free_slots: Vec<u32>,
-    spare_payloads: Vec<Vec<u8>>,
-    events: u64,
+    pool: Pool,
     name: String,
     seed: u64,
     /// Frames seen on the wire, if a capture was requested.
@@ -162,30 +125,34 @@ impl Sim {
             SERVER_PORT,
             SeededIsn::new(sc.seed, SERVER, isn_s),
         );
-        let host = |conn, role, cfg: &crate::scenario::HostConfig| Host {
-            conn,
-            app: App::new(role, &sc.workload, sc.seed),
-            established: false,
-            timer_at: None,
-            app_at: None,
+        let mut core = Core::new(Instant::ZERO + sc.duration, Queue::new(), 2);
+        for (h, conn, role, ports) in [
+            (CLIENT, client, Role::Client, (CLIENT_PORT, SERVER_PORT)),
+            (SERVER, server, Role::Server, (SERVER_PORT, CLIENT_PORT)),
+        ] {
+            core.add(Endpoint {
+                host: h as u32,
+                peer: (1 - h) as u32,
+                flow: 0,
+                peer_ep: (1 - h) as u32,
+                local_port: ports.0,
+                remote_port: ports.1,
+                established: false,
+                app: App::new(role, &sc.workload, sc.seed),
+                conn,
+            });
+        }
+        let receiver = |cfg: &crate::scenario::HostConfig| Receiver {
             rx_coalesce: cfg.rx_coalesce,
             rx_batch: Vec::new(),
         };
         Sim {
-            now: Instant::ZERO,
-            end: Instant::ZERO + sc.duration,
-            queue: EventQueue::new(),
-            hosts: [
-                host(client, Role::Client, &sc.client),
-                host(server, Role::Server, &sc.server),
-            ],
+            core,
+            rx: [receiver(&sc.client), receiver(&sc.server)],
             links: [Link::new(sc.forward.clone()), Link::new(sc.reverse.clone())],
             in_flight: [VecDeque::new(), VecDeque::new()],
             rng,
-            slab: Vec::new(),
-            free_slots: Vec::new(),
-            spare_payloads: Vec::new(),
-            events: 0,
+            pool: Pool::default(),
             name: sc.name.clone(),
             seed: sc.seed,
             capture: None,
@@ -196,8 +163,8 @@ impl Sim {
 
     /// Records both engines' why-traces (hold/release and ACK decisions).
     pub fn enable_trace(&mut self) {
-        for h in &mut self.hosts {
-            h.conn.set_trace(true);
+        for e in &mut self.core.eps {
+            e.conn.set_trace(true);
         }
         self.traces = Some([Vec::new(), Vec::new()]);
     }
@@ -228,76 +195,14 @@ impl Sim {
 
     /// The engine of the client (0) or server (1), for inspection.
     pub fn connection(&self, host: usize) -> &Connection {
-        &self.hosts[host].conn
+        &self.core.eps[host].conn
     }
 
     /// Runs to the end; `progress` is called now and then with the simulated time.
     pub fn run(&mut self, progress: &mut dyn FnMut(Instant, Instant)) -> RunResult {
-        self.service(CLIENT);
-        self.service(SERVER);
-        // An empty queue before the cap means nothing is left to happen.
-        let mut end = RunEnd::Idle;
-        while let Some((at, ev)) = self.queue.pop() {
-            if at > self.end {
-                self.now = self.end;
-                end = RunEnd::DurationCap;
-                break;
-            }
-            self.now = at;
-            self.events += 1;
-            if self.events & 0xffff == 0 {
-                progress(self.now, self.end);
-            }
-            match ev {
-                Ev::Arrive { to, pkt } => self.deliver(to, pkt),
-                Ev::LinkHead { link } => {
-                    let (_, pkt) = self.in_flight[link].pop_front().expect("link head");
-                    if let Some(&(next, _)) = self.in_flight[link].front() {
-                        self.queue.push(next, Ev::LinkHead { link });
-                    }
-                    self.deliver(1 - link, pkt);
-                }
-                Ev::Timer { host, deferred } => {
-                    if self.hosts[host].timer_at != Some(at) {
-                        continue; // superseded
-                    }
-                    // Arrivals at the same instant go first: an ACK that lands
-                    // exactly when the RTO expires wins, as with any real clock tick.
-                    if !deferred && self.queue.peek_time() == Some(at) {
-                        self.queue.push(
-                            at,
-                            Ev::Timer {
-                                host,
-                                deferred: true,
-                            },
-                        );
-                        continue;
-                    }
-                    self.hosts[host].timer_at = None;
-                    let conn = &mut self.hosts[host].conn;
-                    if conn.poll_timeout().is_some_and(|t| t <= self.now) {
-                        conn.handle_timeout(self.now);
-                    }
-                    self.service(host);
-                }
-                Ev::RxFlush { host } => self.flush_rx(host),
-                Ev::App { host } => {
-                    if self.hosts[host].app_at != Some(at) {
-                        continue;
-                    }
-                    self.hosts[host].app_at = None;
-                    self.service(host);
-                }
-            }
-            if self.hosts.iter().any(|h| h.app.done) {
-                end = RunEnd::Finished;
-                break;
-            }
-            if self.hosts.iter().all(|h| h.conn.error().is_some()) {
-                break;
-            }
-        }
-        progress(self.now, self.end);
+        drive::service(self, CLIENT as u32);
+        drive::service(self, SERVER as u32);
+        let end = drive::run(self, progress);
         self.result(end)
     }
 
@@ -306,7 +211,7 @@ impl Sim {
     fn connections_fate(&self) -> String {
         let mut parts = Vec::new();
         for (h, side) in [(CLIENT, "client"), (SERVER, "server")] {
-            let host = &self.hosts[h];
+            let host = &self.core.eps[h];
             let cfg = host.conn.config();
             match host.conn.error() {
                 // RFC 9293 3.8.3: the retransmission limit was reached.
@@ -340,7 +245,8 @@ impl Sim {
         // Bytes still in flight are not lost while both connections can deliver them.
         let live = end != RunEnd::Idle
             && self
-                .hosts
+                .core
+                .eps
                 .iter()
                 .all(|h| h.conn.error().is_none() && !matches!(h.conn.state(), State::Closed));
         let flows = [
@@ -348,7 +254,7 @@ impl Sim {
             ("server to client", CLIENT, delivery.server_to_client),
         ];
         for (dir, reader, f) in flows {
-            if !self.hosts[reader].app.integrity_ok {
+            if !self.core.eps[reader].app.integrity_ok {
                 return Err(format!(
                     "bytes delivered {dir} differ from what was written (wrong, reordered or repeated data)"
                 ));
@@ -372,98 +278,44 @@ impl Sim {
         Ok(())
     }
 
-    /// Lets host `h`'s application act, sends what its engine emits, and
-    /// schedules its next wake-ups.
-    fn service(&mut self, h: usize) {
-        let now = self.now;
-        let host = &mut self.hosts[h];
-        if !host.established && host.conn.state().synchronized() {
-            host.established = true;
-            host.app.on_established(now);
+    /// Hands packet `pkt` to its host's engine and lets the host react.
+    fn deliver(&mut self, pkt: u32) {
+        let p = self.pool.take(pkt);
+        let to = p.dst as usize;
+        let rx = &mut self.rx[to];
+        // RFC 3168 5: a CE mark reaches TCP with its segment (a coalesced
+        // batch keeps no ECN field: the mark rides the batch's next segment).
+        if p.ecn == ecn::CE {
+            self.core.eps[to].conn.note_ce();
         }
-        if host.established {
-            host.app.read_all(&mut host.conn, now);
-        }
-        self.drain(h);
-        let mut wake = None;
-        while self.hosts[h].established {
-            let host = &mut self.hosts[h];
-            match host.app.write_next(&mut host.conn, now) {
-                WriteStep::Wrote => self.drain(h),
-                WriteStep::Wait(t) => {
-                    wake = Some(t);
-                    break;
-                }
-                WriteStep::Blocked | WriteStep::Idle => break,
+        if !rx.rx_coalesce.is_zero() {
+            if rx.rx_batch.is_empty() {
+                let at = self.core.now + rx.rx_coalesce;
+                self.core.queue.push(at, Ev::RxFlush { host: to as u32 });
             }
-        }
-        if let Some(t) = &mut self.traces {
-            self.hosts[h].conn.drain_trace(&mut t[h]);
-        }
-        let host = &mut self.hosts[h];
-        if wake != host.app_at {
-            host.app_at = wake;
-            if let Some(t) = wake {
-                self.queue.push(t.max(now), Ev::App { host: h });
-            }
-        }
-        // Timer events are lazy: one is pushed only when the engine's deadline
-        // moves earlier than the event already queued. A later deadline (the
-        // RTO restarting on every ACK) is picked up when that event fires, so
-        // the heap never fills with superseded timers.
-        if let Some(t) = host.conn.poll_timeout() {
-            let t = t.max(now);
-            if host.timer_at.is_none_or(|queued| t < queued) {
-                host.timer_at = Some(t);
-                self.queue.push(
-                    t,
-                    Ev::Timer {
-                        host: h,
-                        deferred: false,
-                    },
-                );
-            }
-        }
-    }
-
-    /// Hands packet `pkt` to host `to`'s engine and lets the host react.
-    fn deliver(&mut self, to: usize, pkt: u32) {
-        let p = self.slab[pkt as usize].take().expect("live packet");
-        self.free_slots.push(pkt);
-        let host = &mut self.hosts[to];
-        if !host.rx_coalesce.is_zero() {
-            if host.rx_batch.is_empty() {
-                let at = self.now + host.rx_coalesce;
-                self.queue.push(at, Ev::RxFlush { host: to });
-            }
-            // The batch keeps no ECN field: a CE mark rides the batch's next segment.
-            if p.ecn == Ecn::Ce {
-                host.conn.note_ce();
-            }
-            host.rx_batch.push((p.repr, p.payload));
+            rx.rx_batch.push((p.repr, p.payload));
             return;
         }
-        if p.ecn == Ecn::Ce {
-            self.hosts[to].conn.note_ce();
-        }
-        self.hosts[to]
+        let now = self.core.now;
+        self.core.eps[to]
             .conn
-            .handle_segment(self.now, &p.repr, &p.payload);
-        self.spare_payloads.push(p.payload);
-        self.service(to);
+            .handle_segment(now, &p.repr, &p.payload);
+        self.pool.give_back(p.payload);
+        drive::service(self, to as u32);
     }
 
     /// Hands host `h`'s coalesced batch to its engine, merged as GRO would.
     fn flush_rx(&mut self, h: usize) {
-        let mut batch = std::mem::take(&mut self.hosts[h].rx_batch);
+        let mut batch = std::mem::take(&mut self.rx[h].rx_batch);
         crate::coalesce::merge(&mut batch);
+        let now = self.core.now;
         for (repr, payload) in batch.drain(..) {
-            self.hosts[h].conn.handle_segment(self.now, &repr, &payload);
-            self.spare_payloads.push(payload);
+            self.core.eps[h].conn.handle_segment(now, &repr, &payload);
+            self.pool.give_back(payload);
         }
         // Keep the allocation for the next batch.
-        self.hosts[h].rx_batch = batch;
-        self.service(h);
+        self.rx[h].rx_batch = batch;
+        drive::service(self, h as u32);
     }
 
     /// Schedules packet `pkt` to arrive over link `link` at `at`: appended to
@@ -473,42 +325,37 @@ impl Sim {
         match fifo.back() {
             None => {
                 fifo.push_back((at, pkt));
-                self.queue.push(at, Ev::LinkHead { link });
+                self.core.queue.push(at, Ev::LinkHead { link: link as u8 });
             }
             Some(&(last, _)) if at >= last => fifo.push_back((at, pkt)),
-            Some(_) => self.queue.push(at, Ev::Arrive { to: 1 - link, pkt }),
-        }
-    }
-
-    /// Sends everything host `h`'s engine has to send now.
-    fn drain(&mut self, h: usize) {
-        let now = self.now;
-        loop {
-            let mut payload = self.spare_payloads.pop().unwrap_or_default();
-            let Some(repr) = self.hosts[h].conn.poll_transmit(now, &mut payload) else {
-                self.spare_payloads.push(payload);
-                break;
-            };
-            let ect = self.hosts[h].conn.transmit_ect();
-            self.transmit(h, repr, payload, ect);
+            Some(_) => self.core.queue.push(at, Ev::Arrive { pkt }),
         }
     }
 
     fn transmit(&mut self, from: usize, repr: TcpRepr, payload: Vec<u8>, ect: bool) {
-        let ip_len = IPV4_HEADER_LEN + repr.header_len() + payload.len();
+        let now = self.core.now;
         let mark_at = self.links[from].config().ecn_mark_bytes;
         let ecn = match ect {
-            false => Ecn::NotEct,
-            true if mark_at > 0 && self.links[from].backlog(self.now) >= mark_at => Ecn::Ce,
-            true => Ecn::Ect0,
+            false => ecn::NOT_ECT,
+            // RFC 3168 5: a link whose backlog passed its threshold marks CE.
+            true if mark_at > 0 && self.links[from].backlog(now) >= mark_at => ecn::CE,
+            true => ecn::ECT0,
         };
-        let fate = self.links[from].transmit(self.now, ip_len, &mut self.rng);
+        let p = Packet {
+            repr,
+            payload,
+            src: from as u32,
+            dst: (1 - from) as u32,
+            to_ep: (1 - from) as u32,
+            ecn,
+        };
+        let fate = self.links[from].transmit(now, p.ip_len(), &mut self.rng);
         if let Some(cap) = &mut self.capture {
             cap.push(WireEvent {
-                at: self.now,
+                at: now,
                 dir: from as u8,
                 repr,
-                payload_len: payload.len(),
+                payload_len: p.payload.len(),
                 dropped: matches!(fate, Fate::Dropped(_)),
                 arrived: match fate {
                     Fate::Delivered { at, .. } => Some(at),
@@ -519,43 +366,20 @@ impl Sim {
                     Fate::Dropped(_) => None,
                 },
             });
-            if let Some(p) = &mut self.capture_payloads {
-                p.push(payload.clone());
+            if let Some(c) = &mut self.capture_payloads {
+                c.push(p.payload.clone());
             }
         }
-        match fate {
-            Fate::Dropped(_) => self.spare_payloads.push(payload),
-            Fate::Delivered { at, duplicate_at } => {
-                let to = 1 - from;
-                if let Some(dup_at) = duplicate_at {
-                    let mut copy = self.spare_payloads.pop().unwrap_or_default();
-                    copy.clear();
-                    copy.extend_from_slice(&payload);
-                    let pkt = self.store(Packet {
-                        repr,
-                        payload: copy,
-                        ecn,
-                    });
-                    self.queue.push(dup_at, Ev::Arrive { to, pkt });
-                }
-                let pkt = self.store(Packet { repr, payload, ecn });
-                self.schedule_arrival(from, at, pkt);
+        if let Some(c) = self.pool.after_link(fate, p) {
+            if let Some((dup_at, dup)) = c.duplicate {
+                self.core.queue.push(dup_at, Ev::Arrive { pkt: dup });
             }
-        }
-    }
-
-    fn store(&mut self, p: Packet) -> u32 {
-        if let Some(i) = self.free_slots.pop() {
-            self.slab[i as usize] = Some(p);
-            i
-        } else {
-            self.slab.push(Some(p));
-            (self.slab.len() - 1) as u32
+            self.schedule_arrival(from, c.at, c.pkt);
         }
     }
 
     fn host_result(&self, h: usize) -> HostResult {
-        let host = &self.hosts[h];
+        let host = &self.core.eps[h];
         let c = host.conn.counters();
         let link = self.links[h].stats();
         HostResult {
@@ -599,9 +423,9 @@ impl Sim {
     }
 
     fn result(&self, end: RunEnd) -> RunResult {
-        let elapsed = self.now.as_secs_f64();
-        let client = &self.hosts[CLIENT].app;
-        let server = &self.hosts[SERVER].app;
+        let elapsed = self.core.now.as_secs_f64();
+        let client = &self.core.eps[CLIENT].app;
+        let server = &self.core.eps[SERVER].app;
         let mut lat = client.latencies.clone();
         lat.merge(&server.latencies);
         let transactions = lat.count();
@@ -634,7 +458,67 @@ impl Sim {
             delivery,
             client: self.host_result(CLIENT),
             server: self.host_result(SERVER),
-            events: self.events,
+            events: self.core.events,
+        }
+    }
+}
+
+impl Wires for Sim {
+    const STALE_TIMERS_FROM_TABLE: bool = false;
+
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+
+    fn drain(&mut self, ep: u32) {
+        let h = ep as usize;
+        let now = self.core.now;
+        loop {
+            let mut payload = self.pool.buffer();
+            let conn = &mut self.core.eps[h].conn;
+            let Some(repr) = conn.poll_transmit(now, &mut payload) else {
+                self.pool.give_back(payload);
+                break;
+            };
+            let ect = conn.transmit_ect();
+            self.transmit(h, repr, payload, ect);
+        }
+    }
+
+    fn serviced(&mut self, ep: u32) {
+        if let Some(t) = &mut self.traces {
+            self.core.eps[ep as usize]
+                .conn
+                .drain_trace(&mut t[ep as usize]);
+        }
+    }
+
+    fn network(&mut self, ev: Ev) {
+        match ev {
+            Ev::Arrive { pkt } => self.deliver(pkt),
+            Ev::LinkHead { link } => {
+                let link = link as usize;
+                let (_, pkt) = self.in_flight[link].pop_front().expect("link head");
+                if let Some(&(next, _)) = self.in_flight[link].front() {
+                    self.core
+                        .queue
+                        .push(next, Ev::LinkHead { link: link as u8 });
+                }
+                self.deliver(pkt);
+            }
+            Ev::RxFlush { host } => self.flush_rx(host as usize),
+            ev => unreachable!("the two-host world schedules no {ev:?}"),
+        }
+    }
+
+    fn stop(&self) -> Option<RunEnd> {
+        let eps = &self.core.eps;
+        if eps.iter().any(|e| e.app.done) {
+            Some(RunEnd::Finished)
+        } else if eps.iter().all(|e| e.conn.error().is_some()) {
+            Some(RunEnd::Idle)
+        } else {
+            None
         }
     }
 }
