@@ -22,6 +22,7 @@ use crate::packet::{Packet, Pool};
 use crate::pattern::{Pattern, PERIOD};
 use crate::qdisc::{ecn, Qdisc, QueuedPacket};
 use crate::scenario::{FlowGroup, Scenario, Spread, Topology, Workload};
+use crate::wire::{Frame, Watch};
 use crate::workload::{App, Role};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -169,13 +170,11 @@ pub struct FlowSim {
     isn_seed: u64,
     /// Fault injection: flip a byte of this flow's next client data segment.
     corrupt: Option<u32>,
-    /// Sees each packet as it starts onto the bottleneck (see [`FlowSim::set_tap`]).
-    tap: Option<Box<Tap>>,
+    /// Captures and taps, each packet as it starts onto the bottleneck.
+    watch: Watch,
 }
 
-/// A bottleneck tap: (time, source host, destination host, header, payload,
-/// IPv4 ECN field) of each packet as it starts onto the shared link.
-pub type Tap = dyn FnMut(Instant, u32, u32, &TcpRepr, &[u8], u8);
+pub use crate::wire::{Tap, WireEvent};
 
 /// Where a flow's streams start in the shared patterns: far apart, so a byte
 /// delivered to the wrong connection does not match.
@@ -304,7 +303,7 @@ impl FlowSim {
             seed: sc.seed,
             isn_seed,
             corrupt: None,
-            tap: None,
+            watch: Watch::default(),
         }
     }
 
@@ -316,10 +315,20 @@ impl FlowSim {
     }
 
     /// Calls `tap` with every packet as it starts onto the bottleneck, both
-    /// directions (what a mirror port on that link sees; for `--pcap`).
-    /// Observing changes nothing in the run.
+    /// directions (what a mirror port on that link sees; for `--pcap`), with
+    /// its fate on the receiver's access link. Observing changes nothing in the run.
     pub fn set_tap(&mut self, tap: Box<Tap>) {
-        self.tap = Some(tap);
+        self.watch.set_tap(tap);
+    }
+
+    /// Records every packet the tap would see (headers; payloads too if `payloads`).
+    pub fn enable_capture(&mut self, payloads: bool) {
+        self.watch.enable_capture(payloads);
+    }
+
+    /// The packets recorded by [`enable_capture`](Self::enable_capture).
+    pub fn capture(&self) -> (&[WireEvent], Option<&[Vec<u8>]>) {
+        self.watch.capture()
     }
 
     /// The hosts' names, by index (the numbering taps use).
@@ -471,9 +480,6 @@ impl FlowSim {
         };
         if let Some(p) = self.pool.get_mut(q.id) {
             p.ecn = q.ecn;
-            if let Some(tap) = self.tap.as_mut() {
-                tap(now, p.src, p.dst, &p.repr, &p.payload, p.ecn);
-            }
         }
         let b = &mut self.bottleneck[dir];
         b.busy = true;
@@ -499,7 +505,20 @@ impl FlowSim {
     fn enter_downlink(&mut self, pkt: u32, at: Instant) {
         let p = self.pool.get(pkt).expect("live packet");
         let (dst, ip_len) = (p.dst as usize, p.ip_len());
-        match self.hosts[dst].down.transmit(at, ip_len, &mut self.rng) {
+        let fate = self.hosts[dst].down.transmit(at, ip_len, &mut self.rng);
+        if self.watch.on() {
+            self.watch.see(&Frame {
+                at: self.core.now,
+                src: p.src,
+                dst: p.dst,
+                dir: u8::from(!self.hosts[dst].server_side),
+                repr: &p.repr,
+                payload: &p.payload,
+                ecn: p.ecn,
+                fate,
+            });
+        }
+        match fate {
             Fate::Dropped(_) => self.pool.recycle(pkt),
             Fate::Delivered { at, duplicate_at } => {
                 if let Some(dup) = duplicate_at {

@@ -13,6 +13,7 @@ pub mod qdisc;
 pub mod scenario;
 pub mod units;
 pub mod variant;
+pub mod wire;
 pub mod workload;
 pub mod world;
 

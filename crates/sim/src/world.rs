@@ -3,11 +3,12 @@
 //! its seed: one seeded RNG, one event queue ordered by (time, insertion).
 
 use crate::drive::{self, Core, Endpoint, Ev, Queue, Wires};
-use crate::link::{Fate, Link};
+use crate::link::Link;
 use crate::metrics::{Delivery, Flow, HostResult, RunEnd, RunResult};
 use crate::packet::{Packet, Pool};
 use crate::qdisc::ecn;
 use crate::scenario::Scenario;
+use crate::wire::{Frame, Tap, Watch};
 use crate::workload::{App, Role};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -23,6 +24,8 @@ use tinygram_proto::{
 pub const CLIENT_PORT: u16 = 40_000;
 pub const SERVER_PORT: u16 = 7;
 
+pub use crate::wire::WireEvent;
+
 /// Host, and endpoint, numbers: each host has the one endpoint of its number.
 const CLIENT: usize = 0;
 const SERVER: usize = 1;
@@ -33,23 +36,6 @@ struct Receiver {
     rx_coalesce: std::time::Duration,
     /// Segments waiting for the coalescing interval to end.
     rx_batch: Vec<(TcpRepr, Vec<u8>)>,
-}
-
-/// What a frame did on the wire, for captures (pcap) and plots.
-#[derive(Clone, Debug)]
-pub struct WireEvent {
-    /// When the frame was offered to the link by its sender.
-    pub at: Instant,
-    /// 0: client to server, 1: server to client.
-    pub dir: u8,
-    pub repr: TcpRepr,
-    pub payload_len: usize,
-    /// Lost on the link (queue, random loss or bit error).
-    pub dropped: bool,
-    /// When it reached the other host (`None` if dropped).
-    pub arrived: Option<Instant>,
-    /// When the link's duplicate of it arrived, if the link duplicated it.
-    pub duplicate_arrived: Option<Instant>,
 }
 
 /// A host's ISNs (RFC 9293 3.4.1), driven by the run's seed: the scenario's
@@ -93,10 +79,8 @@ pub struct Sim {
     pool: Pool,
     name: String,
     seed: u64,
-    /// Frames seen on the wire, if a capture was requested.
-    capture: Option<Vec<WireEvent>>,
-    /// Payload bytes of captured frames, if requested (for pcap files).
-    capture_payloads: Option<Vec<Vec<u8>>>,
+    /// Captures and taps, each frame as it is offered to its link.
+    watch: Watch,
     /// Why-trace per host, if requested.
     traces: Option<[Vec<TraceEvent>; 2]>,
 }
@@ -155,8 +139,7 @@ impl Sim {
             pool: Pool::default(),
             name: sc.name.clone(),
             seed: sc.seed,
-            capture: None,
-            capture_payloads: None,
+            watch: Watch::default(),
             traces: None,
         }
     }
@@ -179,18 +162,17 @@ impl Sim {
 
     /// Records every frame offered to a link (headers; payloads too if `payloads`).
     pub fn enable_capture(&mut self, payloads: bool) {
-        self.capture = Some(Vec::new());
-        if payloads {
-            self.capture_payloads = Some(Vec::new());
-        }
+        self.watch.enable_capture(payloads);
     }
 
     /// The frames recorded by [`enable_capture`](Self::enable_capture).
     pub fn capture(&self) -> (&[WireEvent], Option<&[Vec<u8>]>) {
-        (
-            self.capture.as_deref().unwrap_or(&[]),
-            self.capture_payloads.as_deref(),
-        )
+        self.watch.capture()
+    }
+
+    /// Calls `tap` with every frame as its sender offers it to the link.
+    pub fn set_tap(&mut self, tap: Box<Tap>) {
+        self.watch.set_tap(tap);
     }
 
     /// The engine of the client (0) or server (1), for inspection.
@@ -350,25 +332,17 @@ impl Sim {
             ecn,
         };
         let fate = self.links[from].transmit(now, p.ip_len(), &mut self.rng);
-        if let Some(cap) = &mut self.capture {
-            cap.push(WireEvent {
+        if self.watch.on() {
+            self.watch.see(&Frame {
                 at: now,
+                src: p.src,
+                dst: p.dst,
                 dir: from as u8,
-                repr,
-                payload_len: p.payload.len(),
-                dropped: matches!(fate, Fate::Dropped(_)),
-                arrived: match fate {
-                    Fate::Delivered { at, .. } => Some(at),
-                    Fate::Dropped(_) => None,
-                },
-                duplicate_arrived: match fate {
-                    Fate::Delivered { duplicate_at, .. } => duplicate_at,
-                    Fate::Dropped(_) => None,
-                },
+                repr: &p.repr,
+                payload: &p.payload,
+                ecn,
+                fate,
             });
-            if let Some(c) = &mut self.capture_payloads {
-                c.push(p.payload.clone());
-            }
         }
         if let Some(c) = self.pool.after_link(fate, p) {
             if let Some((dup_at, dup)) = c.duplicate {
