@@ -415,23 +415,13 @@ impl FlowSim {
 
     /// Offers a segment from host `src` to its access link.
     fn send(&mut self, src: u32, dst: u32, repr: TcpRepr, payload: Vec<u8>) {
-        self.send_to(src, dst, repr, payload, NO_EP);
+        self.send_to(Packet::sent(repr, payload, (src, dst), NO_EP, false));
     }
 
-    /// [`Self::send`] of a segment whose receiving endpoint is known (`to_ep`).
-    fn send_to(&mut self, src: u32, dst: u32, repr: TcpRepr, payload: Vec<u8>, to_ep: u32) {
-        let p = Packet {
-            repr,
-            payload,
-            src,
-            dst,
-            to_ep,
-            ecn: ecn::NOT_ECT,
-        };
+    /// Offers packet `p` to its sender's access link.
+    fn send_to(&mut self, mut p: Packet) {
         let now = self.core.now;
-        let fate = self.hosts[src as usize]
-            .up
-            .transmit(now, p.ip_len(), &mut self.rng);
+        let fate = p.offer(&mut self.hosts[p.src as usize].up, now, &mut self.rng);
         if let Some(c) = self.pool.after_link(fate, p) {
             if let Some((dup_at, dup)) = c.duplicate {
                 self.core.queue.push(dup_at, Ev::ToBottleneck { pkt: dup });
@@ -503,9 +493,10 @@ impl FlowSim {
     /// the same delay, so each downlink still sees its packets in time order,
     /// and one event per packet is saved.
     fn enter_downlink(&mut self, pkt: u32, at: Instant) {
+        let p = self.pool.get_mut(pkt).expect("live packet");
+        let dst = p.dst as usize;
+        let fate = p.offer(&mut self.hosts[dst].down, at, &mut self.rng);
         let p = self.pool.get(pkt).expect("live packet");
-        let (dst, ip_len) = (p.dst as usize, p.ip_len());
-        let fate = self.hosts[dst].down.transmit(at, ip_len, &mut self.rng);
         if self.watch.on() {
             self.watch.see(&Frame {
                 at: self.core.now,
@@ -555,9 +546,12 @@ impl FlowSim {
         match ep {
             Some(ep) => {
                 let now = self.core.now;
-                self.core.eps[ep as usize]
-                    .conn
-                    .handle_segment(now, &p.repr, &p.payload);
+                let conn = &mut self.core.eps[ep as usize].conn;
+                // RFC 3168 5: a CE mark reaches TCP with its segment.
+                if p.ecn == ecn::CE {
+                    conn.note_ce();
+                }
+                conn.handle_segment(now, &p.repr, &p.payload);
                 self.pool.give_back(p.payload);
                 drive::service(self, ep);
             }
@@ -881,7 +875,8 @@ impl Wires for FlowSim {
             } else {
                 NO_EP
             };
-            self.send_to(src, dst, repr, payload, to_ep);
+            let ect = self.core.eps[ep as usize].conn.transmit_ect();
+            self.send_to(Packet::sent(repr, payload, (src, dst), to_ep, ect));
         }
     }
 

@@ -2,7 +2,9 @@
 //! that carry them, and a pool of payload buffers reused so that a run
 //! allocates once per packet in flight at its peak, not once per segment.
 
-use crate::link::Fate;
+use crate::link::{Fate, Link};
+use crate::qdisc::ecn;
+use rand_chacha::ChaCha8Rng;
 use tinygram_proto::wire::IPV4_HEADER_LEN;
 use tinygram_proto::TcpRepr;
 
@@ -21,6 +23,40 @@ pub(crate) struct Packet {
 }
 
 impl Packet {
+    /// A segment an engine just emitted (`ect`: its `transmit_ect`), from host `src` to `dst`.
+    pub fn sent(
+        repr: TcpRepr,
+        payload: Vec<u8>,
+        (src, dst): (u32, u32),
+        to_ep: u32,
+        ect: bool,
+    ) -> Packet {
+        Packet {
+            repr,
+            payload,
+            src,
+            dst,
+            to_ep,
+            ecn: if ect { ecn::ECT0 } else { ecn::NOT_ECT },
+        }
+    }
+
+    /// Offers the packet to `link` at `at`: an ECN-capable packet is marked
+    /// CE when the link's backlog has reached its marking threshold (RFC
+    /// 3168 5, step marking), then the link decides its fate.
+    pub fn offer(
+        &mut self,
+        link: &mut Link,
+        at: tinygram_proto::Instant,
+        rng: &mut ChaCha8Rng,
+    ) -> Fate {
+        let mark_at = link.config().ecn_mark_bytes;
+        if ecn::capable(self.ecn) && mark_at > 0 && link.backlog(at) >= mark_at {
+            self.ecn = ecn::CE;
+        }
+        link.transmit(at, self.ip_len(), rng)
+    }
+
     /// Bytes of the IPv4 datagram.
     pub fn ip_len(&self) -> usize {
         IPV4_HEADER_LEN + self.repr.header_len() + self.payload.len()

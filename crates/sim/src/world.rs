@@ -316,22 +316,9 @@ impl Sim {
 
     fn transmit(&mut self, from: usize, repr: TcpRepr, payload: Vec<u8>, ect: bool) {
         let now = self.core.now;
-        let mark_at = self.links[from].config().ecn_mark_bytes;
-        let ecn = match ect {
-            false => ecn::NOT_ECT,
-            // RFC 3168 5: a link whose backlog passed its threshold marks CE.
-            true if mark_at > 0 && self.links[from].backlog(now) >= mark_at => ecn::CE,
-            true => ecn::ECT0,
-        };
-        let p = Packet {
-            repr,
-            payload,
-            src: from as u32,
-            dst: (1 - from) as u32,
-            to_ep: (1 - from) as u32,
-            ecn,
-        };
-        let fate = self.links[from].transmit(now, p.ip_len(), &mut self.rng);
+        let to = (1 - from) as u32;
+        let mut p = Packet::sent(repr, payload, (from as u32, to), to, ect);
+        let fate = p.offer(&mut self.links[from], now, &mut self.rng);
         if self.watch.on() {
             self.watch.see(&Frame {
                 at: now,
@@ -340,7 +327,7 @@ impl Sim {
                 dir: from as u8,
                 repr: &p.repr,
                 payload: &p.payload,
-                ecn,
+                ecn: p.ecn,
                 fate,
             });
         }

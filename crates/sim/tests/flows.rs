@@ -438,3 +438,54 @@ fn a_capture_records_what_the_tap_sees_in_either_world() {
     same(sim.capture().0, &seen.borrow());
     assert_eq!(sim.capture().1.map(|p| p.len()), None);
 }
+
+/// With ECN negotiated, a marking CoDel bottleneck marks the flows' ECT
+/// packets CE instead of dropping them, and the senders back off on the
+/// echoed marks (RFC 3168 5 and 6.1.2): the many-flow world sends ECT from
+/// its engines and hands CE to the receiver, as the two-host world does.
+#[test]
+fn a_marking_bottleneck_marks_negotiated_ecn_flows_instead_of_dropping() {
+    let base = |ecn: bool| {
+        let opts = if ecn {
+            r#"["wscale", "sack", "ecn"]"#
+        } else {
+            r#"["wscale", "sack"]"#
+        };
+        format!(
+            r#"
+duration = "20s"
+[bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+queue = "1MB"
+qdisc = "codel"
+ecn = true
+[client]
+options = {opts}
+rcv_buf = "4MiB"
+snd_buf = "4MiB"
+[server]
+options = {opts}
+rcv_buf = "4MiB"
+snd_buf = "4MiB"
+[[flows]]
+count = 4
+workload = {{ type = "bulk", bytes = "4MB" }}
+"#
+        )
+    };
+    let plain = run(&base(false));
+    let ecn = run(&base(true));
+    for r in [&plain, &ecn] {
+        assert!(r.integrity_ok, "{:?}", r.integrity_error);
+        assert_eq!(r.flows_done, 4);
+    }
+    let (qp, qe) = (&plain.queues[0], &ecn.queues[0]);
+    assert!(qp.marked == 0 && qp.dropped_aqm > 0, "{qp:?}");
+    assert!(qe.marked > 0 && qe.dropped_aqm == 0, "{qe:?}");
+    assert!(
+        qe.sojourn_ms.p50 < 20.0,
+        "marks keep the queue short: {:?}",
+        qe.sojourn_ms
+    );
+}
