@@ -21,8 +21,8 @@ pub(crate) enum Ev {
     Arrive { pkt: u32 },
     /// The packet at the head of link `link`'s in-flight FIFO arrives.
     LinkHead { link: u8 },
-    /// Host `host`'s receive-coalescing interval ends: its batch reaches TCP.
-    RxFlush { host: u32 },
+    /// Endpoint `ep`'s receive-coalescing interval ends: its batch reaches TCP.
+    RxFlush { ep: u32 },
     /// Flow `flow`'s client opens its connection.
     Open { flow: u32 },
     /// The packet leaves its sender's access link and reaches the bottleneck queue.
@@ -181,7 +181,7 @@ pub(crate) trait Wires {
     /// engine is touched (the many-flow world, where connections are cold);
     /// otherwise a timer event that is not due still services its endpoint,
     /// as the two-host world always has (its results keep their event counts).
-    const STALE_TIMERS_FROM_TABLE: bool;
+    fn stale_timers_from_table(&self) -> bool;
     fn core(&mut self) -> &mut Core;
     /// Sends everything endpoint `ep`'s engine has to send now.
     fn drain(&mut self, ep: u32);
@@ -244,12 +244,13 @@ pub(crate) fn run<W: Wires>(w: &mut W, progress: &mut dyn FnMut(Instant, Instant
 /// Endpoint `ep`'s timer event popped at `at`; false when it was stale or
 /// yielded (nothing was handled).
 fn timer<W: Wires>(w: &mut W, ep: u32, at: Instant, deferred: bool) -> bool {
+    let from_table = w.stale_timers_from_table();
     let c = w.core();
     let wake = &mut c.wakes[ep as usize];
     if wake.timer_at != Some(at) {
         return false; // superseded
     }
-    if W::STALE_TIMERS_FROM_TABLE {
+    if from_table {
         match wake.deadline {
             // Cancelled since it was queued: nothing to do.
             None => {
@@ -283,7 +284,7 @@ fn timer<W: Wires>(w: &mut W, ep: u32, at: Instant, deferred: bool) -> bool {
     let conn = &mut c.eps[ep as usize].conn;
     let due = conn.poll_timeout().is_some_and(|t| t <= at);
     debug_assert!(
-        due || !W::STALE_TIMERS_FROM_TABLE,
+        due || !from_table,
         "endpoint {ep}: cached deadline is not the engine's"
     );
     if due {

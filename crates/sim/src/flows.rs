@@ -1,4 +1,4 @@
-//! The many-flow world: any number of client and server hosts, each behind
+//! The simulated network: any number of client and server hosts, each behind
 //! an access link (the scenario's `[link]` settings: `forward` is the
 //! client-to-server direction), all joined by one bottleneck link (a
 //! dumbbell) whose two directions each have a rate, a propagation delay and a
@@ -10,7 +10,11 @@
 //! One seeded RNG (connection open times, link randomness) and one event
 //! queue ordered by (time, insertion) make a run a function of its scenario.
 //! Engine timers are lazy queue entries in a calendar of 1 ms buckets
-//! ([`CalendarQueue`]), so idle connections cost nothing per event.
+//! ([`crate::event::CalendarQueue`]), so idle connections cost nothing per event.
+//!
+//! The two-host world ([`crate::world::Sim`]) is this network with two
+//! hosts and no bottleneck ([`FlowSim::two_host`]): each host's access link
+//! delivers straight to the other host.
 
 use crate::drive::{self, Core, Endpoint, Ev, Queue, Wires, NO_EP};
 use crate::link::{Fate, Link};
@@ -26,13 +30,21 @@ use crate::wire::{Frame, Watch};
 use crate::workload::{App, Role};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 use tinygram_proto::{
-    rst_reply, ConnError, Connection, Instant, IsnGenerator, SeqNumber, State, TcpRepr,
+    rst_reply, ConnError, Connection, Instant, IsnGenerator, SeqNumber, State, TcpRepr, TraceEvent,
 };
+
+/// What a receiver does with arriving segments before TCP sees them.
+struct Receiver {
+    /// Receive coalescing interval; zero hands each segment over on arrival.
+    rx_coalesce: Duration,
+    /// Segments waiting for the coalescing interval to end.
+    rx_batch: Vec<(TcpRepr, Vec<u8>)>,
+}
 
 /// Above this many flows, `--json` gives histograms and the worst flows instead of every flow.
 pub const LIST_FLOWS_UP_TO: usize = 1000;
@@ -107,13 +119,13 @@ impl IsnGenerator for FlowIsn {
 }
 
 /// A host: its access link each way and its demultiplexer.
-struct NetHost {
+pub(crate) struct NetHost {
     name: String,
     /// On the server side of the bottleneck.
     server_side: bool,
-    /// Host to bottleneck.
-    up: Link,
-    /// Bottleneck to host.
+    /// Host to bottleneck (with no bottleneck: host to the other host).
+    pub up: Link,
+    /// Bottleneck to host (unused with no bottleneck: the other host's `up` arrives here).
     down: Link,
     demux: Demux,
     /// Listening ports.
@@ -145,12 +157,23 @@ struct Bottleneck {
     wire_bytes: u64,
 }
 
-/// A many-flow simulation run in progress.
+/// A simulation run in progress: many flows over a bottleneck, or two
+/// hosts with none ([`FlowSim::two_host`], what [`crate::world::Sim`] runs).
 pub struct FlowSim {
     /// The clock, the event queue and the connection ends ([`crate::drive`]).
-    core: Core,
+    pub(crate) core: Core,
     rng: ChaCha8Rng,
-    hosts: Vec<NetHost>,
+    pub(crate) hosts: Vec<NetHost>,
+    /// No bottleneck: each host's access link delivers to the other host (two hosts).
+    direct: bool,
+    /// With no bottleneck, packets in flight on each host's access link, in
+    /// arrival order: (arrival, packet). Only the head is in the event queue,
+    /// which keeps the queue small however many packets a long fat pipe holds.
+    in_flight: Vec<VecDeque<(Instant, u32)>>,
+    /// Receive coalescing of each endpoint, where set (the two-host world).
+    rx: Vec<Receiver>,
+    /// Why-trace per endpoint, if requested.
+    traces: Option<Vec<Vec<TraceEvent>>>,
     /// No demultiplexer entry was ever replaced by another connection's (two
     /// flows with one 4-tuple): only then does a packet's `to_ep` stand for
     /// the table lookup it replaces.
@@ -159,14 +182,15 @@ pub struct FlowSim {
     groups: Vec<FlowGroup>,
     /// Each group's workload, shared by its flows' applications.
     workloads: Vec<Arc<Workload>>,
-    bottleneck: [Bottleneck; 2],
+    /// The bottleneck's two directions (none when `direct`).
+    bottleneck: Vec<Bottleneck>,
     pool: Pool,
     dropped: Vec<QueuedPacket>,
     patterns: [Arc<Pattern>; 2],
     framing: Link,
     flows_done: usize,
-    name: String,
-    seed: u64,
+    pub(crate) name: String,
+    pub(crate) seed: u64,
     isn_seed: u64,
     /// Fault injection: flip a byte of this flow's next client data segment.
     corrupt: Option<u32>,
@@ -282,6 +306,10 @@ impl FlowSim {
             core: Core::new(Instant::ZERO + sc.duration, queue, flows.len() * 2),
             rng,
             hosts,
+            direct: false,
+            in_flight: Vec::new(),
+            rx: Vec::new(),
+            traces: None,
             demux_exact,
             flows,
             workloads: topo
@@ -290,7 +318,7 @@ impl FlowSim {
                 .map(|g| Arc::new(g.workload.clone()))
                 .collect(),
             groups: topo.groups,
-            bottleneck: [mk(), mk()],
+            bottleneck: vec![mk(), mk()],
             pool: Pool::default(),
             dropped: Vec::new(),
             patterns: [
@@ -305,6 +333,160 @@ impl FlowSim {
             corrupt: None,
             watch: Watch::default(),
         }
+    }
+
+    /// Two hosts, a client and a server, joined by their access links alone
+    /// (`forward` and `reverse`), one connection between them whose client
+    /// sends its SYN at time zero: the two-host world. Its ISNs and
+    /// applications are drawn as that world always drew them (the
+    /// scenario's `isn`, else from the run's RNG, then per-host streams).
+    pub(crate) fn two_host(sc: &Scenario) -> FlowSim {
+        use crate::world::{SeededIsn, CLIENT_PORT, SERVER_PORT};
+        let mut rng = ChaCha8Rng::seed_from_u64(sc.seed);
+        let isn_c = sc.client.isn.unwrap_or_else(|| rng.gen());
+        let isn_s = sc.server.isn.unwrap_or_else(|| rng.gen());
+        // RFC 1106 5: each host's memory is shared by its connections (one here).
+        let with_budget = |h: &crate::scenario::HostConfig| {
+            let mut cfg = h.tcp.clone();
+            cfg.host_budget = h.memory;
+            cfg
+        };
+        let client = Connection::connect(
+            with_budget(&sc.client),
+            CLIENT_PORT,
+            SERVER_PORT,
+            SeededIsn::new(sc.seed, 0, isn_c),
+            Instant::ZERO,
+        );
+        let server = Connection::listen(
+            with_budget(&sc.server),
+            SERVER_PORT,
+            SeededIsn::new(sc.seed, 1, isn_s),
+        );
+        let patterns = [
+            Arc::new(Pattern::new(sc.seed, 0)),
+            Arc::new(Pattern::new(sc.seed, 1)),
+        ];
+        let workload = Arc::new(sc.workload.clone());
+        let mut core = Core::new(Instant::ZERO + sc.duration, Queue::new(), 2);
+        let mut hosts = Vec::new();
+        for (h, conn, role, (local, remote), (up, down), name) in [
+            (
+                0,
+                client,
+                Role::Client,
+                (CLIENT_PORT, SERVER_PORT),
+                (&sc.forward, &sc.reverse),
+                "client",
+            ),
+            (
+                1,
+                server,
+                Role::Server,
+                (SERVER_PORT, CLIENT_PORT),
+                (&sc.reverse, &sc.forward),
+                "server",
+            ),
+        ] {
+            let app = App::with_patterns(
+                role,
+                workload.clone(),
+                patterns[h].clone(),
+                patterns[1 - h].clone(),
+                0,
+                0,
+            );
+            let ep = core.add(Endpoint {
+                host: h as u32,
+                peer: (1 - h) as u32,
+                flow: 0,
+                peer_ep: (1 - h) as u32,
+                local_port: local,
+                remote_port: remote,
+                established: false,
+                app,
+                conn,
+            });
+            let mut demux = Demux::default();
+            demux.insert(((1 - h) as u32, local, remote), Slot::Conn(ep));
+            hosts.push(NetHost {
+                name: name.to_string(),
+                server_side: h == 1,
+                up: Link::new(up.clone()),
+                down: Link::new(down.clone()),
+                demux,
+                listening: Vec::new(),
+                next_port: FIRST_PORT,
+                rsts_sent: 0,
+                unmatched: 0,
+            });
+        }
+        let receiver = |cfg: &crate::scenario::HostConfig| Receiver {
+            rx_coalesce: cfg.rx_coalesce,
+            rx_batch: Vec::new(),
+        };
+        FlowSim {
+            core,
+            rng,
+            hosts,
+            direct: true,
+            in_flight: vec![VecDeque::new(), VecDeque::new()],
+            rx: vec![receiver(&sc.client), receiver(&sc.server)],
+            traces: None,
+            demux_exact: true,
+            flows: vec![FlowState {
+                group: 0,
+                client: 0,
+                server: Some(1),
+                client_host: 0,
+                server_host: 1,
+                client_port: CLIENT_PORT,
+                server_port: SERVER_PORT,
+                start: Instant::ZERO,
+                done_at: None,
+            }],
+            groups: Vec::new(),
+            workloads: vec![workload],
+            bottleneck: Vec::new(),
+            pool: Pool::default(),
+            dropped: Vec::new(),
+            patterns,
+            framing: Link::new(sc.forward.clone()),
+            flows_done: 0,
+            name: sc.name.clone(),
+            seed: sc.seed,
+            isn_seed: 0,
+            corrupt: None,
+            watch: Watch::default(),
+        }
+    }
+
+    /// Records every engine's why-trace (hold/release and ACK decisions).
+    pub(crate) fn enable_trace(&mut self) {
+        for e in &mut self.core.eps {
+            e.conn.set_trace(true);
+        }
+        self.traces = Some(vec![Vec::new(); self.core.eps.len()]);
+    }
+
+    /// The why-trace of endpoint `ep`, in time order.
+    pub(crate) fn trace(&self, ep: usize) -> &[TraceEvent] {
+        self.traces
+            .as_ref()
+            .and_then(|t| t.get(ep))
+            .map_or(&[], |t| t.as_slice())
+    }
+
+    /// Runs to the end; how it ended (for a result built elsewhere).
+    pub(crate) fn run_to_end(&mut self, progress: &mut dyn FnMut(Instant, Instant)) -> RunEnd {
+        if self.direct {
+            // The two-host connection exists from time zero (the client's
+            // SYN leaves then): both ends act before the first event.
+            for ep in 0..self.core.eps.len() as u32 {
+                drive::service(self, ep);
+            }
+        }
+        drive::run(self, progress)
     }
 
     /// Fault injection for tests: the next data segment flow `flow`'s client
@@ -421,13 +603,62 @@ impl FlowSim {
     /// Offers packet `p` to its sender's access link.
     fn send_to(&mut self, mut p: Packet) {
         let now = self.core.now;
-        let fate = p.offer(&mut self.hosts[p.src as usize].up, now, &mut self.rng);
-        if let Some(c) = self.pool.after_link(fate, p) {
+        let src = p.src as usize;
+        let fate = p.offer(&mut self.hosts[src].up, now, &mut self.rng);
+        if self.direct {
+            if self.watch.on() {
+                self.watch.see(&Frame {
+                    at: now,
+                    src: p.src,
+                    dst: p.dst,
+                    dir: u8::from(self.hosts[src].server_side),
+                    repr: &p.repr,
+                    payload: &p.payload,
+                    ecn: p.ecn,
+                    fate,
+                });
+            }
+            if let Some(c) = self.pool.after_link(fate, p) {
+                if let Some((dup_at, dup)) = c.duplicate {
+                    self.core.queue.push(dup_at, Ev::Arrive { pkt: dup });
+                }
+                self.schedule_arrival(src, c.at, c.pkt);
+            }
+        } else if let Some(c) = self.pool.after_link(fate, p) {
             if let Some((dup_at, dup)) = c.duplicate {
                 self.core.queue.push(dup_at, Ev::ToBottleneck { pkt: dup });
             }
             self.core.queue.push(c.at, Ev::ToBottleneck { pkt: c.pkt });
         }
+    }
+
+    /// With no bottleneck: schedules packet `pkt` to arrive over host `h`'s
+    /// access link at `at`, appended to the link's FIFO when it keeps
+    /// arrival order, else as its own event.
+    fn schedule_arrival(&mut self, h: usize, at: Instant, pkt: u32) {
+        let fifo = &mut self.in_flight[h];
+        match fifo.back() {
+            None => {
+                fifo.push_back((at, pkt));
+                self.core.queue.push(at, Ev::LinkHead { link: h as u8 });
+            }
+            Some(&(last, _)) if at >= last => fifo.push_back((at, pkt)),
+            Some(_) => self.core.queue.push(at, Ev::Arrive { pkt }),
+        }
+    }
+
+    /// Hands endpoint `ep`'s coalesced batch to its engine, merged as GRO would.
+    fn flush_rx(&mut self, ep: usize) {
+        let mut batch = std::mem::take(&mut self.rx[ep].rx_batch);
+        crate::coalesce::merge(&mut batch);
+        let now = self.core.now;
+        for (repr, payload) in batch.drain(..) {
+            self.core.eps[ep].conn.handle_segment(now, &repr, &payload);
+            self.pool.give_back(payload);
+        }
+        // Keep the allocation for the next batch.
+        self.rx[ep].rx_batch = batch;
+        drive::service(self, ep as u32);
     }
 
     fn reach_bottleneck(&mut self, pkt: u32) {
@@ -547,9 +778,21 @@ impl FlowSim {
             Some(ep) => {
                 let now = self.core.now;
                 let conn = &mut self.core.eps[ep as usize].conn;
-                // RFC 3168 5: a CE mark reaches TCP with its segment.
+                // RFC 3168 5: a CE mark reaches TCP with its segment (a
+                // coalesced batch keeps no ECN field: the mark rides the
+                // batch's next segment).
                 if p.ecn == ecn::CE {
                     conn.note_ce();
+                }
+                if let Some(rx) = self.rx.get_mut(ep as usize) {
+                    if !rx.rx_coalesce.is_zero() {
+                        if rx.rx_batch.is_empty() {
+                            let at = now + rx.rx_coalesce;
+                            self.core.queue.push(at, Ev::RxFlush { ep });
+                        }
+                        rx.rx_batch.push((p.repr, p.payload));
+                        return;
+                    }
                 }
                 conn.handle_segment(now, &p.repr, &p.payload);
                 self.pool.give_back(p.payload);
@@ -840,7 +1083,12 @@ impl FlowSim {
 }
 
 impl Wires for FlowSim {
-    const STALE_TIMERS_FROM_TABLE: bool = true;
+    /// Many flows: connections are cold, so stale timers end at the table.
+    /// Two hosts: timers are handled as that world always did (its results
+    /// keep their event counts).
+    fn stale_timers_from_table(&self) -> bool {
+        !self.direct
+    }
 
     fn core(&mut self) -> &mut Core {
         &mut self.core
@@ -882,6 +1130,11 @@ impl Wires for FlowSim {
 
     /// Marks the flow done when one of its applications is.
     fn serviced(&mut self, ep: u32) {
+        if let Some(t) = &mut self.traces {
+            self.core.eps[ep as usize]
+                .conn
+                .drain_trace(&mut t[ep as usize]);
+        }
         let e = &self.core.eps[ep as usize];
         if e.app.done {
             let f = &mut self.flows[e.flow as usize];
@@ -901,7 +1154,16 @@ impl Wires for FlowSim {
                 self.start_tx(dir as usize);
             }
             Ev::Arrive { pkt } => self.arrive(pkt),
-            ev => unreachable!("the many-flow world schedules no {ev:?}"),
+            Ev::LinkHead { link } => {
+                let fifo = &mut self.in_flight[link as usize];
+                let (_, pkt) = fifo.pop_front().expect("link head");
+                if let Some(&(next, _)) = fifo.front() {
+                    self.core.queue.push(next, Ev::LinkHead { link });
+                }
+                self.arrive(pkt);
+            }
+            Ev::RxFlush { ep } => self.flush_rx(ep as usize),
+            ev => unreachable!("the network schedules no {ev:?}"),
         }
     }
 
@@ -912,6 +1174,9 @@ impl Wires for FlowSim {
     /// ([`Endpoint::prefetch_hot`]), the next one (whose inline state was asked
     /// for one event ago) its heap-held state, so each line is asked for once.
     fn before_event(&self) {
+        if self.direct {
+            return; // two endpoints stay in cache
+        }
         let c = &self.core;
         let mut k = 0;
         c.queue.for_upcoming(2, |at, ev| {
@@ -934,7 +1199,14 @@ impl Wires for FlowSim {
     }
 
     fn stop(&self) -> Option<RunEnd> {
-        (self.flows_done == self.flows.len()).then_some(RunEnd::Finished)
+        if self.flows_done == self.flows.len() {
+            Some(RunEnd::Finished)
+        } else if self.direct && self.core.eps.iter().all(|e| e.conn.error().is_some()) {
+            // Two hosts whose connections both aborted: nothing more can happen.
+            Some(RunEnd::Idle)
+        } else {
+            None
+        }
     }
 }
 
