@@ -324,6 +324,27 @@ mod tests {
         assert_ne!(a[1..], draws(2, SERVER)[1..]);
     }
 
+    /// The two-host world pops its events from the calendar queue exactly
+    /// as it did from the plain heap it used before: byte-identical results.
+    #[test]
+    fn calendar_queue_runs_two_hosts_like_the_heap() {
+        for text in [
+            include_str!("../../../examples/cheshire.toml"),
+            include_str!("../../../examples/lossy.toml"),
+        ] {
+            let sc = Scenario::from_str(text, "<t>", &[]).unwrap();
+            let cal = run(&sc);
+            let mut sim = Sim::new(&sc);
+            sim.net.core.queue.switch_to_heap();
+            let heap = sim.run(&mut |_, _| {});
+            assert!(cal.transactions > 0 || cal.goodput_bytes_per_s > 0.0);
+            assert_eq!(
+                serde_json::to_string(&cal).unwrap(),
+                serde_json::to_string(&heap).unwrap()
+            );
+        }
+    }
+
     #[test]
     fn thousands_separators() {
         assert_eq!(thousands(0), "0");
