@@ -597,13 +597,26 @@ impl FlowSim {
 
     /// Offers a segment from host `src` to its access link.
     fn send(&mut self, src: u32, dst: u32, repr: TcpRepr, payload: Vec<u8>) {
-        self.send_to(Packet::sent(repr, payload, (src, dst), NO_EP, false));
+        self.send_to(repr, payload, (src, dst), NO_EP, false);
     }
 
-    /// Offers packet `p` to its sender's access link.
-    fn send_to(&mut self, mut p: Packet) {
+    /// Offers a segment from host `src` to `dst` (`to_ep`: the receiving
+    /// endpoint, if known; `ect`: sent ECN-capable) to `src`'s access link.
+    fn send_to(
+        &mut self,
+        repr: TcpRepr,
+        payload: Vec<u8>,
+        (src, dst): (u32, u32),
+        to_ep: u32,
+        ect: bool,
+    ) {
         let now = self.core.now;
-        let src = p.src as usize;
+        // Built in the slab's argument: stored with one copy, then used in place.
+        let id = self
+            .pool
+            .store(Packet::sent(repr, payload, (src, dst), to_ep, ect));
+        let src = src as usize;
+        let p = self.pool.get_mut(id).expect("just stored");
         let fate = p.offer(&mut self.hosts[src].up, now, &mut self.rng);
         if self.direct {
             if self.watch.on() {
@@ -618,13 +631,13 @@ impl FlowSim {
                     fate,
                 });
             }
-            if let Some(c) = self.pool.after_link(fate, p) {
+            if let Some(c) = self.pool.after_link(fate, id) {
                 if let Some((dup_at, dup)) = c.duplicate {
                     self.core.queue.push(dup_at, Ev::Arrive { pkt: dup });
                 }
                 self.schedule_arrival(src, c.at, c.pkt);
             }
-        } else if let Some(c) = self.pool.after_link(fate, p) {
+        } else if let Some(c) = self.pool.after_link(fate, id) {
             if let Some((dup_at, dup)) = c.duplicate {
                 self.core.queue.push(dup_at, Ev::ToBottleneck { pkt: dup });
             }
@@ -755,20 +768,21 @@ impl FlowSim {
     /// Demultiplexes an arriving segment by 4-tuple: to its connection, to a
     /// listener (a SYN of an expected client), or an RST reply.
     fn arrive(&mut self, pkt: u32) {
-        let p = self.pool.take(pkt);
-        let h = p.dst as usize;
-        let key = (p.src, p.repr.dst_port, p.repr.src_port);
-        let slot = if p.to_ep != NO_EP {
-            Some(Slot::Conn(p.to_ep))
+        // The packet stays in the slab until TCP has seen it (each move of
+        // one is a `memcpy`); what the lookup needs is read first.
+        let p = self.pool.get(pkt).expect("live packet");
+        let (h, to_ep, ce) = (p.dst as usize, p.to_ep, p.ecn == ecn::CE);
+        let (dst_port, flags) = (p.repr.dst_port, p.repr.flags);
+        let key = (p.src, dst_port, p.repr.src_port);
+        let slot = if to_ep != NO_EP {
+            Some(Slot::Conn(to_ep))
         } else {
             self.hosts[h].demux.get(&key).copied()
         };
         let ep = match slot {
             Some(Slot::Conn(ep)) => Some(ep),
             Some(Slot::Expect(flow))
-                if p.repr.flags.syn()
-                    && !p.repr.flags.ack()
-                    && self.hosts[h].listening.contains(&p.repr.dst_port) =>
+                if flags.syn() && !flags.ack() && self.hosts[h].listening.contains(&dst_port) =>
             {
                 Some(self.accept(flow))
             }
@@ -781,7 +795,7 @@ impl FlowSim {
                 // RFC 3168 5: a CE mark reaches TCP with its segment (a
                 // coalesced batch keeps no ECN field: the mark rides the
                 // batch's next segment).
-                if p.ecn == ecn::CE {
+                if ce {
                     conn.note_ce();
                 }
                 if let Some(rx) = self.rx.get_mut(ep as usize) {
@@ -790,15 +804,18 @@ impl FlowSim {
                             let at = now + rx.rx_coalesce;
                             self.core.queue.push(at, Ev::RxFlush { ep });
                         }
+                        let p = self.pool.take(pkt);
                         rx.rx_batch.push((p.repr, p.payload));
                         return;
                     }
                 }
+                let p = self.pool.get(pkt).expect("live packet");
                 conn.handle_segment(now, &p.repr, &p.payload);
-                self.pool.give_back(p.payload);
+                self.pool.recycle(pkt);
                 drive::service(self, ep);
             }
             None => {
+                let p = self.pool.take(pkt);
                 // No connection: RFC 9293 3.10.7.1, answer with a reset.
                 self.hosts[h].unmatched += 1;
                 if let Some(rst) = rst_reply(&p.repr, p.payload.len()) {
@@ -1124,7 +1141,7 @@ impl Wires for FlowSim {
                 NO_EP
             };
             let ect = self.core.eps[ep as usize].conn.transmit_ect();
-            self.send_to(Packet::sent(repr, payload, (src, dst), to_ep, ect));
+            self.send_to(repr, payload, (src, dst), to_ep, ect);
         }
     }
 
