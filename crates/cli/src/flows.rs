@@ -383,8 +383,9 @@ fn start_capture(sim: &mut FlowSim, path: &Path, quiet: bool) -> Result<SharedCa
     }
     let shared = Rc::new(RefCell::new(capture));
     let tap = Rc::clone(&shared);
-    sim.set_tap(Box::new(move |at, src, dst, repr, payload, ecn| {
-        tap.borrow_mut().record(at, src, dst, repr, payload, ecn);
+    sim.set_tap(Box::new(move |f| {
+        tap.borrow_mut()
+            .record(f.at, f.src, f.dst, f.repr, f.payload, f.ecn);
     }));
     Ok(shared)
 }

@@ -1,6 +1,8 @@
-//! The discrete-event queue: a `BinaryHeap` keyed by (time, insertion sequence),
-//! so events at the same instant pop in the order they were pushed and every
-//! run with the same inputs is identical (ARCHITECTURE.md, "Invariants").
+//! Event queues keyed by (time, insertion sequence), so events at the same
+//! instant pop in the order they were pushed and every run with the same
+//! inputs is identical (ARCHITECTURE.md, "Invariants"): [`CalendarQueue`],
+//! which every run uses, and [`EventQueue`], a plain binary heap with the
+//! same order (the reference the calendar is tested against).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -107,7 +109,7 @@ const SLOT_SHIFT: u32 = 20;
 /// Buckets in the calendar: 4096 of about 1 ms, a horizon of about 4.4 s.
 const SLOTS: usize = 4096;
 
-/// The many-flow world's event queue: the same (time, insertion) order as
+/// The event queue of every run: the same (time, insertion) order as
 /// [`EventQueue`], but only events due within the current millisecond sit
 /// in a binary heap; later ones wait in a calendar of 1 ms buckets (O(1)
 /// append; Brown, "Calendar queues", CACM 31(10), 1988) and those beyond

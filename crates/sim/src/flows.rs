@@ -1,4 +1,4 @@
-//! The many-flow world: any number of client and server hosts, each behind
+//! The simulated network: any number of client and server hosts, each behind
 //! an access link (the scenario's `[link]` settings: `forward` is the
 //! client-to-server direction), all joined by one bottleneck link (a
 //! dumbbell) whose two directions each have a rate, a propagation delay and a
@@ -10,28 +10,41 @@
 //! One seeded RNG (connection open times, link randomness) and one event
 //! queue ordered by (time, insertion) make a run a function of its scenario.
 //! Engine timers are lazy queue entries in a calendar of 1 ms buckets
-//! ([`CalendarQueue`]), so idle connections cost nothing per event.
+//! ([`crate::event::CalendarQueue`]), so idle connections cost nothing per event.
+//!
+//! The two-host world ([`crate::world::Sim`]) is this network with two
+//! hosts and no bottleneck ([`FlowSim::two_host`]): each host's access link
+//! delivers straight to the other host.
 
-use crate::event::CalendarQueue;
+use crate::drive::{self, Core, Endpoint, Ev, Queue, Wires, NO_EP};
 use crate::link::{Fate, Link};
 use crate::metrics::{
     Delivery, Flow, FlowResult, FlowsResult, GroupResult, Histogram, LatencyHistogram, LinkDrops,
     QueueResult, RunEnd, Tail,
 };
+use crate::packet::{Packet, Pool};
 use crate::pattern::{Pattern, PERIOD};
 use crate::qdisc::{ecn, Qdisc, QueuedPacket};
 use crate::scenario::{FlowGroup, Scenario, Spread, Topology, Workload};
-use crate::workload::{App, Role, WriteStep};
+use crate::wire::{Frame, Watch};
+use crate::workload::{App, Role};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
-use tinygram_proto::wire::IPV4_HEADER_LEN;
 use tinygram_proto::{
-    rst_reply, ConnError, Connection, Instant, IsnGenerator, SeqNumber, State, TcpRepr,
+    rst_reply, ConnError, Connection, Instant, IsnGenerator, SeqNumber, State, TcpRepr, TraceEvent,
 };
+
+/// What a receiver does with arriving segments before TCP sees them.
+struct Receiver {
+    /// Receive coalescing interval; zero hands each segment over on arrival.
+    rx_coalesce: Duration,
+    /// Segments waiting for the coalescing interval to end.
+    rx_batch: Vec<(TcpRepr, Vec<u8>)>,
+}
 
 /// Above this many flows, `--json` gives histograms and the worst flows instead of every flow.
 pub const LIST_FLOWS_UP_TO: usize = 1000;
@@ -106,13 +119,13 @@ impl IsnGenerator for FlowIsn {
 }
 
 /// A host: its access link each way and its demultiplexer.
-struct NetHost {
+pub(crate) struct NetHost {
     name: String,
     /// On the server side of the bottleneck.
     server_side: bool,
-    /// Host to bottleneck.
-    up: Link,
-    /// Bottleneck to host.
+    /// Host to bottleneck (with no bottleneck: host to the other host).
+    pub up: Link,
+    /// Bottleneck to host (unused with no bottleneck: the other host's `up` arrives here).
     down: Link,
     demux: Demux,
     /// Listening ports.
@@ -120,59 +133,6 @@ struct NetHost {
     next_port: u32,
     rsts_sent: u64,
     unmatched: u64,
-}
-
-/// One end of a connection: the engine and its application. `#[repr(C)]`:
-/// the addressing, then what the application and the engine touch per event
-/// (see [`FlowSim::prefetch_upcoming`]).
-#[repr(C)]
-struct Endpoint {
-    host: u32,
-    peer: u32,
-    flow: u32,
-    /// The other end's endpoint, once both exist ([`NO_EP`] until then).
-    peer_ep: u32,
-    /// The connection's ports, as its flow assigned them.
-    local_port: u16,
-    remote_port: u16,
-    established: bool,
-    app: App,
-    conn: Connection,
-}
-
-impl Endpoint {
-    /// Hints the CPU to fetch the inline state an event touches.
-    fn prefetch_hot(&self) {
-        let app_end = std::mem::offset_of!(Endpoint, app) + App::hot_bytes().end;
-        tinygram_proto::prefetch::prefetch_bytes((self as *const Endpoint).cast(), app_end);
-        self.conn.prefetch_hot();
-    }
-}
-
-/// No endpoint (yet).
-const NO_EP: u32 = u32::MAX;
-
-/// When an endpoint's queued wake-ups are due, kept apart from the endpoints
-/// in one dense table: most queued events are stale by the time they are
-/// popped, and checking that must not pull a cold connection into the cache.
-#[derive(Clone, Copy)]
-struct Wake {
-    /// The earliest timer event queued for the endpoint.
-    timer_at: Option<Instant>,
-    app_at: Option<Instant>,
-    /// The engine's own next deadline as of the last time the simulator
-    /// touched it (`poll_timeout`; only the simulator's calls change it): a
-    /// queued timer event whose deadline was cancelled or moved later (an
-    /// RTO stopped by the ACK) is dropped or requeued from here, without
-    /// fetching the connection.
-    deadline: Option<Instant>,
-}
-
-impl Wake {
-    /// A timer event popped at `at` will reach the connection (see [`FlowSim::run`]).
-    fn due(&self, at: Instant) -> bool {
-        self.timer_at == Some(at) && self.deadline.is_some_and(|d| d <= at)
-    }
 }
 
 /// A connection between a client and a server host.
@@ -188,19 +148,6 @@ struct FlowState {
     done_at: Option<Instant>,
 }
 
-/// A packet on its way.
-struct Packet {
-    repr: TcpRepr,
-    payload: Vec<u8>,
-    src: u32,
-    dst: u32,
-    /// The endpoint the destination host's demultiplexer gives this packet,
-    /// when the sender knew it ([`NO_EP`]: look the 4-tuple up on arrival).
-    to_ep: u32,
-    /// The IPv4 ECN field; queues may set CE.
-    ecn: u8,
-}
-
 /// One direction of the shared link.
 struct Bottleneck {
     qdisc: Qdisc,
@@ -210,95 +157,23 @@ struct Bottleneck {
     wire_bytes: u64,
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Ev {
-    /// Flow `flow`'s client opens its connection.
-    Open {
-        flow: u32,
-    },
-    /// The packet leaves its sender's access link and reaches the bottleneck queue.
-    ToBottleneck {
-        pkt: u32,
-    },
-    /// Bottleneck direction `dir` finished serializing a frame.
-    BottleneckFree {
-        dir: u8,
-    },
-    /// The packet reaches its destination host.
-    Arrive {
-        pkt: u32,
-    },
-    Timer {
-        ep: u32,
-        deferred: bool,
-    },
-    App {
-        ep: u32,
-    },
-}
-
-/// The event queue of a run.
-#[cfg(not(test))]
-type Queue = CalendarQueue<Ev>;
-
-/// In unit tests the queue can be the plain heap, to check that both give
-/// the same run byte for byte.
-#[cfg(test)]
-#[allow(clippy::large_enum_variant)] // a test-only choice
-enum Queue {
-    Calendar(CalendarQueue<Ev>),
-    Heap(crate::event::EventQueue<Ev>),
-}
-
-#[cfg(test)]
-impl Queue {
-    fn new() -> Queue {
-        Queue::Calendar(CalendarQueue::new())
-    }
-    fn push(&mut self, at: Instant, ev: Ev) {
-        match self {
-            Queue::Calendar(q) => q.push(at, ev),
-            Queue::Heap(q) => q.push(at, ev),
-        }
-    }
-    fn pop(&mut self) -> Option<(Instant, Ev)> {
-        match self {
-            Queue::Calendar(q) => q.pop(),
-            Queue::Heap(q) => q.pop(),
-        }
-    }
-    fn peek_time(&mut self) -> Option<Instant> {
-        match self {
-            Queue::Calendar(q) => q.peek_time(),
-            Queue::Heap(q) => q.peek_time(),
-        }
-    }
-    fn for_upcoming(&self, n: usize, f: impl FnMut(Instant, &Ev)) {
-        match self {
-            Queue::Calendar(q) => q.for_upcoming(n, f),
-            Queue::Heap(q) => q.for_upcoming(n, f),
-        }
-    }
-    /// Moves every scheduled event, in order, to a plain heap.
-    fn switch_to_heap(&mut self) {
-        let mut heap = crate::event::EventQueue::new();
-        while let Some((at, ev)) = self.pop() {
-            heap.push(at, ev);
-        }
-        *self = Queue::Heap(heap);
-    }
-}
-
-/// A many-flow simulation run in progress.
+/// A simulation run in progress: many flows over a bottleneck, or two
+/// hosts with none ([`FlowSim::two_host`], what [`crate::world::Sim`] runs).
 pub struct FlowSim {
-    now: Instant,
-    end: Instant,
-    queue: Queue,
+    /// The clock, the event queue and the connection ends ([`crate::drive`]).
+    pub(crate) core: Core,
     rng: ChaCha8Rng,
-    hosts: Vec<NetHost>,
-    eps: Vec<Endpoint>,
-    /// Each endpoint's wake-ups (same index as `eps`).
-    wakes: Vec<Wake>,
+    pub(crate) hosts: Vec<NetHost>,
+    /// No bottleneck: each host's access link delivers to the other host (two hosts).
+    direct: bool,
+    /// With no bottleneck, packets in flight on each host's access link, in
+    /// arrival order: (arrival, packet). Only the head is in the event queue,
+    /// which keeps the queue small however many packets a long fat pipe holds.
+    in_flight: Vec<VecDeque<(Instant, u32)>>,
+    /// Receive coalescing of each endpoint, where set (the two-host world).
+    rx: Vec<Receiver>,
+    /// Why-trace per endpoint, if requested.
+    traces: Option<Vec<Vec<TraceEvent>>>,
     /// No demultiplexer entry was ever replaced by another connection's (two
     /// flows with one 4-tuple): only then does a packet's `to_ep` stand for
     /// the table lookup it replaces.
@@ -307,29 +182,23 @@ pub struct FlowSim {
     groups: Vec<FlowGroup>,
     /// Each group's workload, shared by its flows' applications.
     workloads: Vec<Arc<Workload>>,
-    bottleneck: [Bottleneck; 2],
-    slab: Vec<Option<Packet>>,
-    free_slots: Vec<u32>,
-    spare_payloads: Vec<Vec<u8>>,
+    /// The bottleneck's two directions (none when `direct`).
+    bottleneck: Vec<Bottleneck>,
+    pool: Pool,
     dropped: Vec<QueuedPacket>,
     patterns: [Arc<Pattern>; 2],
     framing: Link,
     flows_done: usize,
-    events: u64,
-    /// Timer events dropped or requeued from [`Wake::deadline`] alone.
-    timers_not_due: u64,
-    name: String,
-    seed: u64,
+    pub(crate) name: String,
+    pub(crate) seed: u64,
     isn_seed: u64,
     /// Fault injection: flip a byte of this flow's next client data segment.
     corrupt: Option<u32>,
-    /// Sees each packet as it starts onto the bottleneck (see [`FlowSim::set_tap`]).
-    tap: Option<Box<Tap>>,
+    /// Captures and taps, each packet as it starts onto the bottleneck.
+    watch: Watch,
 }
 
-/// A bottleneck tap: (time, source host, destination host, header, payload,
-/// IPv4 ECN field) of each packet as it starts onto the shared link.
-pub type Tap = dyn FnMut(Instant, u32, u32, &TcpRepr, &[u8], u8);
+pub use crate::wire::{Tap, WireEvent};
 
 /// Where a flow's streams start in the shared patterns: far apart, so a byte
 /// delivered to the wrong connection does not match.
@@ -434,13 +303,13 @@ impl FlowSim {
         };
         let isn_seed = rng.gen();
         FlowSim {
-            now: Instant::ZERO,
-            end: Instant::ZERO + sc.duration,
-            queue,
+            core: Core::new(Instant::ZERO + sc.duration, queue, flows.len() * 2),
             rng,
             hosts,
-            eps: Vec::with_capacity(flows.len() * 2),
-            wakes: Vec::with_capacity(flows.len() * 2),
+            direct: false,
+            in_flight: Vec::new(),
+            rx: Vec::new(),
+            traces: None,
             demux_exact,
             flows,
             workloads: topo
@@ -449,10 +318,8 @@ impl FlowSim {
                 .map(|g| Arc::new(g.workload.clone()))
                 .collect(),
             groups: topo.groups,
-            bottleneck: [mk(), mk()],
-            slab: Vec::new(),
-            free_slots: Vec::new(),
-            spare_payloads: Vec::new(),
+            bottleneck: vec![mk(), mk()],
+            pool: Pool::default(),
             dropped: Vec::new(),
             patterns: [
                 Arc::new(Pattern::new(sc.seed, 0)),
@@ -460,14 +327,166 @@ impl FlowSim {
             ],
             framing: Link::new(sc.forward.clone()),
             flows_done: 0,
-            events: 0,
-            timers_not_due: 0,
             name: sc.name.clone(),
             seed: sc.seed,
             isn_seed,
             corrupt: None,
-            tap: None,
+            watch: Watch::default(),
         }
+    }
+
+    /// Two hosts, a client and a server, joined by their access links alone
+    /// (`forward` and `reverse`), one connection between them whose client
+    /// sends its SYN at time zero: the two-host world. Its ISNs and
+    /// applications are drawn as that world always drew them (the
+    /// scenario's `isn`, else from the run's RNG, then per-host streams).
+    pub(crate) fn two_host(sc: &Scenario) -> FlowSim {
+        use crate::world::{SeededIsn, CLIENT_PORT, SERVER_PORT};
+        let mut rng = ChaCha8Rng::seed_from_u64(sc.seed);
+        let isn_c = sc.client.isn.unwrap_or_else(|| rng.gen());
+        let isn_s = sc.server.isn.unwrap_or_else(|| rng.gen());
+        // RFC 1106 5: each host's memory is shared by its connections (one here).
+        let with_budget = |h: &crate::scenario::HostConfig| {
+            let mut cfg = h.tcp.clone();
+            cfg.host_budget = h.memory;
+            cfg
+        };
+        let client = Connection::connect(
+            with_budget(&sc.client),
+            CLIENT_PORT,
+            SERVER_PORT,
+            SeededIsn::new(sc.seed, 0, isn_c),
+            Instant::ZERO,
+        );
+        let server = Connection::listen(
+            with_budget(&sc.server),
+            SERVER_PORT,
+            SeededIsn::new(sc.seed, 1, isn_s),
+        );
+        let patterns = [
+            Arc::new(Pattern::new(sc.seed, 0)),
+            Arc::new(Pattern::new(sc.seed, 1)),
+        ];
+        let workload = Arc::new(sc.workload.clone());
+        let mut core = Core::new(Instant::ZERO + sc.duration, Queue::new(), 2);
+        let mut hosts = Vec::new();
+        for (h, conn, role, (local, remote), (up, down), name) in [
+            (
+                0,
+                client,
+                Role::Client,
+                (CLIENT_PORT, SERVER_PORT),
+                (&sc.forward, &sc.reverse),
+                "client",
+            ),
+            (
+                1,
+                server,
+                Role::Server,
+                (SERVER_PORT, CLIENT_PORT),
+                (&sc.reverse, &sc.forward),
+                "server",
+            ),
+        ] {
+            let app = App::with_patterns(
+                role,
+                workload.clone(),
+                patterns[h].clone(),
+                patterns[1 - h].clone(),
+                0,
+                0,
+            );
+            let ep = core.add(Endpoint {
+                host: h as u32,
+                peer: (1 - h) as u32,
+                flow: 0,
+                peer_ep: (1 - h) as u32,
+                local_port: local,
+                remote_port: remote,
+                established: false,
+                app,
+                conn,
+            });
+            let mut demux = Demux::default();
+            demux.insert(((1 - h) as u32, local, remote), Slot::Conn(ep));
+            hosts.push(NetHost {
+                name: name.to_string(),
+                server_side: h == 1,
+                up: Link::new(up.clone()),
+                down: Link::new(down.clone()),
+                demux,
+                listening: Vec::new(),
+                next_port: FIRST_PORT,
+                rsts_sent: 0,
+                unmatched: 0,
+            });
+        }
+        let receiver = |cfg: &crate::scenario::HostConfig| Receiver {
+            rx_coalesce: cfg.rx_coalesce,
+            rx_batch: Vec::new(),
+        };
+        FlowSim {
+            core,
+            rng,
+            hosts,
+            direct: true,
+            in_flight: vec![VecDeque::new(), VecDeque::new()],
+            rx: vec![receiver(&sc.client), receiver(&sc.server)],
+            traces: None,
+            demux_exact: true,
+            flows: vec![FlowState {
+                group: 0,
+                client: 0,
+                server: Some(1),
+                client_host: 0,
+                server_host: 1,
+                client_port: CLIENT_PORT,
+                server_port: SERVER_PORT,
+                start: Instant::ZERO,
+                done_at: None,
+            }],
+            groups: Vec::new(),
+            workloads: vec![workload],
+            bottleneck: Vec::new(),
+            pool: Pool::default(),
+            dropped: Vec::new(),
+            patterns,
+            framing: Link::new(sc.forward.clone()),
+            flows_done: 0,
+            name: sc.name.clone(),
+            seed: sc.seed,
+            isn_seed: 0,
+            corrupt: None,
+            watch: Watch::default(),
+        }
+    }
+
+    /// Records every engine's why-trace (hold/release and ACK decisions).
+    pub(crate) fn enable_trace(&mut self) {
+        for e in &mut self.core.eps {
+            e.conn.set_trace(true);
+        }
+        self.traces = Some(vec![Vec::new(); self.core.eps.len()]);
+    }
+
+    /// The why-trace of endpoint `ep`, in time order.
+    pub(crate) fn trace(&self, ep: usize) -> &[TraceEvent] {
+        self.traces
+            .as_ref()
+            .and_then(|t| t.get(ep))
+            .map_or(&[], |t| t.as_slice())
+    }
+
+    /// Runs to the end; how it ended (for a result built elsewhere).
+    pub(crate) fn run_to_end(&mut self, progress: &mut dyn FnMut(Instant, Instant)) -> RunEnd {
+        if self.direct {
+            // The two-host connection exists from time zero (the client's
+            // SYN leaves then): both ends act before the first event.
+            for ep in 0..self.core.eps.len() as u32 {
+                drive::service(self, ep);
+            }
+        }
+        drive::run(self, progress)
     }
 
     /// Fault injection for tests: the next data segment flow `flow`'s client
@@ -478,10 +497,20 @@ impl FlowSim {
     }
 
     /// Calls `tap` with every packet as it starts onto the bottleneck, both
-    /// directions (what a mirror port on that link sees; for `--pcap`).
-    /// Observing changes nothing in the run.
+    /// directions (what a mirror port on that link sees; for `--pcap`), with
+    /// its fate on the receiver's access link. Observing changes nothing in the run.
     pub fn set_tap(&mut self, tap: Box<Tap>) {
-        self.tap = Some(tap);
+        self.watch.set_tap(tap);
+    }
+
+    /// Records every packet the tap would see (headers; payloads too if `payloads`).
+    pub fn enable_capture(&mut self, payloads: bool) {
+        self.watch.enable_capture(payloads);
+    }
+
+    /// The packets recorded by [`enable_capture`](Self::enable_capture).
+    pub fn capture(&self) -> (&[WireEvent], Option<&[Vec<u8>]>) {
+        self.watch.capture()
     }
 
     /// The hosts' names, by index (the numbering taps use).
@@ -496,7 +525,7 @@ impl FlowSim {
 
     /// The engine of each open connection endpoint, for inspection.
     pub fn connections(&self) -> impl Iterator<Item = &Connection> {
-        self.eps.iter().map(|e| &e.conn)
+        self.core.eps.iter().map(|e| &e.conn)
     }
 
     fn endpoint(&mut self, flow: u32, role: Role, conn: Connection, host: u32, peer: u32) -> u32 {
@@ -518,7 +547,7 @@ impl FlowSim {
             base,
             base,
         );
-        self.eps.push(Endpoint {
+        self.core.add(Endpoint {
             conn,
             app,
             host,
@@ -528,13 +557,7 @@ impl FlowSim {
             local_port,
             remote_port,
             established: false,
-        });
-        self.wakes.push(Wake {
-            timer_at: None,
-            app_at: None,
-            deadline: None,
-        });
-        (self.eps.len() - 1) as u32
+        })
     }
 
     fn isn(&self, ep_index: usize, fixed: Option<u32>) -> FlowIsn {
@@ -552,8 +575,8 @@ impl FlowSim {
         let g = &self.groups[f.group as usize];
         let mut cfg = g.client.tcp.clone();
         cfg.host_budget = g.client.memory;
-        let isn = self.isn(self.eps.len(), g.client.isn);
-        let conn = Connection::connect(cfg, cport, sport, isn, self.now);
+        let isn = self.isn(self.core.eps.len(), g.client.isn);
+        let conn = Connection::connect(cfg, cport, sport, isn, self.core.now);
         let ep = self.endpoint(flow, Role::Client, conn, ch, sh);
         self.flows[flow as usize].client = ep;
         if self.hosts[ch as usize]
@@ -563,280 +586,97 @@ impl FlowSim {
         {
             self.demux_exact = false;
         }
-        self.service(ep);
+        drive::service(self, ep);
     }
 
     /// Runs to the end; `progress` is called now and then with the simulated time.
     pub fn run(&mut self, progress: &mut dyn FnMut(Instant, Instant)) -> FlowsResult {
-        let mut end = RunEnd::Idle;
-        while let Some((at, ev)) = self.queue.pop() {
-            if at > self.end {
-                self.now = self.end;
-                end = RunEnd::DurationCap;
-                break;
-            }
-            self.now = at;
-            self.events += 1;
-            self.prefetch_upcoming();
-            if self.events & 0xffff == 0 {
-                progress(self.now, self.end);
-            }
-            match ev {
-                Ev::Open { flow } => self.open(flow),
-                Ev::ToBottleneck { pkt } => self.reach_bottleneck(pkt),
-                Ev::BottleneckFree { dir } => {
-                    self.bottleneck[dir as usize].busy = false;
-                    self.start_tx(dir as usize);
-                }
-                Ev::Arrive { pkt } => self.arrive(pkt),
-                Ev::Timer { ep, deferred } => {
-                    let w = &mut self.wakes[ep as usize];
-                    if w.timer_at != Some(at) {
-                        continue; // superseded
-                    }
-                    match w.deadline {
-                        // Cancelled since it was queued: nothing to do.
-                        None => {
-                            w.timer_at = None;
-                            self.timers_not_due += 1;
-                            continue;
-                        }
-                        // Moved later: wait for the new deadline.
-                        Some(d) if d > at => {
-                            w.timer_at = Some(d);
-                            self.timers_not_due += 1;
-                            self.queue.push(
-                                d,
-                                Ev::Timer {
-                                    ep,
-                                    deferred: false,
-                                },
-                            );
-                            continue;
-                        }
-                        Some(_) => {}
-                    }
-                    // Arrivals at the same instant go first (as in the two-host world).
-                    if !deferred && self.queue.peek_time() == Some(at) {
-                        self.queue.push(at, Ev::Timer { ep, deferred: true });
-                        continue;
-                    }
-                    self.wakes[ep as usize].timer_at = None;
-                    let e = &mut self.eps[ep as usize];
-                    let due = e.conn.poll_timeout().is_some_and(|t| t <= at);
-                    debug_assert!(due, "endpoint {ep}: cached deadline is not the engine's");
-                    if due {
-                        e.conn.handle_timeout(at);
-                    }
-                    self.service(ep);
-                }
-                Ev::App { ep } => {
-                    let w = &mut self.wakes[ep as usize];
-                    if w.app_at != Some(at) {
-                        continue;
-                    }
-                    w.app_at = None;
-                    self.service(ep);
-                }
-            }
-            if self.flows_done == self.flows.len() {
-                end = RunEnd::Finished;
-                break;
-            }
-        }
-        progress(self.now, self.end);
+        let end = drive::run(self, progress);
         self.result(end)
-    }
-
-    /// Asks the CPU to fetch what the next two events will touch while this
-    /// one is handled: with many connections each event's endpoint is cold,
-    /// and handling an event takes longer than a fetch from memory. The event
-    /// after next gets the part of its endpoint an event touches fetched
-    /// ([`Endpoint::prefetch_hot`]), the next one (whose inline state was asked
-    /// for one event ago) its heap-held state, so each line is asked for once.
-    fn prefetch_upcoming(&self) {
-        let mut k = 0;
-        self.queue.for_upcoming(2, |at, ev| {
-            let ep = match *ev {
-                Ev::Arrive { pkt } => self
-                    .slab
-                    .get(pkt as usize)
-                    .and_then(|p| p.as_ref())
-                    .map_or(NO_EP, |p| p.to_ep),
-                Ev::Timer { ep, .. } if self.wakes[ep as usize].due(at) => ep,
-                Ev::App { ep } if self.wakes[ep as usize].app_at == Some(at) => ep,
-                _ => NO_EP,
-            };
-            if let Some(e) = self.eps.get(ep as usize) {
-                if k == 0 {
-                    e.conn.prefetch_heap();
-                    e.app.prefetch_heap();
-                } else {
-                    e.prefetch_hot();
-                }
-            }
-            k += 1;
-        });
-    }
-
-    /// Lets endpoint `ep`'s application act, sends what its engine emits,
-    /// and schedules its next wake-ups (as the two-host world's `service`).
-    fn service(&mut self, ep: u32) {
-        let now = self.now;
-        let i = ep as usize;
-        let e = &mut self.eps[i];
-        if !e.established && e.conn.state().synchronized() {
-            e.established = true;
-            e.app.on_established(now);
-        }
-        if e.established {
-            e.app.read_all(&mut e.conn, now);
-        }
-        self.drain(ep);
-        let mut wake = None;
-        while self.eps[i].established {
-            let e = &mut self.eps[i];
-            match e.app.write_next(&mut e.conn, now) {
-                WriteStep::Wrote => self.drain(ep),
-                WriteStep::Wait(t) => {
-                    wake = Some(t);
-                    break;
-                }
-                WriteStep::Blocked | WriteStep::Idle => break,
-            }
-        }
-        let e = &mut self.eps[i];
-        if e.app.done {
-            let f = &mut self.flows[e.flow as usize];
-            if f.done_at.is_none() {
-                f.done_at = Some(now);
-                self.flows_done += 1;
-            }
-        }
-        let timeout = e.conn.poll_timeout();
-        let w = &mut self.wakes[i];
-        w.deadline = timeout;
-        if wake != w.app_at {
-            w.app_at = wake;
-            if let Some(t) = wake {
-                self.queue.push(t.max(now), Ev::App { ep });
-            }
-        }
-        if let Some(t) = timeout {
-            let t = t.max(now);
-            if w.timer_at.is_none_or(|queued| t < queued) {
-                w.timer_at = Some(t);
-                self.queue.push(
-                    t,
-                    Ev::Timer {
-                        ep,
-                        deferred: false,
-                    },
-                );
-            }
-        }
-    }
-
-    fn drain(&mut self, ep: u32) {
-        let now = self.now;
-        let (src, dst, ports, peer_ep) = {
-            let e = &self.eps[ep as usize];
-            (e.host, e.peer, (e.local_port, e.remote_port), e.peer_ep)
-        };
-        loop {
-            let mut payload = self.spare_payloads.pop().unwrap_or_default();
-            let Some(repr) = self.eps[ep as usize].conn.poll_transmit(now, &mut payload) else {
-                self.spare_payloads.push(payload);
-                break;
-            };
-            if let Some(flow) = self.corrupt {
-                let f = &self.flows[flow as usize];
-                if f.client == ep && !payload.is_empty() {
-                    payload[0] ^= 0xff;
-                    self.corrupt = None;
-                }
-            }
-            // The peer's demultiplexer maps this 4-tuple to the peer endpoint
-            // (entries are never removed), unless two flows share a 4-tuple.
-            let to_ep = if self.demux_exact && (repr.src_port, repr.dst_port) == ports {
-                peer_ep
-            } else {
-                NO_EP
-            };
-            self.send_to(src, dst, repr, payload, to_ep);
-        }
-    }
-
-    fn store(&mut self, p: Packet) -> u32 {
-        if let Some(i) = self.free_slots.pop() {
-            self.slab[i as usize] = Some(p);
-            i
-        } else {
-            self.slab.push(Some(p));
-            (self.slab.len() - 1) as u32
-        }
-    }
-
-    fn recycle(&mut self, pkt: u32) {
-        if let Some(p) = self.slab[pkt as usize].take() {
-            self.spare_payloads.push(p.payload);
-        }
-        self.free_slots.push(pkt);
-    }
-
-    fn ip_len(p: &Packet) -> usize {
-        IPV4_HEADER_LEN + p.repr.header_len() + p.payload.len()
     }
 
     /// Offers a segment from host `src` to its access link.
     fn send(&mut self, src: u32, dst: u32, repr: TcpRepr, payload: Vec<u8>) {
-        self.send_to(src, dst, repr, payload, NO_EP);
+        self.send_to(repr, payload, (src, dst), NO_EP, false);
     }
 
-    /// [`Self::send`] of a segment whose receiving endpoint is known (`to_ep`).
-    fn send_to(&mut self, src: u32, dst: u32, repr: TcpRepr, payload: Vec<u8>, to_ep: u32) {
-        let p = Packet {
-            repr,
-            payload,
-            src,
-            dst,
-            to_ep,
-            ecn: ecn::NOT_ECT,
-        };
-        let ip_len = Self::ip_len(&p);
-        match self.hosts[src as usize]
-            .up
-            .transmit(self.now, ip_len, &mut self.rng)
-        {
-            Fate::Dropped(_) => self.spare_payloads.push(p.payload),
-            Fate::Delivered { at, duplicate_at } => {
-                if let Some(dup) = duplicate_at {
-                    let copy = self.copy(&p);
-                    let id = self.store(copy);
-                    self.queue.push(dup, Ev::ToBottleneck { pkt: id });
-                }
-                let id = self.store(p);
-                self.queue.push(at, Ev::ToBottleneck { pkt: id });
+    /// Offers a segment from host `src` to `dst` (`to_ep`: the receiving
+    /// endpoint, if known; `ect`: sent ECN-capable) to `src`'s access link.
+    fn send_to(
+        &mut self,
+        repr: TcpRepr,
+        payload: Vec<u8>,
+        (src, dst): (u32, u32),
+        to_ep: u32,
+        ect: bool,
+    ) {
+        let now = self.core.now;
+        // Built in the slab's argument: stored with one copy, then used in place.
+        let id = self
+            .pool
+            .store(Packet::sent(repr, payload, (src, dst), to_ep, ect));
+        let src = src as usize;
+        let p = self.pool.get_mut(id).expect("just stored");
+        let fate = p.offer(&mut self.hosts[src].up, now, &mut self.rng);
+        if self.direct {
+            if self.watch.on() {
+                self.watch.see(&Frame {
+                    at: now,
+                    src: p.src,
+                    dst: p.dst,
+                    dir: u8::from(self.hosts[src].server_side),
+                    repr: &p.repr,
+                    payload: &p.payload,
+                    ecn: p.ecn,
+                    fate,
+                });
             }
+            if let Some(c) = self.pool.after_link(fate, id) {
+                if let Some((dup_at, dup)) = c.duplicate {
+                    self.core.queue.push(dup_at, Ev::Arrive { pkt: dup });
+                }
+                self.schedule_arrival(src, c.at, c.pkt);
+            }
+        } else if let Some(c) = self.pool.after_link(fate, id) {
+            if let Some((dup_at, dup)) = c.duplicate {
+                self.core.queue.push(dup_at, Ev::ToBottleneck { pkt: dup });
+            }
+            self.core.queue.push(c.at, Ev::ToBottleneck { pkt: c.pkt });
         }
     }
 
-    fn copy(&mut self, p: &Packet) -> Packet {
-        let mut payload = self.spare_payloads.pop().unwrap_or_default();
-        payload.clear();
-        payload.extend_from_slice(&p.payload);
-        Packet {
-            repr: p.repr,
-            payload,
-            src: p.src,
-            dst: p.dst,
-            to_ep: p.to_ep,
-            ecn: p.ecn,
+    /// With no bottleneck: schedules packet `pkt` to arrive over host `h`'s
+    /// access link at `at`, appended to the link's FIFO when it keeps
+    /// arrival order, else as its own event.
+    fn schedule_arrival(&mut self, h: usize, at: Instant, pkt: u32) {
+        let fifo = &mut self.in_flight[h];
+        match fifo.back() {
+            None => {
+                fifo.push_back((at, pkt));
+                self.core.queue.push(at, Ev::LinkHead { link: h as u8 });
+            }
+            Some(&(last, _)) if at >= last => fifo.push_back((at, pkt)),
+            Some(_) => self.core.queue.push(at, Ev::Arrive { pkt }),
         }
+    }
+
+    /// Hands endpoint `ep`'s coalesced batch to its engine, merged as GRO would.
+    fn flush_rx(&mut self, ep: usize) {
+        let mut batch = std::mem::take(&mut self.rx[ep].rx_batch);
+        crate::coalesce::merge(&mut batch);
+        let now = self.core.now;
+        for (repr, payload) in batch.drain(..) {
+            self.core.eps[ep].conn.handle_segment(now, &repr, &payload);
+            self.pool.give_back(payload);
+        }
+        // Keep the allocation for the next batch.
+        self.rx[ep].rx_batch = batch;
+        drive::service(self, ep as u32);
     }
 
     fn reach_bottleneck(&mut self, pkt: u32) {
-        let p = self.slab[pkt as usize].as_ref().expect("live packet");
+        let now = self.core.now;
+        let p = self.pool.get(pkt).expect("live packet");
         let dir = usize::from(self.hosts[p.src as usize].server_side);
         let flow = (u64::from(p.src) << 40)
             ^ (u64::from(p.dst) << 16)
@@ -844,17 +684,15 @@ impl FlowSim {
             ^ u64::from(p.repr.dst_port);
         let q = QueuedPacket {
             id: pkt,
-            wire: self.framing.wire_len(Self::ip_len(p)),
+            wire: self.framing.wire_len(p.ip_len()),
             flow,
             ecn: p.ecn,
-            enqueued: self.now,
+            enqueued: now,
         };
         let mut dropped = std::mem::take(&mut self.dropped);
-        self.bottleneck[dir]
-            .qdisc
-            .enqueue(self.now, q, &mut dropped);
+        self.bottleneck[dir].qdisc.enqueue(now, q, &mut dropped);
         for d in dropped.drain(..) {
-            self.recycle(d.id);
+            self.pool.recycle(d.id);
         }
         self.dropped = dropped;
         if !self.bottleneck[dir].busy {
@@ -864,20 +702,18 @@ impl FlowSim {
 
     /// Starts serializing the next packet of bottleneck direction `dir`, if any.
     fn start_tx(&mut self, dir: usize) {
+        let now = self.core.now;
         let mut dropped = std::mem::take(&mut self.dropped);
-        let next = self.bottleneck[dir].qdisc.dequeue(self.now, &mut dropped);
+        let next = self.bottleneck[dir].qdisc.dequeue(now, &mut dropped);
         for d in dropped.drain(..) {
-            self.recycle(d.id);
+            self.pool.recycle(d.id);
         }
         self.dropped = dropped;
         let Some(q) = next else {
             return;
         };
-        if let Some(p) = self.slab[q.id as usize].as_mut() {
+        if let Some(p) = self.pool.get_mut(q.id) {
             p.ecn = q.ecn;
-            if let Some(tap) = self.tap.as_mut() {
-                tap(self.now, p.src, p.dst, &p.repr, &p.payload, p.ecn);
-            }
         }
         let b = &mut self.bottleneck[dir];
         b.busy = true;
@@ -887,9 +723,11 @@ impl FlowSim {
         } else {
             Duration::ZERO
         };
-        let done = self.now + ser;
+        let done = now + ser;
         let delay = b.delay;
-        self.queue.push(done, Ev::BottleneckFree { dir: dir as u8 });
+        self.core
+            .queue
+            .push(done, Ev::BottleneckFree { dir: dir as u8 });
         self.enter_downlink(q.id, done + delay);
     }
 
@@ -899,19 +737,30 @@ impl FlowSim {
     /// the same delay, so each downlink still sees its packets in time order,
     /// and one event per packet is saved.
     fn enter_downlink(&mut self, pkt: u32, at: Instant) {
-        let p = self.slab[pkt as usize].as_ref().expect("live packet");
-        let (dst, ip_len) = (p.dst as usize, Self::ip_len(p));
-        match self.hosts[dst].down.transmit(at, ip_len, &mut self.rng) {
-            Fate::Dropped(_) => self.recycle(pkt),
+        let p = self.pool.get_mut(pkt).expect("live packet");
+        let dst = p.dst as usize;
+        let fate = p.offer(&mut self.hosts[dst].down, at, &mut self.rng);
+        let p = self.pool.get(pkt).expect("live packet");
+        if self.watch.on() {
+            self.watch.see(&Frame {
+                at: self.core.now,
+                src: p.src,
+                dst: p.dst,
+                dir: u8::from(!self.hosts[dst].server_side),
+                repr: &p.repr,
+                payload: &p.payload,
+                ecn: p.ecn,
+                fate,
+            });
+        }
+        match fate {
+            Fate::Dropped(_) => self.pool.recycle(pkt),
             Fate::Delivered { at, duplicate_at } => {
                 if let Some(dup) = duplicate_at {
-                    let orig = self.slab[pkt as usize].take().expect("live packet");
-                    let copy = self.copy(&orig);
-                    self.slab[pkt as usize] = Some(orig);
-                    let id = self.store(copy);
-                    self.queue.push(dup, Ev::Arrive { pkt: id });
+                    let id = self.pool.duplicate(pkt);
+                    self.core.queue.push(dup, Ev::Arrive { pkt: id });
                 }
-                self.queue.push(at, Ev::Arrive { pkt });
+                self.core.queue.push(at, Ev::Arrive { pkt });
             }
         }
     }
@@ -919,21 +768,21 @@ impl FlowSim {
     /// Demultiplexes an arriving segment by 4-tuple: to its connection, to a
     /// listener (a SYN of an expected client), or an RST reply.
     fn arrive(&mut self, pkt: u32) {
-        let p = self.slab[pkt as usize].take().expect("live packet");
-        self.free_slots.push(pkt);
-        let h = p.dst as usize;
-        let key = (p.src, p.repr.dst_port, p.repr.src_port);
-        let slot = if p.to_ep != NO_EP {
-            Some(Slot::Conn(p.to_ep))
+        // The packet stays in the slab until TCP has seen it (each move of
+        // one is a `memcpy`); what the lookup needs is read first.
+        let p = self.pool.get(pkt).expect("live packet");
+        let (h, to_ep, ce) = (p.dst as usize, p.to_ep, p.ecn == ecn::CE);
+        let (dst_port, flags) = (p.repr.dst_port, p.repr.flags);
+        let key = (p.src, dst_port, p.repr.src_port);
+        let slot = if to_ep != NO_EP {
+            Some(Slot::Conn(to_ep))
         } else {
             self.hosts[h].demux.get(&key).copied()
         };
         let ep = match slot {
             Some(Slot::Conn(ep)) => Some(ep),
             Some(Slot::Expect(flow))
-                if p.repr.flags.syn()
-                    && !p.repr.flags.ack()
-                    && self.hosts[h].listening.contains(&p.repr.dst_port) =>
+                if flags.syn() && !flags.ack() && self.hosts[h].listening.contains(&dst_port) =>
             {
                 Some(self.accept(flow))
             }
@@ -941,14 +790,32 @@ impl FlowSim {
         };
         match ep {
             Some(ep) => {
-                let now = self.now;
-                self.eps[ep as usize]
-                    .conn
-                    .handle_segment(now, &p.repr, &p.payload);
-                self.spare_payloads.push(p.payload);
-                self.service(ep);
+                let now = self.core.now;
+                let conn = &mut self.core.eps[ep as usize].conn;
+                // RFC 3168 5: a CE mark reaches TCP with its segment (a
+                // coalesced batch keeps no ECN field: the mark rides the
+                // batch's next segment).
+                if ce {
+                    conn.note_ce();
+                }
+                if let Some(rx) = self.rx.get_mut(ep as usize) {
+                    if !rx.rx_coalesce.is_zero() {
+                        if rx.rx_batch.is_empty() {
+                            let at = now + rx.rx_coalesce;
+                            self.core.queue.push(at, Ev::RxFlush { ep });
+                        }
+                        let p = self.pool.take(pkt);
+                        rx.rx_batch.push((p.repr, p.payload));
+                        return;
+                    }
+                }
+                let p = self.pool.get(pkt).expect("live packet");
+                conn.handle_segment(now, &p.repr, &p.payload);
+                self.pool.recycle(pkt);
+                drive::service(self, ep);
             }
             None => {
+                let p = self.pool.take(pkt);
                 // No connection: RFC 9293 3.10.7.1, answer with a reset.
                 self.hosts[h].unmatched += 1;
                 if let Some(rst) = rst_reply(&p.repr, p.payload.len()) {
@@ -957,7 +824,7 @@ impl FlowSim {
                     payload.clear();
                     self.send(p.dst, p.src, rst, payload);
                 } else {
-                    self.spare_payloads.push(p.payload);
+                    self.pool.give_back(p.payload);
                 }
             }
         }
@@ -970,13 +837,13 @@ impl FlowSim {
         let g = &self.groups[f.group as usize];
         let mut cfg = g.server.tcp.clone();
         cfg.host_budget = g.server.memory;
-        let isn = self.isn(self.eps.len(), g.server.isn);
+        let isn = self.isn(self.core.eps.len(), g.server.isn);
         let conn = Connection::listen(cfg, sport, isn);
         let ep = self.endpoint(flow, Role::Server, conn, sh, ch);
         self.flows[flow as usize].server = Some(ep);
         let client = self.flows[flow as usize].client;
         if client != u32::MAX {
-            self.eps[client as usize].peer_ep = ep;
+            self.core.eps[client as usize].peer_ep = ep;
         }
         // The SYN's own entry (Expect of this flow) gives way; anything else was a clash.
         match self.hosts[sh as usize]
@@ -998,7 +865,7 @@ impl FlowSim {
     ) -> Result<(), String> {
         let alive = |ep: Option<u32>| {
             ep.is_some_and(|ep| {
-                let c = &self.eps[ep as usize].conn;
+                let c = &self.core.eps[ep as usize].conn;
                 c.error().is_none() && !matches!(c.state(), State::Closed)
             })
         };
@@ -1009,7 +876,7 @@ impl FlowSim {
             ("server to client", client, delivery.server_to_client),
         ];
         for (dir, reader, fl) in dirs {
-            if reader.is_some_and(|r| !self.eps[r as usize].app.integrity_ok) {
+            if reader.is_some_and(|r| !self.core.eps[r as usize].app.integrity_ok) {
                 return Err(format!(
                     "bytes delivered {dir} differ from what was written (wrong, reordered or repeated data)"
                 ));
@@ -1024,7 +891,7 @@ impl FlowSim {
                 let fate = [client, f.server]
                     .iter()
                     .flatten()
-                    .filter_map(|&ep| self.eps[ep as usize].conn.error())
+                    .filter_map(|&ep| self.core.eps[ep as usize].conn.error())
                     .map(|e: ConnError| e.to_string())
                     .next()
                     .unwrap_or_else(|| "the run went idle".to_string());
@@ -1040,7 +907,7 @@ impl FlowSim {
     fn flow_result(&self, id: usize, end: RunEnd) -> (FlowResult, LatencyHistogram) {
         let f = &self.flows[id];
         let g = &self.groups[f.group as usize];
-        let ep = |e: Option<u32>| e.map(|e| &self.eps[e as usize]);
+        let ep = |e: Option<u32>| e.map(|e| &self.core.eps[e as usize]);
         let client = ep((f.client != u32::MAX).then_some(f.client));
         let server = ep(f.server);
         let written = |e: Option<&Endpoint>| e.map_or(0, |e| e.app.bytes_written());
@@ -1059,7 +926,7 @@ impl FlowSim {
         for e in [client, server].into_iter().flatten() {
             lat.merge(&e.app.latencies);
         }
-        let until = f.done_at.unwrap_or(self.now);
+        let until = f.done_at.unwrap_or(self.core.now);
         let active = until.saturating_duration_since(f.start).as_secs_f64();
         let bytes = read(client) + read(server);
         let sum = |x: fn(&tinygram_proto::Counters) -> u64| {
@@ -1104,7 +971,7 @@ impl FlowSim {
     }
 
     fn result(&self, end: RunEnd) -> FlowsResult {
-        let elapsed = self.now.as_secs_f64();
+        let elapsed = self.core.now.as_secs_f64();
         let per_s = |x: f64| if elapsed > 0.0 { x / elapsed } else { 0.0 };
         let mut all = LatencyHistogram::default();
         let mut flows = Vec::with_capacity(self.flows.len());
@@ -1227,7 +1094,135 @@ impl FlowSim {
             p99_completion_histogram: (!listed && !p99s.is_empty())
                 .then(|| Histogram::of(&p99s, 20)),
             flows: listed.then_some(flows),
-            events: self.events,
+            events: self.core.events,
+        }
+    }
+}
+
+impl Wires for FlowSim {
+    /// Many flows: connections are cold, so stale timers end at the table.
+    /// Two hosts: timers are handled as that world always did (its results
+    /// keep their event counts).
+    fn stale_timers_from_table(&self) -> bool {
+        !self.direct
+    }
+
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+
+    fn drain(&mut self, ep: u32) {
+        let now = self.core.now;
+        let (src, dst, ports, peer_ep) = {
+            let e = &self.core.eps[ep as usize];
+            (e.host, e.peer, (e.local_port, e.remote_port), e.peer_ep)
+        };
+        loop {
+            let mut payload = self.pool.buffer();
+            let Some(repr) = self.core.eps[ep as usize]
+                .conn
+                .poll_transmit(now, &mut payload)
+            else {
+                self.pool.give_back(payload);
+                break;
+            };
+            if let Some(flow) = self.corrupt {
+                let f = &self.flows[flow as usize];
+                if f.client == ep && !payload.is_empty() {
+                    payload[0] ^= 0xff;
+                    self.corrupt = None;
+                }
+            }
+            // The peer's demultiplexer maps this 4-tuple to the peer endpoint
+            // (entries are never removed), unless two flows share a 4-tuple.
+            let to_ep = if self.demux_exact && (repr.src_port, repr.dst_port) == ports {
+                peer_ep
+            } else {
+                NO_EP
+            };
+            let ect = self.core.eps[ep as usize].conn.transmit_ect();
+            self.send_to(repr, payload, (src, dst), to_ep, ect);
+        }
+    }
+
+    /// Marks the flow done when one of its applications is.
+    fn serviced(&mut self, ep: u32) {
+        if let Some(t) = &mut self.traces {
+            self.core.eps[ep as usize]
+                .conn
+                .drain_trace(&mut t[ep as usize]);
+        }
+        let e = &self.core.eps[ep as usize];
+        if e.app.done {
+            let f = &mut self.flows[e.flow as usize];
+            if f.done_at.is_none() {
+                f.done_at = Some(self.core.now);
+                self.flows_done += 1;
+            }
+        }
+    }
+
+    fn network(&mut self, ev: Ev) {
+        match ev {
+            Ev::Open { flow } => self.open(flow),
+            Ev::ToBottleneck { pkt } => self.reach_bottleneck(pkt),
+            Ev::BottleneckFree { dir } => {
+                self.bottleneck[dir as usize].busy = false;
+                self.start_tx(dir as usize);
+            }
+            Ev::Arrive { pkt } => self.arrive(pkt),
+            Ev::LinkHead { link } => {
+                let fifo = &mut self.in_flight[link as usize];
+                let (_, pkt) = fifo.pop_front().expect("link head");
+                if let Some(&(next, _)) = fifo.front() {
+                    self.core.queue.push(next, Ev::LinkHead { link });
+                }
+                self.arrive(pkt);
+            }
+            Ev::RxFlush { ep } => self.flush_rx(ep as usize),
+            ev => unreachable!("the network schedules no {ev:?}"),
+        }
+    }
+
+    /// Asks the CPU to fetch what the next two events will touch while this
+    /// one is handled: with many connections each event's endpoint is cold,
+    /// and handling an event takes longer than a fetch from memory. The event
+    /// after next gets the part of its endpoint an event touches fetched
+    /// ([`Endpoint::prefetch_hot`]), the next one (whose inline state was asked
+    /// for one event ago) its heap-held state, so each line is asked for once.
+    fn before_event(&self) {
+        if self.direct {
+            return; // two endpoints stay in cache
+        }
+        let c = &self.core;
+        let mut k = 0;
+        c.queue.for_upcoming(2, |at, ev| {
+            let ep = match *ev {
+                Ev::Arrive { pkt } => self.pool.get(pkt).map_or(NO_EP, |p| p.to_ep),
+                Ev::Timer { ep, .. } if c.wakes[ep as usize].due(at) => ep,
+                Ev::App { ep } if c.wakes[ep as usize].app_at == Some(at) => ep,
+                _ => NO_EP,
+            };
+            if let Some(e) = c.eps.get(ep as usize) {
+                if k == 0 {
+                    e.conn.prefetch_heap();
+                    e.app.prefetch_heap();
+                } else {
+                    e.prefetch_hot();
+                }
+            }
+            k += 1;
+        });
+    }
+
+    fn stop(&self) -> Option<RunEnd> {
+        if self.flows_done == self.flows.len() {
+            Some(RunEnd::Finished)
+        } else if self.direct && self.core.eps.iter().all(|e| e.conn.error().is_some()) {
+            // Two hosts whose connections both aborted: nothing more can happen.
+            Some(RunEnd::Idle)
+        } else {
+            None
         }
     }
 }
@@ -1299,7 +1294,7 @@ mod tests {
             "{}",
             r.transactions
         );
-        assert!(sim.timers_not_due > 0);
+        assert!(sim.core.timers_not_due > 0);
     }
 
     /// The calendar queue and the plain heap give byte-identical results.
@@ -1313,7 +1308,7 @@ mod tests {
             let sc = Scenario::from_str(&text, "<t>", &[]).unwrap();
             let cal = FlowSim::new(&sc).run(&mut |_, _| {});
             let mut sim = FlowSim::new(&sc);
-            sim.queue.switch_to_heap();
+            sim.core.queue.switch_to_heap();
             let heap = sim.run(&mut |_, _| {});
             assert!(cal.transactions > 0);
             assert_eq!(

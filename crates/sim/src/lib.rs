@@ -1,17 +1,20 @@
 //! tinygram-sim: the deterministic discrete-event network simulator.
 
 pub mod coalesce;
+mod drive;
 pub mod event;
 pub mod flows;
 pub mod footprint;
 pub mod link;
 pub mod metrics;
+mod packet;
 pub mod pattern;
 pub mod pcap;
 pub mod qdisc;
 pub mod scenario;
 pub mod units;
 pub mod variant;
+pub mod wire;
 pub mod workload;
 pub mod world;
 

@@ -363,10 +363,11 @@ fn the_bottleneck_tap_sees_every_packet_sent_and_changes_nothing() {
         .iter()
         .position(|&h| h == "web")
         .expect("the scenario's server host") as u32;
-    sim.set_tap(Box::new(move |_, src, dst, _, payload, _| {
+    sim.set_tap(Box::new(move |f| {
+        let (src, dst) = (f.src, f.dst);
         assert!(src < hosts && dst < hosts && src != dst);
         seen2.borrow_mut()[usize::from(src == server)] += 1;
-        *bytes2.borrow_mut() += payload.len() as u64;
+        *bytes2.borrow_mut() += f.payload.len() as u64;
     }));
     let tapped = sim.run(&mut |_, _| {});
     assert_eq!(
@@ -378,4 +379,113 @@ fn the_bottleneck_tap_sees_every_packet_sent_and_changes_nothing() {
     assert_eq!(seen[0], tapped.queues[0].dequeued, "{:?}", tapped.queues[0]);
     assert_eq!(seen[1], tapped.queues[1].dequeued, "{:?}", tapped.queues[1]);
     assert!(seen[0] > 0 && seen[1] > 0 && *bytes.borrow() > 0);
+}
+
+/// Both worlds are watched the same way: a recorded capture holds one
+/// record per frame the tap sees, in the same order, and changes nothing.
+#[test]
+fn a_capture_records_what_the_tap_sees_in_either_world() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use tinygram_sim::wire::Tap;
+    let tapped = || {
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let seen2 = Rc::clone(&seen);
+        let tap: Box<Tap> = Box::new(move |f| {
+            seen2
+                .borrow_mut()
+                .push((f.at, f.dir, f.repr.seq, f.payload.len()))
+        });
+        (seen, tap)
+    };
+    let same = |events: &[tinygram_sim::wire::WireEvent], seen: &[_]| {
+        let got: Vec<_> = events
+            .iter()
+            .map(|e| (e.at, e.dir, e.repr.seq, e.payload_len))
+            .collect();
+        assert!(!got.is_empty());
+        assert_eq!(got, seen);
+    };
+    let s = sc(RR);
+    let plain = serde_json::to_string(&flows::run(&s)).unwrap();
+    let mut sim = FlowSim::new(&s);
+    let (seen, tap) = tapped();
+    sim.set_tap(tap);
+    sim.enable_capture(true);
+    let r = sim.run(&mut |_, _| {});
+    assert_eq!(serde_json::to_string(&r).unwrap(), plain);
+    let (events, payloads) = sim.capture();
+    same(events, &seen.borrow());
+    assert_eq!(payloads.map(|p| p.len()), Some(events.len()));
+    assert_eq!(
+        events.iter().filter(|e| e.dir == 0).count() as u64,
+        r.queues[0].dequeued
+    );
+
+    let two = Scenario::from_str(
+        "name = \"two\"\nseed = 4\n[workload]\ntype = \"request-response\"\nrequest = [100]\nresponse = [2000]\nrequests = 5\n",
+        "<t>",
+        &[],
+    )
+    .unwrap();
+    let plain = serde_json::to_string(&tinygram_sim::run(&two)).unwrap();
+    let mut sim = tinygram_sim::Sim::new(&two);
+    let (seen, tap) = tapped();
+    sim.set_tap(tap);
+    sim.enable_capture(false);
+    let r = sim.run(&mut |_, _| {});
+    assert_eq!(serde_json::to_string(&r).unwrap(), plain);
+    same(sim.capture().0, &seen.borrow());
+    assert_eq!(sim.capture().1.map(|p| p.len()), None);
+}
+
+/// With ECN negotiated, a marking CoDel bottleneck marks the flows' ECT
+/// packets CE instead of dropping them, and the senders back off on the
+/// echoed marks (RFC 3168 5 and 6.1.2): the many-flow world sends ECT from
+/// its engines and hands CE to the receiver, as the two-host world does.
+#[test]
+fn a_marking_bottleneck_marks_negotiated_ecn_flows_instead_of_dropping() {
+    let base = |ecn: bool| {
+        let opts = if ecn {
+            r#"["wscale", "sack", "ecn"]"#
+        } else {
+            r#"["wscale", "sack"]"#
+        };
+        format!(
+            r#"
+duration = "20s"
+[bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+queue = "1MB"
+qdisc = "codel"
+ecn = true
+[client]
+options = {opts}
+rcv_buf = "4MiB"
+snd_buf = "4MiB"
+[server]
+options = {opts}
+rcv_buf = "4MiB"
+snd_buf = "4MiB"
+[[flows]]
+count = 4
+workload = {{ type = "bulk", bytes = "4MB" }}
+"#
+        )
+    };
+    let plain = run(&base(false));
+    let ecn = run(&base(true));
+    for r in [&plain, &ecn] {
+        assert!(r.integrity_ok, "{:?}", r.integrity_error);
+        assert_eq!(r.flows_done, 4);
+    }
+    let (qp, qe) = (&plain.queues[0], &ecn.queues[0]);
+    assert!(qp.marked == 0 && qp.dropped_aqm > 0, "{qp:?}");
+    assert!(qe.marked > 0 && qe.dropped_aqm == 0, "{qe:?}");
+    assert!(
+        qe.sojourn_ms.p50 < 20.0,
+        "marks keep the queue short: {:?}",
+        qe.sojourn_ms
+    );
 }
