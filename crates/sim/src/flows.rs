@@ -395,7 +395,8 @@ impl FlowSim {
                 patterns[1 - h].clone(),
                 0,
                 0,
-            );
+            )
+            .with_jitter_seed(sc.seed);
             let ep = core.add(Endpoint {
                 host: h as u32,
                 peer: (1 - h) as u32,
@@ -546,7 +547,8 @@ impl FlowSim {
             self.patterns[theirs].clone(),
             base,
             base,
-        );
+        )
+        .with_jitter_seed(self.seed);
         self.core.add(Endpoint {
             conn,
             app,

@@ -226,6 +226,14 @@ impl App {
         app
     }
 
+    /// The seed of the server's per-write jitter (`response_jitter`): the
+    /// run's seed, mixed with the flow's where many share one run, so a
+    /// run's pace follows its seed alone.
+    pub fn with_jitter_seed(mut self, seed: u64) -> App {
+        self.jitter_seed = seed ^ self.jitter_seed;
+        self
+    }
+
     /// An application writing `out` from offset `out_base` and expecting
     /// `inp` from `in_base` (the many-flow world shares two patterns, and
     /// one workload per group of flows).
