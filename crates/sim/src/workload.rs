@@ -230,7 +230,7 @@ impl App {
     /// run's seed, mixed with the flow's where many share one run, so a
     /// run's pace follows its seed alone.
     pub fn with_jitter_seed(mut self, seed: u64) -> App {
-        self.jitter_seed = seed ^ self.jitter_seed;
+        self.jitter_seed ^= seed;
         self
     }
 
