@@ -38,7 +38,7 @@ tcp_ecn_option, pacing ratios, tcp_syncookies, the qdisc";
 /// sysctl, the setting, and how its text reads (`None`: not a value the
 /// engine takes, reported as not modelled). Documentation/networking/ip-sysctl.rst;
 /// FreeBSD tcp(4) and sys/kern/uipc_sockbuf.c (sb_max).
-const SETTING_SYSCTLS: &[(&str, &str, fn(&str) -> Option<Value>)] = &[
+const SETTING_SYSCTLS: &[(&str, &str, ReadValue)] = &[
     // min default max: a new socket's send buffer is the default.
     ("net.ipv4.tcp_wmem", "snd_buf", |v| {
         v.split_whitespace().nth(1)?.parse().ok().map(Value::Count)
@@ -62,6 +62,9 @@ const SETTING_SYSCTLS: &[(&str, &str, fn(&str) -> Option<Value>)] = &[
     ("net.inet.tcp.recvspace", "rcv_buf", positive),
     ("net.inet.tcp.sendspace", "snd_buf", positive),
 ];
+
+/// How a sysctl's text reads as a setting's value.
+type ReadValue = fn(&str) -> Option<Value>;
 
 /// A positive whole number.
 fn positive(v: &str) -> Option<Value> {

@@ -252,9 +252,9 @@ fn duration(v: &str) -> Result<Duration, String> {
 /// A duration in the largest of s, ms, us that keeps it whole.
 fn duration_text(d: Duration) -> String {
     let us = d.as_micros();
-    if us % 1_000_000 == 0 {
+    if us.is_multiple_of(1_000_000) {
         format!("{}s", us / 1_000_000)
-    } else if us % 1000 == 0 {
+    } else if us.is_multiple_of(1000) {
         format!("{}ms", us / 1000)
     } else {
         format!("{us}us")
