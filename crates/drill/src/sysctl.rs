@@ -6,7 +6,8 @@
 //! it, and the rest are reported as not modelled.
 
 use crate::stack::Stack;
-use tinygram_proto::{CcFactory, Config};
+use tinygram_proto::settings::{self, Kind, Value};
+use tinygram_proto::Config;
 
 /// What `common/defaults.sh` sets that the engine models, with the value
 /// (google/packetdrill gtests/net/common/defaults.sh).
@@ -33,6 +34,47 @@ const DEFAULTS_SH_NOT_MODELLED: &str = "tcp_rmem (autotuning), tcp_frto, tcp_dsa
 tcp_early_retrans/tcp_recovery (RACK, TLP), tcp_tso_win_divisor, \
 tcp_ecn_option, pacing ratios, tcp_syncookies, the qdisc";
 
+/// Sysctls that set one engine setting (a row of the settings table): the
+/// sysctl, the setting, and how its text reads (`None`: not a value the
+/// engine takes, reported as not modelled). Documentation/networking/ip-sysctl.rst;
+/// FreeBSD tcp(4) and sys/kern/uipc_sockbuf.c (sb_max).
+const SETTING_SYSCTLS: &[(&str, &str, ReadValue)] = &[
+    // min default max: a new socket's send buffer is the default.
+    ("net.ipv4.tcp_wmem", "snd_buf", |v| {
+        v.split_whitespace().nth(1)?.parse().ok().map(Value::Count)
+    }),
+    ("net.ipv4.tcp_congestion_control", "congestion", |v| {
+        Some(Value::Name(v.trim().to_string()))
+    }),
+    ("net.ipv4.tcp_syn_retries", "syn_retries", |v| {
+        v.trim().parse().ok().map(Value::Count)
+    }),
+    ("net.ipv4.tcp_reordering", "dupack_threshold", |v| {
+        v.trim().parse().ok().map(Value::Count)
+    }),
+    (
+        "net.ipv4.tcp_slow_start_after_idle",
+        "slow_start_after_idle",
+        |v| v.trim().parse::<u64>().ok().map(|n| Value::Flag(n != 0)),
+    ),
+    // FreeBSD: the window-scale shift is chosen for sb_max.
+    ("kern.ipc.maxsockbuf", "wscale_buf", positive),
+    ("net.inet.tcp.recvspace", "rcv_buf", positive),
+    ("net.inet.tcp.sendspace", "snd_buf", positive),
+];
+
+/// How a sysctl's text reads as a setting's value.
+type ReadValue = fn(&str) -> Option<Value>;
+
+/// A positive whole number.
+fn positive(v: &str) -> Option<Value> {
+    v.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&n| n > 0)
+        .map(Value::Count)
+}
+
 /// net.ipv4.tcp_fastopen bits (ip-sysctl.rst): client on.
 pub(crate) const TFO_CLIENT: u32 = 0x1;
 /// Server on, for listeners that set TCP_FASTOPEN.
@@ -47,16 +89,11 @@ pub(crate) const TFO_SERVER_ALL: u32 = 0x400;
 /// Settings the script's shell lines changed, applied to each new socket.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct HostSysctls {
-    /// net.ipv4.tcp_congestion_control (Documentation/networking/ip-sysctl.rst).
-    congestion: Option<CcFactory>,
-    snd_buf: Option<usize>,
-    syn_retries: Option<u32>,
+    /// Engine settings the lines set ([`SETTING_SYSCTLS`]), the latest per setting.
+    settings: Vec<(&'static str, Value)>,
     synack_retries: Option<u32>,
-    dupack_threshold: Option<u32>,
     timestamps: Option<bool>,
     sack: Option<bool>,
-    /// net.ipv4.tcp_slow_start_after_idle (ip-sysctl.rst; Linux's default is 1).
-    slow_start_after_idle: Option<bool>,
     rfc5961_rst: Option<bool>,
     rfc5961_syn: Option<bool>,
     /// net.ipv4.tcp_fastopen's bits (ip-sysctl.rst); Linux's default is 1.
@@ -65,10 +102,6 @@ pub(crate) struct HostSysctls {
     fastopen_key: Option<[u8; 16]>,
     /// net.ipv4.tcp_notsent_lowat (ip-sysctl.rst; UINT_MAX: no limit).
     notsent_lowat: Option<u64>,
-    /// FreeBSD's kern.ipc.maxsockbuf (sb_max): the window-scale shift is chosen for it.
-    sb_max: Option<usize>,
-    /// FreeBSD's net.inet.tcp.recvspace: a new socket's receive buffer.
-    rcv_buf: Option<usize>,
     /// net.ipv4.tcp_ecn (ip-sysctl.rst): 0 off, 1 request and accept ECN,
     /// 2 accept it only when an incoming SYN asks for it.
     ecn: Option<u32>,
@@ -145,43 +178,43 @@ impl HostSysctls {
 
     /// Records one `name=value`, if the engine models it.
     fn set(&mut self, key: &str, value: &str, out: &mut Applied) {
-        let num = value.trim().parse::<u64>().ok();
-        let flag = num.map(|n| n != 0);
-        let ok = match key {
-            "net.ipv4.tcp_wmem" => {
-                // min default max: a new socket's send buffer is the default.
-                let default = value
-                    .split_whitespace()
-                    .nth(1)
-                    .and_then(|d| d.parse::<usize>().ok());
-                self.snd_buf = default;
-                default.is_some()
-            }
-            "net.ipv4.tcp_congestion_control" => match CcFactory::by_name(value.trim()) {
-                Ok(c) => {
-                    self.congestion = Some(c);
-                    true
-                }
-                Err(e) => {
+        if let Some((_, name, read)) = SETTING_SYSCTLS.iter().find(|(k, _, _)| *k == key) {
+            let shown = format!("{key}={value}");
+            let Ok(st) = settings::find(name) else {
+                out.not_modelled.push(shown);
+                return;
+            };
+            // Checked against the table now, so `configure` cannot fail.
+            let checked = read(value).map(|v| (st.set(&mut Config::default(), v.clone()), v));
+            match checked {
+                // A name the engine does not know leaves the setting as it was.
+                Some((Err(e), _)) if st.kind == Kind::Name => {
                     out.not_modelled.push(format!("{key}: {e}"));
                     return;
                 }
-            },
+                Some((Ok(()), v)) => {
+                    self.settings.retain(|(n, _)| n != name);
+                    self.settings.push((name, v));
+                    out.modelled.push(shown);
+                }
+                // Any other value the engine cannot take undoes an earlier line's.
+                _ => {
+                    self.settings.retain(|(n, _)| n != name);
+                    out.not_modelled.push(shown);
+                }
+            }
+            return;
+        }
+        let num = value.trim().parse::<u64>().ok();
+        let flag = num.map(|n| n != 0);
+        let ok = match key {
             "net.ipv4.tcp_notsent_lowat" => {
                 self.notsent_lowat = num.filter(|&n| n <= u64::from(u32::MAX));
                 self.notsent_lowat.is_some()
             }
-            "net.ipv4.tcp_syn_retries" => {
-                self.syn_retries = num.and_then(|n| u32::try_from(n).ok());
-                self.syn_retries.is_some()
-            }
             "net.ipv4.tcp_synack_retries" => {
                 self.synack_retries = num.and_then(|n| u32::try_from(n).ok());
                 self.synack_retries.is_some()
-            }
-            "net.ipv4.tcp_reordering" => {
-                self.dupack_threshold = num.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0);
-                self.dupack_threshold.is_some()
             }
             "net.ipv4.tcp_timestamps" => {
                 self.timestamps = flag;
@@ -220,23 +253,6 @@ impl HostSysctls {
                 self.ecn = num.and_then(|n| u32::try_from(n).ok()).filter(|&n| n <= 2);
                 self.ecn.is_some()
             }
-            "net.ipv4.tcp_slow_start_after_idle" => {
-                self.slow_start_after_idle = flag;
-                flag.is_some()
-            }
-            // FreeBSD: sb_max (sys/kern/uipc_sockbuf.c), tcp(4) recvspace, sendspace.
-            "kern.ipc.maxsockbuf" => {
-                self.sb_max = num.and_then(|n| usize::try_from(n).ok()).filter(|&n| n > 0);
-                self.sb_max.is_some()
-            }
-            "net.inet.tcp.recvspace" => {
-                self.rcv_buf = num.and_then(|n| usize::try_from(n).ok()).filter(|&n| n > 0);
-                self.rcv_buf.is_some()
-            }
-            "net.inet.tcp.sendspace" => {
-                self.snd_buf = num.and_then(|n| usize::try_from(n).ok()).filter(|&n| n > 0);
-                self.snd_buf.is_some()
-            }
             // FreeBSD tcp(4): insecure_rst=1 / insecure_syn=1 turn RFC 5961's
             // RST / SYN checks off.
             "net.inet.tcp.insecure_rst" => {
@@ -259,23 +275,10 @@ impl HostSysctls {
 
     /// Applies the settings to a new socket's configuration.
     pub(crate) fn configure(&self, cfg: &mut Config) {
-        if let Some(c) = &self.congestion {
-            cfg.congestion = c.clone();
-        }
-        if let Some(b) = self.snd_buf {
-            cfg.snd_buf = b;
-        }
-        if let Some(b) = self.rcv_buf {
-            cfg.rcv_buf = b;
-        }
-        if let Some(m) = self.sb_max {
-            cfg.wscale_buf = Some(m);
-        }
-        if let Some(n) = self.syn_retries {
-            cfg.syn_retries = n;
-        }
-        if let Some(n) = self.dupack_threshold {
-            cfg.dupack_threshold = n;
+        for (name, v) in &self.settings {
+            if let Err(e) = settings::set(cfg, name, v.clone()) {
+                debug_assert!(false, "{name}: {e}");
+            }
         }
         if let Some(t) = self.timestamps {
             cfg.options.timestamps = t;
@@ -283,13 +286,12 @@ impl HostSysctls {
         if let Some(s) = self.sack {
             cfg.options.sack = s;
         }
-        if let Some(s) = self.slow_start_after_idle {
-            cfg.slow_start_after_idle = s;
-        }
         // The engine has one switch for RFC 5961's checks: either insecure_*
         // sysctl turns them all off.
         if self.rfc5961_rst == Some(false) || self.rfc5961_syn == Some(false) {
-            cfg.rfc5961 = false;
+            if let Err(e) = settings::set(cfg, "rfc5961", Value::Flag(false)) {
+                debug_assert!(false, "rfc5961: {e}");
+            }
         }
     }
 

@@ -7,10 +7,7 @@
 //! value no document or source fixes says so: its source starts with
 //! `assumption:`.
 
-use crate::config::{Config, LossIs, SlowStart};
-use crate::policy::ack::{DelackCount, WindowAdvertise, WindowUpdate};
-use crate::policy::{AckPolicyKind, SendPolicyKind};
-use crate::time::Duration;
+use crate::config::Config;
 use core::fmt;
 
 /// One setting of a profile.
@@ -131,161 +128,10 @@ pub fn find(name: &str) -> Result<&'static Profile, String> {
     ))
 }
 
-/// Host keys a profile may set (a subset of the scenario host keys).
-pub const KEYS: &[&str] = &[
-    "mss",
-    "send_policy",
-    "ack_policy",
-    "delack",
-    "delack_segments",
-    "delack_count",
-    "delack_tick",
-    "window_update",
-    "window_advertise",
-    "rcv_buf",
-    "snd_buf",
-    "options",
-    "loss_is",
-    "slow_start",
-    "rto_min",
-    "rto_max",
-    "rto_initial",
-    "rto_tick",
-    "initial_window",
-    "max_retries",
-    "syn_retries",
-    "msl",
-    "dupack_threshold",
-    "congestion",
-    "recovery",
-    "wscale_buf",
-    "buf_round_mss",
-    "dsack",
-    "ack_repeats_fin",
-    "syn_reset_tcb",
-    "rcv_wnd_free",
-    "time_wait_bsd",
-    "psh_at_window_limit",
-    "silent_unsent_ack",
-    "tlp_extra",
-    "flush_ends_data",
-    "sack_whole_segments",
-    "prr_safe_ack",
-    "old_ack_sack",
-    "cwnd_validation",
-    "cubic",
-    "window_probe",
-];
-
-/// Sets one host key from its scenario-syntax text (the profile table's value column).
+/// Sets one setting from its profile-syntax text (the table's value column):
+/// [`crate::settings::set_text`], so a profile may set any row of the settings table.
 pub fn set(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
-    let v = value.trim();
-    match key {
-        "mss" => c.mss = num(v)?,
-        "send_policy" => c.send_policy = v.parse::<SendPolicyKind>()?,
-        "ack_policy" => c.ack_policy = v.parse::<AckPolicyKind>()?,
-        "delack" => c.delack = duration(v)?,
-        "delack_segments" => c.delack_segments = num(v)?,
-        "delack_count" => c.delack_count = v.parse::<DelackCount>()?,
-        "delack_tick" => {
-            c.delack_tick = if v == "none" {
-                None
-            } else {
-                Some(duration(v)?)
-            }
-        }
-        "window_update" => c.window_update = v.parse::<WindowUpdate>()?,
-        "window_advertise" => c.window_advertise = v.parse::<WindowAdvertise>()?,
-        "rcv_buf" => c.rcv_buf = num(v)?,
-        "snd_buf" => c.snd_buf = num(v)?,
-        "options" => {
-            let mut o = crate::config::OptionSet::default();
-            let names = if v == "none" { "" } else { v };
-            for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                o.enable(name)?;
-            }
-            c.options = o;
-        }
-        "loss_is" => c.loss_is = v.parse::<LossIs>()?,
-        "slow_start" => c.slow_start = v.parse::<SlowStart>()?,
-        "rto_min" => c.rto_min = duration(v)?,
-        "rto_max" => c.rto_max = duration(v)?,
-        "rto_initial" => c.rto_initial = duration(v)?,
-        "rto_tick" => {
-            c.rto_tick = if v == "none" {
-                None
-            } else {
-                Some(duration(v)?)
-            }
-        }
-        "initial_window" => c.initial_window = num(v)?,
-        "max_retries" => c.max_retries = num(v)?,
-        "syn_retries" => c.syn_retries = num(v)?,
-        "msl" => c.msl = duration(v)?,
-        "dupack_threshold" => c.dupack_threshold = num(v)?,
-        "congestion" => c.congestion = crate::cc::CcFactory::by_name(v)?,
-        "cwnd_validation" => c.cwnd_validation = v.parse()?,
-        "cubic" => c.cubic = v.parse()?,
-        "window_probe" => c.window_probe = v.parse()?,
-        "recovery" => {
-            let mut r = crate::config::RecoverySet::default();
-            let names = if v == "none" { "" } else { v };
-            for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                r.enable(name)?;
-            }
-            c.recovery = r;
-        }
-        "wscale_buf" => c.wscale_buf = if v == "none" { None } else { Some(num(v)?) },
-        "buf_round_mss" => c.buf_round_mss = flag(v)?,
-        "dsack" => c.dsack = flag(v)?,
-        "ack_repeats_fin" => c.ack_repeats_fin = flag(v)?,
-        "syn_reset_tcb" => c.syn_reset_tcb = flag(v)?,
-        "rcv_wnd_free" => c.rcv_wnd_free = flag(v)?,
-        "time_wait_bsd" => c.time_wait_bsd = flag(v)?,
-        "psh_at_window_limit" => c.psh_at_window_limit = flag(v)?,
-        "silent_unsent_ack" => c.silent_unsent_ack = flag(v)?,
-        "tlp_extra" => c.tlp_extra = duration(v)?,
-        "flush_ends_data" => c.flush_ends_data = flag(v)?,
-        "sack_whole_segments" => c.sack_whole_segments = flag(v)?,
-        "prr_safe_ack" => c.prr_safe_ack = flag(v)?,
-        "old_ack_sack" => c.old_ack_sack = flag(v)?,
-        other => {
-            return Err(format!(
-                "a profile cannot set {other:?}{} (keys: {})",
-                crate::suggest::did_you_mean(other, KEYS.iter().copied()),
-                KEYS.join(", ")
-            ))
-        }
-    }
-    Ok(())
-}
-
-/// `"true"` or `"false"`.
-fn flag(v: &str) -> Result<bool, String> {
-    v.parse()
-        .map_err(|_| format!("expected true or false, found {v:?}"))
-}
-
-fn num<T: core::str::FromStr>(v: &str) -> Result<T, String> {
-    v.parse()
-        .map_err(|_| format!("expected a whole number, found {v:?}"))
-}
-
-/// `"200ms"`, `"1s"`, `"500us"`.
-fn duration(v: &str) -> Result<Duration, String> {
-    let split = v
-        .find(|c: char| !c.is_ascii_digit())
-        .ok_or_else(|| format!("expected a duration with a unit (us, ms, s), found {v:?}"))?;
-    let (n, unit) = v.split_at(split);
-    let n: u64 = n
-        .parse()
-        .map_err(|_| format!("expected a duration like \"200ms\", found {v:?}"))?;
-    match unit {
-        "us" => Ok(Duration::from_micros(n)),
-        "ms" => Ok(Duration::from_millis(n)),
-        "s" => Ok(Duration::from_secs(n)),
-        _ => Err(format!("unknown duration unit in {v:?} (us, ms, s)")),
-    }
+    crate::settings::set_text(c, key, value)
 }
 
 /// Shorthand for the table.
@@ -721,59 +567,62 @@ pub const LINUX22: Profile = Profile {
     ],
 };
 
+/// Mac OS X settings Tiger and Leopard share (Cheshire, Nagle x delayed ACK);
+/// they differ only in the send policy.
+const XNU: [Setting; 12] = [
+    s("ack_policy", "delayed", "Cheshire: delayed ACK"),
+    s("delack", "200ms", "Cheshire: the 200ms pause"),
+    s(
+        "delack_segments",
+        "2",
+        "Cheshire: TCP will ACK every second packet immediately",
+    ),
+    s(
+        "delack_count",
+        "any",
+        "Cheshire: a second packet gets an immediate ACK",
+    ),
+    s(
+        "window_advertise",
+        "bsd",
+        "xnu tcp_output.c (from 4.4BSD): all free space",
+    ),
+    s(
+        "window_update",
+        "immediate",
+        "xnu tcp_output.c (from 4.4BSD): adv >= 2 * t_maxseg",
+    ),
+    s(
+        "mss",
+        "1460",
+        "Cheshire: Ethernet; 1448 bytes of data with the time-stamp option",
+    ),
+    s(
+        "options",
+        "wscale,timestamps",
+        "Cheshire: adds a TCP time-stamp option (wscale: xnu net.inet.tcp.rfc1323)",
+    ),
+    s("rcv_buf", "65536", "assumption: xnu net.inet.tcp.recvspace"),
+    s(
+        "initial_window",
+        "2",
+        "assumption: xnu net.inet.tcp.slowstart_flightsize",
+    ),
+    s("rto_min", "1s", "assumption: xnu TCPTV_MIN, as 4.4BSD"),
+    s("rto_initial", "3s", "assumption: xnu TCPTV_SRTTDFLT"),
+];
+
 /// Mac OS X 10.4 "Tiger": Cheshire's failing host.
 pub const MACOSX_TIGER: Profile = Profile {
     name: "macosx-tiger",
     aliases: &["macosx-10.4"],
     describes: "Mac OS X 10.4 Tiger, strict Nagle (Cheshire, Nagle x delayed ACK)",
-    base: &[],
-    settings: &[
-        s(
-            "send_policy",
-            "nagle",
-            "Cheshire: Nagle's algorithm before Leopard's Minshall change",
-        ),
-        s("ack_policy", "delayed", "Cheshire: delayed ACK"),
-        s("delack", "200ms", "Cheshire: the 200ms pause"),
-        s(
-            "delack_segments",
-            "2",
-            "Cheshire: TCP will ACK every second packet immediately",
-        ),
-        s(
-            "delack_count",
-            "any",
-            "Cheshire: a second packet gets an immediate ACK",
-        ),
-        s(
-            "window_advertise",
-            "bsd",
-            "xnu tcp_output.c (from 4.4BSD): all free space",
-        ),
-        s(
-            "window_update",
-            "immediate",
-            "xnu tcp_output.c (from 4.4BSD): adv >= 2 * t_maxseg",
-        ),
-        s(
-            "mss",
-            "1460",
-            "Cheshire: Ethernet; 1448 bytes of data with the time-stamp option",
-        ),
-        s(
-            "options",
-            "wscale,timestamps",
-            "Cheshire: adds a TCP time-stamp option (wscale: xnu net.inet.tcp.rfc1323)",
-        ),
-        s("rcv_buf", "65536", "assumption: xnu net.inet.tcp.recvspace"),
-        s(
-            "initial_window",
-            "2",
-            "assumption: xnu net.inet.tcp.slowstart_flightsize",
-        ),
-        s("rto_min", "1s", "assumption: xnu TCPTV_MIN, as 4.4BSD"),
-        s("rto_initial", "3s", "assumption: xnu TCPTV_SRTTDFLT"),
-    ],
+    base: &XNU,
+    settings: &[s(
+        "send_policy",
+        "nagle",
+        "Cheshire: Nagle's algorithm before Leopard's Minshall change",
+    )],
 };
 
 /// Mac OS X 10.5 "Leopard" and later: Minshall's Nagle.
@@ -781,54 +630,12 @@ pub const MACOSX: Profile = Profile {
     name: "macosx",
     aliases: &["macosx-leopard"],
     describes: "Mac OS X 10.5 Leopard and later, Minshall's Nagle (Cheshire, Nagle x delayed ACK)",
-    base: &[],
-    settings: &[
-        s(
-            "send_policy",
-            "minshall",
-            "Cheshire: Leopard and later implement Minshall's modification",
-        ),
-        s("ack_policy", "delayed", "Cheshire: delayed ACK"),
-        s("delack", "200ms", "Cheshire: the 200ms pause"),
-        s(
-            "delack_segments",
-            "2",
-            "Cheshire: TCP will ACK every second packet immediately",
-        ),
-        s(
-            "delack_count",
-            "any",
-            "Cheshire: a second packet gets an immediate ACK",
-        ),
-        s(
-            "window_advertise",
-            "bsd",
-            "xnu tcp_output.c (from 4.4BSD): all free space",
-        ),
-        s(
-            "window_update",
-            "immediate",
-            "xnu tcp_output.c (from 4.4BSD): adv >= 2 * t_maxseg",
-        ),
-        s(
-            "mss",
-            "1460",
-            "Cheshire: Ethernet; 1448 bytes of data with the time-stamp option",
-        ),
-        s(
-            "options",
-            "wscale,timestamps",
-            "Cheshire: adds a TCP time-stamp option (wscale: xnu net.inet.tcp.rfc1323)",
-        ),
-        s("rcv_buf", "65536", "assumption: xnu net.inet.tcp.recvspace"),
-        s(
-            "initial_window",
-            "2",
-            "assumption: xnu net.inet.tcp.slowstart_flightsize",
-        ),
-        s("rto_min", "1s", "assumption: xnu TCPTV_MIN, as 4.4BSD"),
-        s("rto_initial", "3s", "assumption: xnu TCPTV_SRTTDFLT"),
-    ],
+    base: &XNU,
+    settings: &[s(
+        "send_policy",
+        "minshall",
+        "Cheshire: Leopard and later implement Minshall's modification",
+    )],
 };
 
 /// Windows XP: Cheshire's passing host.
@@ -908,13 +715,21 @@ pub const BSD43_TAHOE: Profile = Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::ack::WindowAdvertise;
+    use crate::policy::{AckPolicyKind, SendPolicyKind};
+    use crate::time::Duration;
 
     #[test]
     fn every_profile_applies_and_validates() {
         for p in PROFILES {
             let mut c = Config::default();
             for st in p.rows() {
-                assert!(KEYS.contains(&st.key), "{}: {}", p.name, st.key);
+                assert!(
+                    crate::settings::find(st.key).is_ok(),
+                    "{}: {} is not a setting",
+                    p.name,
+                    st.key
+                );
                 set(&mut c, st.key, st.value)
                     .unwrap_or_else(|e| panic!("{}: {}: {e}", p.name, st.key));
                 assert!(

@@ -17,13 +17,10 @@ use crate::units::{fmt_duration, fmt_rate, fmt_size, parse_duration, parse_rate,
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;
-use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
+use tinygram_proto::settings::{self, Kind, Setting, Value as SettingValue};
 use tinygram_proto::suggest::did_you_mean;
 use tinygram_proto::wire::{IPV4_HEADER_LEN, TCP_HEADER_LEN};
-use tinygram_proto::{
-    CcFactory, Config, DelackCount, LossIs, OptionSet, RecoverySet, SlowStart, WindowAdvertise,
-    WindowUpdate,
-};
+use tinygram_proto::Config;
 use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 
 mod topo;
@@ -255,76 +252,27 @@ fn size_text(n: u64) -> String {
 
 /// `Config::default()`'s value of host key `short`, in scenario syntax.
 fn host_default(short: &str) -> Option<String> {
-    let c = Config::default();
-    let dur = |d: Duration| quoted(fmt_duration(d));
-    let size = |n: usize| size_text(n as u64);
-    Some(match short {
-        "profile" => quoted(tinygram_proto::profile::RFC.name),
-        "mss" => c.mss.to_string(),
-        "send_policy" => quoted(c.send_policy),
-        "ack_policy" => quoted(c.ack_policy),
-        "delack" => dur(c.delack),
-        "delack_segments" => c.delack_segments.to_string(),
-        "delack_count" => quoted(c.delack_count),
-        "delack_tick" => c.delack_tick.map_or_else(|| quoted("none"), dur),
-        "window_update" => quoted(c.window_update),
-        "window_advertise" => quoted(c.window_advertise),
-        "adaptive_k" => format!("{:?}", c.adaptive_k),
-        "adaptive_min" => dur(c.adaptive_min),
-        "adaptive_max" => dur(c.adaptive_max),
-        "rcv_buf" => size(c.rcv_buf),
-        "snd_buf" => size(c.snd_buf),
-        "options" => {
-            let o = c.options;
-            let names: Vec<String> = [
-                (o.window_scale, "wscale"),
-                (o.timestamps, "timestamps"),
-                (o.sack, "sack"),
-                (o.big_window, "bigwin"),
-                (o.nak, "nak"),
-                (o.ecn, "ecn"),
-            ]
-            .iter()
-            .filter(|(on, _)| *on)
-            .map(|(_, n)| quoted(n))
-            .collect();
-            format!("[{}]", names.join(", "))
+    if short == "profile" {
+        return Some(quoted(tinygram_proto::profile::RFC.name));
+    }
+    let s = settings::find(short).ok()?;
+    Some(setting_text(s, s.default_value()))
+}
+
+/// A setting's value as a scenario file writes it.
+fn setting_text(s: &Setting, v: SettingValue) -> String {
+    match (s.kind, v) {
+        (_, SettingValue::Flag(b)) => b.to_string(),
+        (Kind::Bytes { .. }, SettingValue::Count(n)) => size_text(n),
+        (_, SettingValue::Count(n)) => n.to_string(),
+        (_, SettingValue::Number(x)) => format!("{x:?}"),
+        (_, SettingValue::Time(d)) => quoted(fmt_duration(d)),
+        (_, SettingValue::None) => quoted("none"),
+        (_, SettingValue::Name(n)) => quoted(n),
+        (_, SettingValue::Names(v)) => {
+            format!("[{}]", v.iter().map(quoted).collect::<Vec<_>>().join(", "))
         }
-        "loss_is" => quoted(match c.loss_is {
-            LossIs::Congestion => "congestion",
-            LossIs::Noise => "noise",
-            LossIs::EcnOnly => "ecn-only",
-        }),
-        "slow_start" => quoted(c.slow_start.name()),
-        "congestion" => quoted(c.congestion.name()),
-        "recovery" => format!(
-            "[{}]",
-            c.recovery
-                .names()
-                .iter()
-                .map(quoted)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        "rto_min" => dur(c.rto_min),
-        "rto_max" => dur(c.rto_max),
-        "rto_initial" => dur(c.rto_initial),
-        "rto_tick" => c.rto_tick.map_or_else(|| quoted("none"), dur),
-        "initial_window" => c.initial_window.to_string(),
-        "max_retries" => c.max_retries.to_string(),
-        "syn_retries" => c.syn_retries.to_string(),
-        "msl" => dur(c.msl),
-        "dupack_threshold" => c.dupack_threshold.to_string(),
-        "psh_at_window_limit" => c.psh_at_window_limit.to_string(),
-        "silent_unsent_ack" => c.silent_unsent_ack.to_string(),
-        "tlp_extra" => dur(c.tlp_extra),
-        "flush_ends_data" => c.flush_ends_data.to_string(),
-        "sack_whole_segments" => c.sack_whole_segments.to_string(),
-        "prr_safe_ack" => c.prr_safe_ack.to_string(),
-        "old_ack_sack" => c.old_ack_sack.to_string(),
-        "buffer_cap" => size(c.buffer_cap),
-        _ => return None,
-    })
+    }
 }
 
 /// `LinkConfig::default()`'s value of link key `short`, in scenario syntax.
@@ -375,8 +323,57 @@ macro_rules! key_docs {
     };
 }
 
-/// Every scenario key with its default and meaning (a stable public interface).
-pub const KEYS: &[KeyDoc] = key_docs! {
+/// Every scenario key with its default and meaning (a stable public
+/// interface): the keys below, with each host's engine settings, one per row
+/// of the settings table (`tinygram_proto::settings`), after its `profile`.
+pub const KEYS: &Keys = &Keys;
+
+/// The list behind [`KEYS`], built once: host keys come from the settings table.
+pub struct Keys;
+
+static ALL_KEYS: std::sync::OnceLock<Vec<KeyDoc>> = std::sync::OnceLock::new();
+
+impl Keys {
+    fn all() -> &'static [KeyDoc] {
+        ALL_KEYS.get_or_init(|| {
+            // Built once per process, so the few hundred bytes leaked are bounded.
+            let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+            let mut out = Vec::with_capacity(OWN_KEYS.len() + 2 * settings::SETTINGS.len());
+            for k in OWN_KEYS {
+                out.push(*k);
+                let Some(side) = k.key.strip_suffix(".profile") else {
+                    continue;
+                };
+                for s in settings::SETTINGS {
+                    out.push(KeyDoc {
+                        key: leak(format!("{side}.{}", s.name)),
+                        default: leak(setting_text(s, s.default_value())),
+                        doc: leak(format!("{side}: {}", s.doc)),
+                    });
+                }
+            }
+            out
+        })
+    }
+}
+
+impl std::ops::Deref for Keys {
+    type Target = [KeyDoc];
+    fn deref(&self) -> &[KeyDoc] {
+        Keys::all()
+    }
+}
+
+impl IntoIterator for &'static Keys {
+    type Item = &'static KeyDoc;
+    type IntoIter = std::slice::Iter<'static, KeyDoc>;
+    fn into_iter(self) -> Self::IntoIter {
+        Keys::all().iter()
+    }
+}
+
+/// The scenario's own keys; each host's engine settings are added after its `profile`.
+const OWN_KEYS: &[KeyDoc] = key_docs! {
     top: [
         ("name", "the file name", "label for reports"),
         ("seed", "1", "seed of the one random number generator; same seed, same run"),
@@ -397,43 +394,7 @@ pub const KEYS: &[KeyDoc] = key_docs! {
     ],
     host: [
         ("profile", "\"rfc\"", "stack profile applied before this host's other keys: a name from `tinygram profiles` (rfc, linux, freebsd3, ...)"),
-        ("mss", "1460", "MSS advertised: largest payload accepted (RFC 9293 3.7.1; 1500 - 40)"),
-        ("send_policy", "(Config::default())", "when to send: a name from `tinygram policies` (nodelay, nagle, ...)"),
-        ("ack_policy", "(Config::default())", "when to acknowledge: a name from `tinygram policies` (immediate, delayed, ...)"),
-        ("delack", "\"200ms\"", "delayed-ACK timeout, at most 500ms (RFC 1122 4.2.3.2)"),
-        ("delack_segments", "2", "ACK at once every Nth data segment (RFC 1122 4.2.3.2, RFC 5681 4.2)"),
-        ("delack_count", "\"any\"", "segments that count toward delack_segments: \"any\" data segment (BSD; Cheshire) or only \"full\"-sized ones (RFC 1122 4.2.3.2)"),
-        ("delack_tick", "\"none\"", "free-running delayed-ACK tick, e.g. \"200ms\" (BSD fast timer) or \"250ms\" (lwIP): a deferred ACK leaves at the next tick instead of after delack; at most 500ms"),
-        ("window_update", "\"immediate\"", "announce a window the application's read opened \"immediate\"ly (RFC 1122 4.2.3.3; BSD), \"delayed\" until the ACK policy sends an ACK (Tops-20; Westfield, 1985), or only if it at least doubles, \"doubling\" (Linux tcp_cleanup_rbuf)"),
-        ("window_advertise", "\"rfc1122\"", "window each segment offers: \"rfc1122\" holds the right edge until it moves min(half the window, one MSS) (RFC 1122 4.2.3.3), \"bsd\" offers all free space (tcp_output.c), \"linux\" as __tcp_select_window"),
-        ("adaptive_k", "1.0", "ack_policy adaptive: the delay is adaptive_k x SRTT (Doupnik 1.6: one or two RTTs)"),
-        ("adaptive_min", "\"1ms\"", "ack_policy adaptive: least delay"),
-        ("adaptive_max", "\"500ms\"", "ack_policy adaptive: greatest delay, at most 500ms (RFC 1122 4.2.3.2)"),
-        ("rcv_buf", "\"64KiB\"", "receive buffer: the most window ever offered"),
-        ("snd_buf", "\"256KiB\"", "send buffer: unacknowledged plus unsent bytes accepted from the application"),
-        ("options", "[]", "TCP options offered besides MSS: wscale, timestamps, sack, bigwin, nak, ecn (RFC 3168)"),
-        ("loss_is", "\"congestion\"", "\"congestion\" halves cwnd on a repaired loss, \"noise\" does not (RFC 1106 4.2); \"ecn-only\" (experimental): only ECN CE marks reduce cwnd"),
-        ("slow_start", "\"standard\"", "\"standard\" (1 segment per ACK, RFC 5681), \"double\" (2, RFC 1106 4.2), \"hystart\" (Linux tcp_cubic.c) or \"hystart++\" (RFC 9406)"),
-        ("recovery", "[]", "loss-recovery modules besides RFC 6675 SACK / RFC 6582 NewReno recovery: \"prr\" (RFC 6937), \"tlp\" (RFC 8985 7), \"rack\" (RFC 8985 6); see `tinygram congestion`"),
-        ("congestion", "\"newreno\"", "congestion control: \"newreno\" (RFC 5681, RFC 6582) or \"cubic\" (RFC 9438); see `tinygram congestion`"),
-        ("rto_min", "\"200ms\"", "lower bound on the retransmission timeout (Linux; RFC 6298 2.4 says 1s)"),
-        ("rto_max", "\"60s\"", "upper bound on the retransmission timeout (RFC 6298 2.5)"),
-        ("rto_initial", "\"1s\"", "retransmission timeout before any RTT sample (RFC 6298 2.1)"),
-        ("rto_tick", "\"none\"", "retransmission timer granularity, e.g. \"500ms\" (4.4BSD slow timeout): the RTO counts whole ticks; \"none\": exact"),
-        ("initial_window", "10", "initial congestion window in segments (RFC 6928)"),
-        ("max_retries", "15", "retransmissions of one segment before aborting (Linux tcp_retries2)"),
-        ("syn_retries", "6", "SYN retransmissions before giving up (Linux tcp_syn_retries)"),
-        ("msl", "\"30s\"", "maximum segment lifetime; TIME-WAIT lasts 2 MSL (RFC 9293 3.4.2)"),
-        ("dupack_threshold", "3", "duplicate ACKs that trigger fast retransmit (RFC 5681 3.2)"),
-        ("psh_at_window_limit", "false", "Linux's PSH placement: also on the last segment a window lets out of a write (tcp_push)"),
-        ("silent_unsent_ack", "false", "drop an ACK of data not yet sent without a reply, as Linux's tcp_ack does"),
-        ("tlp_extra", "\"0s\"", "added to a tail loss probe's 2 SRTT with more than one segment in flight (Linux: 2ms)"),
-        ("flush_ends_data", "true", "an explicit push (uncork, TCP_NODELAY) ends the data set with PSH; false as Linux"),
-        ("sack_whole_segments", "false", "going back after a timeout, a SACK of less than a segment does not shorten it (Linux)"),
-        ("prr_safe_ack", "false", "PRR's slow-start bound adds its extra segment only when SND.UNA advances (Linux, the PRR update)"),
-        ("old_ack_sack", "false", "an ACK below SND.UNA still delivers its SACK blocks in recovery (Linux's tcp_ack)"),
         ("isn", "none (from the seed)", "fixed initial sequence number (0 to 4294967295)"),
-        ("buffer_cap", "\"16MiB\"", "per-connection cap on the receive buffer; no larger window is offered (RFC 1106 5)"),
         ("memory", "none (unlimited)", "host memory for receive buffers, shared by its connections (RFC 1106 5); on `tun`, the budget for all buffers, send and receive, with new connections refused past two thirds and the longest idle aborted past it"),
         ("rx_coalesce", "\"0us\"", "receive coalescing (NIC interrupt moderation + Linux GRO): in-order segments arriving within it reach TCP merged; 0 = each on arrival"),
     ],
@@ -1185,6 +1146,52 @@ impl Doc {
         Ok(c)
     }
 
+    /// Reads engine setting `st` at `key` as its kind says: `Ok(None)` when absent.
+    fn setting(
+        &self,
+        st: &Setting,
+        key: &str,
+    ) -> Result<Option<(&Entry, SettingValue)>, ScenarioError> {
+        let Some(e) = self.get(key) else {
+            return Ok(None);
+        };
+        let none = matches!(e.value.as_str(), Some("none"));
+        let v = match st.kind {
+            Kind::Flag => self.boolean(key)?.map(SettingValue::Flag),
+            Kind::Count { min, max } => self.uint(key, min, max)?.map(SettingValue::Count),
+            Kind::Bytes { none: true, .. } | Kind::Time { none: true } if none => {
+                Some(SettingValue::None)
+            }
+            Kind::Bytes { .. } => self.usize_size(key)?.map(|n| SettingValue::Count(n as u64)),
+            Kind::Time { .. } => self.duration(key)?.map(SettingValue::Time),
+            Kind::Number { like } => Some(SettingValue::Number(match &e.value {
+                Value::Float(f) => *f.value(),
+                Value::Integer(i) => *i.value() as f64,
+                v => return Err(self.fail(e, format!("expected {like}, {}", found(v)))),
+            })),
+            Kind::Name => self.string(key)?.map(|(_, s)| SettingValue::Name(s)),
+            Kind::Names { like } => {
+                let items: Vec<&Value> = match &e.value {
+                    Value::Array(a) => a.iter().collect(),
+                    v => vec![v],
+                };
+                let mut names = Vec::with_capacity(items.len());
+                for v in items {
+                    let name = v.as_str().ok_or_else(|| {
+                        self.fail_at(e, v, format!("expected {like}, {}", found(v)))
+                    })?;
+                    // Each name alone first, so an unknown one is pointed at.
+                    let one = SettingValue::Names(vec![name.to_string()]);
+                    st.set(&mut Config::default(), one)
+                        .map_err(|m| self.fail_at(e, v, m))?;
+                    names.push(name.to_string());
+                }
+                Some(SettingValue::Names(names))
+            }
+        };
+        Ok(v.map(|v| (e, v)))
+    }
+
     fn host(&self, side: &str) -> Result<HostConfig, ScenarioError> {
         let k = |name: &str| format!("{side}.{name}");
         // The profile first; every key below overrides it.
@@ -1193,157 +1200,12 @@ impl Doc {
             None => &tinygram_proto::profile::RFC,
         };
         let mut c = profile.config();
-        // The engine's least MSS (its config check) is the range's floor: one range, the real one.
-        if let Some(v) = self.uint(&k("mss"), 64, u64::from(u16::MAX))? {
-            c.mss = v as u16;
-        }
-        if let Some((e, s)) = self.string(&k("send_policy"))? {
-            c.send_policy = s.parse::<SendPolicyKind>().map_err(|m| self.fail(e, m))?;
-        }
-        if let Some((e, s)) = self.string(&k("ack_policy"))? {
-            c.ack_policy = s.parse::<AckPolicyKind>().map_err(|m| self.fail(e, m))?;
-        }
-        if let Some(v) = self.duration(&k("delack"))? {
-            c.delack = v;
-        }
-        if let Some(v) = self.u32(&k("delack_segments"), 1)? {
-            c.delack_segments = v;
-        }
-        if let Some((e, s)) = self.string(&k("delack_count"))? {
-            c.delack_count = s.parse::<DelackCount>().map_err(|m| self.fail(e, m))?;
-        }
-        match self.string(&k("delack_tick")) {
-            Ok(Some((_, s))) if s == "none" => c.delack_tick = None,
-            _ => {
-                if let Some(v) = self.duration(&k("delack_tick"))? {
-                    c.delack_tick = Some(v);
-                }
+        // Each engine setting from the table, read as its kind says, then set
+        // through the table (its range is the table's, so one range, the real one).
+        for st in settings::SETTINGS {
+            if let Some((e, v)) = self.setting(st, &k(st.name))? {
+                st.set(&mut c, v).map_err(|m| self.fail(e, m))?;
             }
-        }
-        if let Some((e, s)) = self.string(&k("window_update"))? {
-            c.window_update = s.parse::<WindowUpdate>().map_err(|m| self.fail(e, m))?;
-        }
-        if let Some((e, s)) = self.string(&k("window_advertise"))? {
-            c.window_advertise = s.parse::<WindowAdvertise>().map_err(|m| self.fail(e, m))?;
-        }
-        if let Some(e) = self.get(&k("adaptive_k")) {
-            c.adaptive_k = match &e.value {
-                Value::Float(f) => *f.value(),
-                Value::Integer(i) => *i.value() as f64,
-                v => {
-                    return Err(self.fail(
-                        e,
-                        format!("expected a number of RTTs like 1.5, {}", found(v)),
-                    ))
-                }
-            };
-        }
-        if let Some(v) = self.duration(&k("adaptive_min"))? {
-            c.adaptive_min = v;
-        }
-        if let Some(v) = self.duration(&k("adaptive_max"))? {
-            c.adaptive_max = v;
-        }
-        if let Some(v) = self.usize_size(&k("rcv_buf"))? {
-            c.rcv_buf = v;
-        }
-        if let Some(v) = self.usize_size(&k("snd_buf"))? {
-            c.snd_buf = v;
-        }
-        if let Some(e) = self.get(&k("options")) {
-            let items: Vec<&Value> = match &e.value {
-                Value::Array(a) => a.iter().collect(),
-                v => vec![v],
-            };
-            let mut set = OptionSet::default();
-            for v in items {
-                let name = v.as_str().ok_or_else(|| {
-                    self.fail_at(
-                        e,
-                        v,
-                        format!("expected option names like \"timestamps\", {}", found(v)),
-                    )
-                })?;
-                set.enable(name).map_err(|m| self.fail_at(e, v, m))?;
-            }
-            c.options = set;
-        }
-        if let Some((e, s)) = self.string(&k("loss_is"))? {
-            c.loss_is = s.parse::<LossIs>().map_err(|m| self.fail(e, m))?;
-        }
-        if let Some((e, s)) = self.string(&k("slow_start"))? {
-            c.slow_start = s.parse::<SlowStart>().map_err(|m| self.fail(e, m))?;
-        }
-        if let Some(e) = self.get(&k("recovery")) {
-            let items: Vec<&Value> = match &e.value {
-                Value::Array(a) => a.iter().collect(),
-                v => vec![v],
-            };
-            let mut set = RecoverySet::default();
-            for v in items {
-                let name = v.as_str().ok_or_else(|| {
-                    self.fail_at(
-                        e,
-                        v,
-                        format!("expected recovery module names like \"prr\", {}", found(v)),
-                    )
-                })?;
-                set.enable(name).map_err(|m| self.fail_at(e, v, m))?;
-            }
-            c.recovery = set;
-        }
-        if let Some((e, s)) = self.string(&k("congestion"))? {
-            c.congestion = CcFactory::by_name(&s).map_err(|m| self.fail(e, m))?;
-        }
-        if let Some(v) = self.duration(&k("rto_min"))? {
-            c.rto_min = v;
-        }
-        if let Some(v) = self.duration(&k("rto_max"))? {
-            c.rto_max = v;
-        }
-        if let Some(v) = self.duration(&k("rto_initial"))? {
-            c.rto_initial = v;
-        }
-        match self.string(&k("rto_tick")) {
-            Ok(Some((_, s))) if s == "none" => c.rto_tick = None,
-            _ => {
-                if let Some(v) = self.duration(&k("rto_tick"))? {
-                    c.rto_tick = Some(v);
-                }
-            }
-        }
-        if let Some(v) = self.u32(&k("initial_window"), 1)? {
-            c.initial_window = v;
-        }
-        if let Some(v) = self.u32(&k("max_retries"), 0)? {
-            c.max_retries = v;
-        }
-        if let Some(v) = self.u32(&k("syn_retries"), 0)? {
-            c.syn_retries = v;
-        }
-        if let Some(v) = self.duration(&k("msl"))? {
-            c.msl = v;
-        }
-        if let Some(v) = self.u32(&k("dupack_threshold"), 1)? {
-            c.dupack_threshold = v;
-        }
-        for (key, field) in [
-            ("psh_at_window_limit", &mut c.psh_at_window_limit),
-            ("silent_unsent_ack", &mut c.silent_unsent_ack),
-            ("flush_ends_data", &mut c.flush_ends_data),
-            ("sack_whole_segments", &mut c.sack_whole_segments),
-            ("prr_safe_ack", &mut c.prr_safe_ack),
-            ("old_ack_sack", &mut c.old_ack_sack),
-        ] {
-            if let Some(v) = self.boolean(&k(key))? {
-                *field = v;
-            }
-        }
-        if let Some(v) = self.duration(&k("tlp_extra"))? {
-            c.tlp_extra = v;
-        }
-        if let Some(v) = self.usize_size(&k("buffer_cap"))? {
-            c.buffer_cap = v;
         }
         let memory = self.usize_size(&k("memory"))?;
         let rx_coalesce = self.duration(&k("rx_coalesce"))?.unwrap_or(Duration::ZERO);
@@ -1651,6 +1513,8 @@ impl Default for Scenario {
 mod tests {
     use super::*;
     use crate::link::Framing;
+    use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
+    use tinygram_proto::{DelackCount, LossIs, SlowStart, WindowUpdate};
 
     fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         Scenario::from_str(text, "s.toml", &[])
@@ -2513,35 +2377,94 @@ isn = 4294967295
     }
 
     #[test]
-    fn every_profile_key_is_a_host_key() {
-        // Set by profiles only: the congestion controller and its details
-        // (until scenarios name them) and FreeBSD's own rules (the freebsd
-        // profile).
-        for key in tinygram_proto::profile::KEYS.iter().filter(|k| {
-            ![
-                "congestion",
-                "cwnd_validation",
-                "cubic",
-                "window_probe",
-                "wscale_buf",
-                "buf_round_mss",
-                "dsack",
-                "ack_repeats_fin",
-                "syn_reset_tcb",
-                "rcv_wnd_free",
-                "time_wait_bsd",
-            ]
-            .contains(*k)
-        }) {
-            assert!(
-                KEYS.iter().any(|k| k.key == format!("client.{key}")),
-                "profile key {key} is not a scenario host key"
-            );
+    fn every_setting_and_every_profile_key_is_a_host_key() {
+        // Every row of the settings table is a key of both hosts, and its
+        // default, written as a file writes it, parses back to the default.
+        for st in settings::SETTINGS {
+            for side in ["client", "server"] {
+                let key = format!("{side}.{}", st.name);
+                assert!(KEYS.iter().any(|k| k.key == key), "{key} is not a host key");
+                let text = setting_text(st, st.default_value());
+                let sc = parse_set("", &[&format!("{key}={text}")])
+                    .unwrap_or_else(|e| panic!("{key}={text}: {e}"));
+                assert_eq!(st.get(&sc.server.tcp), st.default_value(), "{key}");
+            }
         }
+        // Every profile row, its value written in scenario syntax, sets what
+        // the profile sets.
         for p in tinygram_proto::profile::PROFILES {
-            parse_set("", &[&format!("client.profile={}", p.name)])
-                .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            let cfg = p.config();
+            for row in p.rows() {
+                let st = settings::find(row.key).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+                let text = setting_text(st, st.get(&cfg));
+                let sc = parse_set(
+                    "",
+                    &[
+                        &format!("client.profile={}", p.name),
+                        &format!("server.{}={text}", row.key),
+                    ],
+                )
+                .unwrap_or_else(|e| panic!("{}: {}={text}: {e}", p.name, row.key));
+                assert_eq!(
+                    st.get(&sc.server.tcp),
+                    st.get(&cfg),
+                    "{}: {}",
+                    p.name,
+                    row.key
+                );
+                assert_eq!(
+                    format!("{:?}", sc.client.tcp),
+                    format!("{cfg:?}"),
+                    "{}",
+                    p.name
+                );
+            }
         }
+    }
+
+    #[test]
+    fn settings_once_profile_only_are_host_keys() {
+        let s = parse(
+            r#"
+[client]
+congestion = "cubic"
+cubic = "linux"
+cwnd_validation = "linux"
+window_probe = "old-seq"
+wscale_buf = "2MiB"
+dsack = true
+rfc5961 = false
+slow_start_after_idle = true
+max_ooo_ranges = 10
+"#,
+        )
+        .unwrap();
+        let c = &s.client.tcp;
+        assert_eq!(c.congestion.name(), "cubic");
+        assert_eq!(c.wscale_buf, Some(2 << 20));
+        assert!(c.dsack && !c.rfc5961 && c.slow_start_after_idle);
+        assert_eq!(c.max_ooo_ranges, 10);
+        assert_eq!(c.window_probe, tinygram_proto::config::WindowProbe::OldSeq);
+        assert_err(
+            parse("[client]\ncongestion = \"vegas\""),
+            "s.toml",
+            Some(2),
+            "client.congestion",
+            "unknown",
+        );
+        assert_err(
+            parse("[client]\nmax_ooo_ranges = 0"),
+            "s.toml",
+            Some(2),
+            "client.max_ooo_ranges",
+            "0 is out of range (1 to 4294967295)",
+        );
+        let e = parse_set(
+            "",
+            &["server.wscale_buf=\"none\"", "client.rto_min=\"none\""],
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "client.rto_min");
     }
 
     #[test]
