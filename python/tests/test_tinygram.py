@@ -311,3 +311,14 @@ def test_whatif_predicts_what_each_fix_does_to_a_capture():
     with pytest.raises(ValueError, match="not a capture"):
         bad = DATA / "minshall.toml"
         tinygram.whatif(bad)
+
+
+def test_a_sweep_warns_when_its_seeds_changed_nothing():
+    with pytest.warns(UserWarning, match="every seed gave the same results"):
+        tinygram.sweep(SMALL, {"client.send_policy": ["nagle"]}, seeds=[1, 2], processes=1)
+    lossy = SMALL_TOML + "[link]\nloss = 0.2\n"
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tinygram.sweep(lossy, {"client.send_policy": ["nagle"]}, seeds=[1, 2], processes=1)

@@ -283,4 +283,18 @@ def sweep(
         # The grid's columns hold the Python values given, not their TOML text.
         row.update(grid_values)
         rows.append(row)
-    return pd.DataFrame.from_records(rows)
+    df = pd.DataFrame.from_records(rows)
+    seeds_n = df["seed"].nunique() if "seed" in df else 0
+    if seeds_n > 1:
+        # As `tinygram sweep` does: say when the seeds only repeated runs.
+        rest = df.drop(columns=["seed"]).astype(str).drop_duplicates()
+        if len(rest) * seeds_n == len(df):
+            import warnings
+
+            warnings.warn(
+                "every seed gave the same results: nothing in this scenario draws from "
+                "the run's random numbers (no loss, bit errors, reordering or jitter), "
+                "so one seed is enough",
+                stacklevel=2,
+            )
+    return df
