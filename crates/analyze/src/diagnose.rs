@@ -1237,36 +1237,12 @@ fn storms(f: &Flow, s: Dir, th: &Thresholds, out: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flow::Side;
-    use tinygram_proto::wire::Flags;
-
-    /// A segment at `t` ms: `dir`, first byte `seq`, `len` payload bytes, cumulative `ack`.
-    fn seg(t_ms: f64, dir: Dir, seq: u64, len: usize, ack: u64) -> Seg {
-        Seg {
-            t: t_ms * 1e-3,
-            dir,
-            seq,
-            len,
-            flags: Flags::ACK,
-            ack: Some(ack),
-            win: 65_535,
-            sacks: Vec::new(),
-            nak: None,
-            header_bytes: 40,
-            retransmit: false,
-            duplicate: false,
-            reordered: false,
-        }
-    }
+    use crate::flow::fixture::seg;
 
     /// Two quick request/response exchanges (30 B requests, 100 B
     /// responses), then the client's pure ACK of the second response 20 ms
     /// late, then `rest`.
     fn flow(rest: Vec<Seg>) -> Flow {
-        let side = Side {
-            mss_option: Some(1460),
-            ..Side::default()
-        };
         let mut segs = vec![
             seg(0.0, 0, 1, 30, 1),
             seg(0.1, 1, 1, 100, 31),
@@ -1275,11 +1251,7 @@ mod tests {
             seg(20.3, 0, 61, 0, 201),
         ];
         segs.extend(rest);
-        Flow {
-            sides: [side.clone(), side],
-            segs,
-            saw_syn: false,
-        }
+        crate::flow::fixture::flow(1460, segs)
     }
 
     fn held_tails(f: &Flow) -> Vec<f64> {

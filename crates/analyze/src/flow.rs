@@ -359,3 +359,43 @@ fn build(cap: &Capture, pkts: &[&Packet], t0: u64) -> Flow {
         saw_syn,
     }
 }
+
+/// Segments and flows written by hand, for the detectors' unit tests.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use super::{Dir, Flow, Seg, Side};
+    use tinygram_proto::wire::Flags;
+
+    /// An ACK-flagged segment `t_ms` into a flow: `dir`, first byte `seq`,
+    /// `len` payload bytes, cumulative `ack`, a 65,535-byte window.
+    pub fn seg(t_ms: f64, dir: Dir, seq: u64, len: usize, ack: u64) -> Seg {
+        Seg {
+            t: t_ms * 1e-3,
+            dir,
+            seq,
+            len,
+            flags: Flags::ACK,
+            ack: Some(ack),
+            win: 65_535,
+            sacks: Vec::new(),
+            nak: None,
+            header_bytes: 40,
+            retransmit: false,
+            duplicate: false,
+            reordered: false,
+        }
+    }
+
+    /// A flow without handshake whose sides announced MSS `mss`.
+    pub fn flow(mss: u16, segs: Vec<Seg>) -> Flow {
+        let side = Side {
+            mss_option: Some(mss),
+            ..Side::default()
+        };
+        Flow {
+            sides: [side.clone(), side],
+            segs,
+            saw_syn: false,
+        }
+    }
+}

@@ -237,37 +237,18 @@ fn send_buffer_plateaus(out: &mut [Hold], smss: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flow::{Seg, Side};
-    use tinygram_proto::wire::Flags;
+    use crate::flow::Seg;
 
+    /// A segment with receive window `win` (the fixture's, otherwise).
     fn seg(t_ms: f64, dir: Dir, seq: u64, len: usize, ack: u64, win: u64) -> Seg {
         Seg {
-            t: t_ms * 1e-3,
-            dir,
-            seq,
-            len,
-            flags: Flags::ACK,
-            ack: Some(ack),
             win,
-            sacks: Vec::new(),
-            nak: None,
-            header_bytes: 40,
-            retransmit: false,
-            duplicate: false,
-            reordered: false,
+            ..crate::flow::fixture::seg(t_ms, dir, seq, len, ack)
         }
     }
 
     fn flow(segs: Vec<Seg>) -> Flow {
-        let side = Side {
-            mss_option: Some(1000),
-            ..Side::default()
-        };
-        Flow {
-            sides: [side.clone(), side],
-            segs,
-            saw_syn: false,
-        }
+        crate::flow::fixture::flow(1000, segs)
     }
 
     #[test]

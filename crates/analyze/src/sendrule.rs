@@ -311,38 +311,10 @@ fn window_limited(g: &Seg, edges: &[(f64, u64)], dist: f64, max_wnd: u64) -> boo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flow::Side;
-    use tinygram_proto::wire::Flags;
-
-    /// A data or ACK segment `t_ms` into a flow without handshake.
-    fn seg(t_ms: f64, dir: Dir, seq: u64, len: usize, ack: u64) -> Seg {
-        Seg {
-            t: t_ms * 1e-3,
-            dir,
-            seq,
-            len,
-            flags: Flags::ACK,
-            ack: Some(ack),
-            win: 65_535,
-            sacks: Vec::new(),
-            nak: None,
-            header_bytes: 40,
-            retransmit: false,
-            duplicate: false,
-            reordered: false,
-        }
-    }
+    use crate::flow::fixture::seg;
 
     fn flow(segs: Vec<Seg>) -> Flow {
-        let side = Side {
-            mss_option: Some(1460),
-            ..Side::default()
-        };
-        Flow {
-            sides: [side.clone(), side],
-            segs,
-            saw_syn: false,
-        }
+        crate::flow::fixture::flow(1460, segs)
     }
 
     /// A full segment and its write's 540 B runt together: strict Nagle
