@@ -6,31 +6,12 @@ Sends three SYNs (raw socket, IP_HDRINCL) to DST:PORT from each SRC, and
 watches tg0 (AF_PACKET) for SYN-ACKs sent back to each until LIMIT_S has
 passed or every source has one. Prints one JSON line: SYNs sent and
 SYN-ACKs seen per source. Needs root (CAP_NET_RAW)."""
-import json, random, socket, struct, sys, time
+import json, random, socket, sys, time
+
+from rawsyn import syn
 
 dst, port, limit, sources = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
 DEADLINE = time.monotonic() + limit
-
-
-def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
-
-
-def syn(src, sport, seq):
-    d = socket.inet_aton(dst)
-    s = socket.inet_aton(src)
-    opts = struct.pack("!BBH", 2, 4, 1460)  # MSS 1460
-    tcp = struct.pack("!HHIIBBHHH", sport, port, seq, 0, (5 + 1) << 4, 0x02, 64240, 0, 0) + opts
-    pseudo = s + d + struct.pack("!BBH", 0, 6, len(tcp))
-    tcp = tcp[:16] + struct.pack("!H", csum(pseudo + tcp)) + tcp[18:]
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), random.getrandbits(16), 0, 64, 6, 0, s, d)
-    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-    return ip + tcp
 
 
 sn = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0003))
@@ -41,7 +22,7 @@ out = {"sent": {s: 0 for s in sources}, "synacks": {s: 0 for s in sources}}
 for i, src in enumerate(sources):
     for k in range(3):
         try:
-            sock.sendto(syn(src, 42000 + 10 * i + k, random.getrandbits(32)), (dst, 0))
+            sock.sendto(syn(src, 42000 + 10 * i + k, dst, port, random.getrandbits(32)), (dst, 0))
             out["sent"][src] += 1
         except OSError as e:
             out.setdefault("errors", []).append("%s: %s" % (src, e))
