@@ -28,9 +28,6 @@ pub struct Schedule {
     pub source: Vec<usize>,
     /// Ranges for the hidden times: `workload.think` and `workload.pause`.
     pub open: Vec<OpenKey>,
-    /// Fallback values of the workload keys when they are not open.
-    pub think_s: f64,
-    pub pause_s: f64,
     pub notes: Vec<String>,
 }
 
@@ -112,7 +109,6 @@ pub fn schedule(f: &Flow, ex: &Exchanges) -> Result<Schedule, String> {
         return Err("no answered request in the capture".into());
     }
     let mut open = Vec::new();
-    let (think_s, pause_s) = (0.0, 0.0);
     if let Some(k) = range_key("workload.think", &think_open, "the server's think time") {
         open.push(k);
     }
@@ -127,8 +123,6 @@ pub fn schedule(f: &Flow, ex: &Exchanges) -> Result<Schedule, String> {
         turns,
         source,
         open,
-        think_s,
-        pause_s,
         notes,
     })
 }

@@ -116,13 +116,11 @@ pub fn scenario(
     let _ = writeln!(s, "\n[workload]\ntype = \"exchanges\"");
     let _ = writeln!(
         s,
-        "think = \"{}\"   # for turns whose think time the capture hides (see [open])",
-        dur(sch.think_s)
+        "think = \"0s\"   # for turns whose think time the capture hides (see [open])"
     );
     let _ = writeln!(
         s,
-        "pause = \"{}\"   # for turns whose pause the capture hides (see [open])",
-        dur(sch.pause_s)
+        "pause = \"0s\"   # for turns whose pause the capture hides (see [open])"
     );
     let _ = writeln!(s, "exchanges = [");
     for t in &sch.turns {
