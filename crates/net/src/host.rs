@@ -70,8 +70,8 @@ pub struct HostCounters {
     /// Connections aborted (with a RST) because the host's buffers were past
     /// the memory budget: the one longest without progress first.
     pub memory_aborts: u64,
-    /// The most buffer memory the live connections held at the end of a
-    /// step (the memory budget acts at the end of each step).
+    /// With a memory budget, the most buffer memory the live connections
+    /// held at the end of a step (the budget acts at the end of each step).
     pub memory_peak: u64,
 }
 
