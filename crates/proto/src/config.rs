@@ -242,6 +242,11 @@ pub struct Config {
     /// Data retransmissions of one segment before the connection is aborted
     /// (Linux tcp_retries2 = 15).
     pub max_retries: u32,
+    /// Retransmissions and unanswered zero-window probes of a connection the
+    /// application let go of (close(2)) before it is aborted: Linux's
+    /// tcp_orphan_retries, where 0 (the default) means 8 while the timer is
+    /// below `rto_max` and none once it reaches it.
+    pub orphan_retries: u32,
     /// SYN retransmissions before an active open gives up (Linux tcp_syn_retries = 6).
     pub syn_retries: u32,
     /// SYN-ACK retransmissions before a passive open gives up (Linux tcp_synack_retries).
@@ -472,6 +477,7 @@ impl Default for Config {
             rto_initial: Duration::from_secs(1),
             rto_tick: None,
             max_retries: 15,
+            orphan_retries: 0,
             syn_retries: 6,
             synack_retries: 6,
             abort_rst_ack: false,
