@@ -1159,9 +1159,12 @@ impl Doc {
         let v = match st.kind {
             Kind::Flag => self.boolean(key)?.map(SettingValue::Flag),
             Kind::Count { min, max } => self.uint(key, min, max)?.map(SettingValue::Count),
-            Kind::Bytes { none: true, .. } | Kind::Time { none: true } if none => {
+            Kind::Bytes { none: true, .. } | Kind::Time { none: true } | Kind::Limit { .. }
+                if none =>
+            {
                 Some(SettingValue::None)
             }
+            Kind::Limit { max } => self.uint(key, 0, max)?.map(SettingValue::Count),
             Kind::Bytes { .. } => self.usize_size(key)?.map(|n| SettingValue::Count(n as u64)),
             Kind::Time { .. } => self.duration(key)?.map(SettingValue::Time),
             Kind::Number { like } => Some(SettingValue::Number(match &e.value {
