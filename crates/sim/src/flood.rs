@@ -11,7 +11,7 @@ use tinygram_proto::{Flags, SeqNumber, TcpRepr};
 /// The most SYNs one flood may send (each is one event).
 pub const MAX_FLOOD_SYNS: u32 = 10_000_000;
 /// The first spoofed source's host number; the run's hosts are numbered from 0.
-pub(crate) const SPOOFED_SOURCES: u32 = 1 << 31;
+pub const SPOOFED_SOURCES: u32 = 1 << 31;
 
 /// A flood against one listening port.
 #[derive(Clone, Debug)]

@@ -274,7 +274,8 @@ impl FlowSim {
                 h.endpoint.listen(port, cfg);
             }
         }
-        FlowSim {
+        let flood = topo.flood.clone();
+        let mut sim = FlowSim {
             core: Core::new(Instant::ZERO + sc.duration, queue, flows.len() * 2),
             rng,
             hosts,
@@ -305,7 +306,12 @@ impl FlowSim {
             corrupt: None,
             watch: Watch::default(),
             flood: None,
+        };
+        if let Some(f) = flood {
+            sim.syn_flood(f)
+                .expect("the scenario checked the flood's host and port");
         }
+        sim
     }
 
     /// Two hosts, a client and a server, joined by their access links alone
@@ -581,21 +587,25 @@ impl FlowSim {
                     flood.server_host, flood.port
                 )
             })?;
-        let start = Instant::ZERO + flood.start;
-        for n in 0..flood.count {
+        if flood.count > 0 {
             self.core
                 .queue
-                .push(start + flood.interval * n, Ev::Flood { n });
+                .push(Instant::ZERO + flood.start, Ev::Flood { n: 0 });
         }
         self.flood = Some((flood, host as u32));
         Ok(())
     }
 
-    /// The flood's `n`th SYN reaches the bottleneck.
+    /// The flood's `n`th SYN reaches the bottleneck; the next one is
+    /// scheduled (one event queued at a time, however long the flood).
     fn flood_syn(&mut self, n: u32) {
         let (flood, host) = self.flood.as_ref().expect("a flood event has a flood");
         let (src, syn) = flood.syn(n, self.seed);
         let dst = *host;
+        if n + 1 < flood.count {
+            let at = Instant::ZERO + flood.start + flood.interval * (n + 1);
+            self.core.queue.push(at, Ev::Flood { n: n + 1 });
+        }
         self.hosts[dst as usize].listen.flood_syns += 1;
         let mut payload = self.pool.buffer();
         payload.clear();

@@ -25,7 +25,8 @@ use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 
 mod topo;
 pub use topo::{
-    BottleneckConfig, FlowGroup, Spread, Topology, BOTTLENECK_KEYS, FLOW_KEYS, PORTS_PER_HOST,
+    BottleneckConfig, FlowGroup, Spread, Topology, BOTTLENECK_KEYS, FLOOD_KEYS, FLOW_KEYS,
+    PORTS_PER_HOST,
 };
 
 /// The top-level table of values a scenario leaves open (ranges or
@@ -421,12 +422,13 @@ const OWN_KEYS: &[KeyDoc] = key_docs! {
 
 /// Every key a scenario file's top level may set: [`KEYS`] and the bottleneck's.
 fn all_keys() -> impl Iterator<Item = &'static KeyDoc> {
-    KEYS.iter().chain(BOTTLENECK_KEYS)
+    KEYS.iter().chain(BOTTLENECK_KEYS).chain(FLOOD_KEYS)
 }
 
 /// Tables a scenario may contain.
 const TABLES: &[&str] = &[
     "bottleneck",
+    "flood",
     "link",
     "link.forward",
     "link.reverse",

@@ -12,7 +12,11 @@ use tinygram_sim::scenario::Scenario;
 /// Twenty clients, opening 50 ms apart from 100 ms, each making five
 /// request/response exchanges with a server whose backlog holds eight.
 fn scenario(syn_cookies: bool) -> Scenario {
-    let text = format!(
+    Scenario::from_str(&scenario_text(syn_cookies), "<test>", &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn scenario_text(syn_cookies: bool) -> String {
+    format!(
         r#"
 name = "syn-flood"
 seed = 11
@@ -33,8 +37,7 @@ spread = "uniform"
 interval = "50ms"
 workload = {{ request = [300], response = [2000], requests = 5 }}
 "#
-    );
-    Scenario::from_str(&text, "<test>", &[]).unwrap_or_else(|e| panic!("{e}"))
+    )
 }
 
 /// 5,000 spoofed SYNs, one per millisecond from time zero, from 1,000 sources.
@@ -140,4 +143,39 @@ fn a_flood_needs_a_listening_server_host() {
     assert!(sim.syn_flood(f).unwrap_err().contains("spoofed sources"));
     sim.syn_flood(flood()).unwrap();
     assert!(sim.syn_flood(flood()).is_err(), "one flood per run");
+}
+
+/// The same flood from a scenario's `[flood]` table gives the same run.
+#[test]
+fn a_flood_table_in_the_scenario_is_the_same_flood() {
+    let api = run(true, true);
+    let text = "[flood]\nserver_host = \"web\"\ncount = 5000\nsources = 1000\ninterval = \"1ms\"\n";
+    let sc = Scenario::from_str(&format!("{}{text}", scenario_text(true)), "<test>", &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let from_file = tinygram_sim::flows::run(&sc);
+    assert_eq!(
+        serde_json::to_string(&api).unwrap(),
+        serde_json::to_string(&from_file).unwrap()
+    );
+}
+
+#[test]
+fn a_flood_table_names_what_is_wrong() {
+    let e = Scenario::from_str("[flood]\ncount = 10\n", "f.toml", &[]).unwrap_err();
+    assert_eq!(e.key, "flood.count");
+    assert!(e.message.contains("many-flow"), "{e}");
+    let bad_host = format!(
+        "{}[flood]\ncount = 10\nserver_host = \"nobody\"\n",
+        scenario_text(true)
+    );
+    let e = Scenario::from_str(&bad_host, "f.toml", &[]).unwrap_err();
+    assert_eq!(e.key, "flood.server_host");
+    assert!(e.message.contains("\"nobody\""), "{e}");
+    let e = Scenario::from_str(
+        &format!("{}[flood]\ncount = 10\nsources = 0\n", scenario_text(true)),
+        "f.toml",
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "flood.sources", "{e}");
 }
