@@ -337,8 +337,11 @@ impl Host {
     }
 
     /// Accept connections on `port`, each served by a fresh `app`.
+    /// The host has one listener: listening again moves it.
     pub fn listen(&mut self, port: u16, app: AppSpec) {
-        self.listen = Some((port, app));
+        if let Some((old, _)) = self.listen.replace((port, app)) {
+            self.endpoint.unlisten(old);
+        }
         self.endpoint.listen(port, self.config.clone());
     }
 
@@ -1330,6 +1333,24 @@ mod tests {
         h.handle_packet(t(late + 2), &packet(A, US, &third(40000, 100, &sa), b"x"));
         h.step(t(late + 2));
         assert_eq!(h.counters.syn_cookies_accepted, 1);
+        assert_eq!(h.conns.len(), 1);
+    }
+
+    /// Listening on another port moves the listener: a SYN to the old one gets a RST.
+    #[test]
+    fn listening_again_moves_the_listener() {
+        let mut h = server();
+        h.listen(9090, AppSpec::Echo);
+        h.handle_packet(t(0), &packet(A, US, &syn(40000, 8080, 100), &[]));
+        h.handle_packet(t(0), &packet(A, US, &syn(40001, 9090, 100), &[]));
+        h.step(t(0));
+        let out = drain(&mut h);
+        assert!(out
+            .iter()
+            .any(|o| o.seg.flags.rst() && o.seg.dst_port == 40000));
+        assert!(out
+            .iter()
+            .any(|o| o.seg.flags.syn() && o.seg.dst_port == 40001));
         assert_eq!(h.conns.len(), 1);
     }
 

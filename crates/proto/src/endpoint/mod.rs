@@ -90,6 +90,11 @@ impl Endpoint {
         }
     }
 
+    /// Stops accepting connections on `port` (those it opened live on).
+    pub fn unlisten(&mut self, port: u16) {
+        self.listeners.retain(|l| l.port != port);
+    }
+
     pub fn listener(&self, port: u16) -> Option<&Listener> {
         self.listeners.iter().find(|l| l.port == port)
     }

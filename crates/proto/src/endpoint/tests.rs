@@ -163,3 +163,15 @@ fn everything_else_is_reset_ignored_or_refused() {
     );
     assert_eq!(e.half_open(), 0);
 }
+
+/// A port no longer listening answers SYNs with a RST.
+#[test]
+fn a_closed_listener_resets_syns() {
+    let mut e = listening(None, true);
+    e.unlisten(80);
+    assert!(matches!(
+        e.unmatched(t(0), tuple(1), &syn(1, 10), 0, true),
+        Unmatched::Reset(_)
+    ));
+    assert!(e.listener(80).is_none());
+}
