@@ -240,10 +240,11 @@ fn scenario_keys_help() -> String {
             k.doc
         );
     }
-    s += "\nMany flows ([bottleneck] and [[flows]] tables; without them: two hosts, one link):\n";
+    s += "\nMany flows ([bottleneck], [[flows]] and [flood] tables; without them: two hosts, one link):\n";
     for k in tinygram_sim::scenario::BOTTLENECK_KEYS
         .iter()
         .chain(tinygram_sim::scenario::FLOW_KEYS)
+        .chain(tinygram_sim::scenario::FLOOD_KEYS)
     {
         s += &format!("  {:<28} default {:<14} {}\n", k.key, k.default, k.doc);
     }

@@ -310,6 +310,12 @@ pub struct Config {
     /// Set by the driver: what the host still has for this connection's
     /// receive buffer (RFC 1106 5; the simulator's per-host `memory`). `None`: no limit.
     pub host_budget: Option<usize>,
+    /// A listener's backlog: half-open connections (SYN-RECEIVED) it keeps
+    /// before SYNs get cookies or are dropped (RFC 4987 3.1). `None`: no limit.
+    pub backlog: Option<u32>,
+    /// Past the backlog, answer SYNs with SYN cookies (RFC 4987 3.6) rather
+    /// than drop them (Linux `tcp_syncookies = 1`, its default).
+    pub syn_cookies: bool,
     /// RFC 5961 checks: an in-window but inexact RST (3.2) or any SYN (4.2)
     /// gets a challenge ACK, and ACKs outside [SND.UNA - MAX.SND.WND, SND.MAX]
     /// are dropped (5.2). Off: RFC 793 behaviour, like FreeBSD's insecure_rst/insecure_syn.
@@ -504,6 +510,8 @@ impl Default for Config {
             trace: false,
             buffer_cap: 16 << 20,
             host_budget: None,
+            backlog: None,
+            syn_cookies: true,
             rfc5961: true,
             invalid_ack_interval: Duration::from_millis(500),
             max_ooo_ranges: crate::recv_buf::DEFAULT_MAX_OOO_RANGES,
