@@ -229,9 +229,11 @@ pub struct Config {
     pub rcv_buf: usize,
     /// Send buffer: how much unacknowledged plus unsent data `write` accepts.
     pub snd_buf: usize,
-    /// Floor of RTO's variance term, as Linux's tcp_rto_min (200 ms): RTO is at
-    /// least SRTT + rto_min (RFC 6298 2.4 floors the whole RTO at 1 s).
+    /// The minimum RTO: of the whole RTO (RFC 6298 2.4: 1 s) or of its
+    /// variance term (Linux's tcp_rto_min, 200 ms), as `rto_floor` says.
     pub rto_min: Duration,
+    /// What `rto_min` bounds.
+    pub rto_floor: crate::rtt::RtoFloor,
     /// Upper bound on RTO (RFC 6298 2.5: at least 60 s).
     pub rto_max: Duration,
     /// RTO before any RTT sample (RFC 6298 2.1: 1 s).
@@ -478,7 +480,8 @@ impl Default for Config {
             mss: 1460,
             rcv_buf: 64 * 1024,
             snd_buf: 256 * 1024,
-            rto_min: Duration::from_millis(200),
+            rto_min: Duration::from_secs(1),
+            rto_floor: crate::rtt::RtoFloor::Rto,
             rto_max: Duration::from_secs(60),
             rto_initial: Duration::from_secs(1),
             rto_tick: None,

@@ -330,8 +330,9 @@ impl Connection {
         isn: SeqNumber,
         isn_gen: Box<dyn IsnGenerator>,
     ) -> Connection {
-        let rtt =
-            RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max).with_tick(cfg.rto_tick);
+        let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max)
+            .with_tick(cfg.rto_tick)
+            .with_floor(cfg.rto_floor);
         let mss = cfg.mss as usize;
         let (rcv_buf_size, rcv_buf_limit) = cfg.granted_rcv_buf();
         let counters = Counters {

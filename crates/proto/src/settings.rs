@@ -8,6 +8,7 @@ use crate::cc::{CcFactory, CubicVariant, CwndValidation};
 use crate::config::{Config, LossIs, OptionSet, RecoverySet, SlowStart, SndBufCounts, WindowProbe};
 use crate::policy::ack::{DelackCount, WindowAdvertise, WindowUpdate};
 use crate::policy::{AckPolicyKind, SendPolicyKind};
+use crate::rtt::RtoFloor;
 use crate::time::Duration;
 use core::fmt;
 
@@ -474,8 +475,11 @@ pub const SETTINGS: &[Setting] = &[
         get |c: &CcFactory| Value::Name(c.name().to_string()),
         put |v: Value| CcFactory::by_name(name_of(&v)?)),
     time!(rto_min,
-        "lower bound on the retransmission timeout (Linux; RFC 6298 2.4 says 1s)",
-        "assumption: Linux's TCP_RTO_MIN (RFC 6298 2.4 says 1 s)"),
+        "lower bound on the retransmission timeout: of the whole RTO or of its variance term, as rto_floor says",
+        "RFC 6298 2.4 (1 s)"),
+    named!(rto_floor, RtoFloor, |f: &RtoFloor| f.name().to_string(),
+        "what rto_min bounds: the whole \"rto\" (RFC 6298 2.4) or the \"variance\" term, RTO >= SRTT + rto_min (Linux tcp_set_rto)",
+        "RFC 6298 2.4; Linux tcp_input.c tcp_set_rto"),
     time!(rto_max,
         "upper bound on the retransmission timeout (RFC 6298 2.5)",
         "RFC 6298 2.5"),

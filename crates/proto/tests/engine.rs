@@ -350,19 +350,20 @@ fn delayed_ack_every_second_segment_and_timer() {
 fn rto_backoff_doubles_in_virtual_time() {
     let mut p = established();
     let rto = p.conns[A].rto();
-    assert_eq!(rto, ms(220)); // srtt 20 ms + max(4 x 10 ms, rto_min 200 ms)
+    // RFC 6298 2.3-2.4: max(srtt 20 ms + 4 x 10 ms, rto_min 1 s).
+    assert_eq!(rto, ms(1000));
     p.fate = Box::new(|side, _, _| if side == A { Fate::Drop } else { Fate::Deliver });
     let base = p.log.len();
     let t0 = p.now;
     p.write(A, 100);
-    p.run(Duration::from_secs(20));
+    p.run(Duration::from_secs(40));
     let times: Vec<u64> = p.log[base..]
         .iter()
         .filter(|l| l.from == A && l.len > 0)
         .take(6)
         .map(|l| (l.at - t0).as_millis() as u64)
         .collect();
-    assert_eq!(times, vec![0, 220, 660, 1540, 3300, 6820]);
+    assert_eq!(times, vec![0, 1000, 3000, 7000, 15000, 31000]);
     let sends = p.log[base..]
         .iter()
         .filter(|l| l.from == A && l.len > 0)
