@@ -1,6 +1,6 @@
 //! A capture's flows in memory bounded by their number, not by the
 //! capture's size: a first pass keeps one compact summary per address pair
-//! (about 110 bytes), the flows that matter are chosen from the summaries,
+//! (about 110 bytes measured), the flows that matter are chosen from the summaries,
 //! and a second pass keeps only their segments for the full analysis. The
 //! rest stay one-line summaries.
 
@@ -14,14 +14,20 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::Path;
 
 /// Most address pairs a survey tracks. Each costs about 110 bytes (its
-/// summary, its key, the index), so the table stays under 1 GB; a capture
-/// with more is refused with a message rather than read into swap.
-pub const MAX_TRACKED: usize = 8_000_000;
+/// summary and key, 96, and the hash index), so the table stays under
+/// 800 MB (7 million stay below the index's growth to 2^24 slots at
+/// 7.34 million); a capture with more is refused with a message rather
+/// than read into swap.
+pub const MAX_TRACKED: usize = 7_000_000;
 /// Flows `diagnose` analyses in full unless told otherwise (`--max-flows`).
 pub const DEFAULT_MAX_FLOWS: usize = 10_000;
 /// The largest `--max-flows`: analysed flows keep every segment and a full
 /// report, so their number is bounded too.
 pub const MAX_MAX_FLOWS: usize = 1_000_000;
+/// Most segments the flows analysed hold in all: each costs about 190
+/// bytes at the peak (measured), so under 1 GB; a flow that does not fit
+/// is summarised, and the report says why.
+pub const MAX_SEGMENTS: u64 = 5_000_000;
 
 /// An address and port, compact (a `SocketAddr` takes 32 bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -85,6 +91,8 @@ const SAW_RST: u8 = 16;
 const CLOSING: u8 = 32;
 /// Chosen for the full analysis.
 const SELECTED: u8 = 64;
+/// Not chosen: its segments did not fit in what the flows chosen may hold.
+const TOO_BIG: u8 = 128;
 
 /// One address pair's summary.
 #[derive(Clone, Copy, Debug, Default)]
@@ -138,6 +146,8 @@ pub struct FlowTable {
     /// The survey's counters (frames, segments, ...).
     pub stats: ReadStats,
     limit: usize,
+    /// The segment budget of the last selection by size.
+    max_segments: u64,
 }
 
 impl Sink for FlowTable {
@@ -236,6 +246,11 @@ pub struct Summarised {
     pub payload_bytes: u64,
     /// Of them, flows whose SYN went unanswered.
     pub syn_unanswered: u64,
+    /// Of them, flows left out because their segments did not fit in the
+    /// [`MAX_SEGMENTS`] the flows analysed may hold.
+    pub too_big: u64,
+    /// That budget.
+    pub max_segments: u64,
 }
 
 impl FlowTable {
@@ -270,21 +285,40 @@ impl FlowTable {
 
     /// Chooses up to `max_flows` flows for the full analysis, those that
     /// carried most payload (then most segments, then the longest), whole
-    /// address pairs at a time; every flow when they fit.
+    /// address pairs at a time, holding at most [`MAX_SEGMENTS`] segments
+    /// in all; every flow when they fit.
     pub fn select_busiest(&mut self, max_flows: usize) {
+        self.select_busiest_within(max_flows, MAX_SEGMENTS);
+    }
+
+    /// [`FlowTable::select_busiest`] with a budget of `max_segments`: a
+    /// pair among the busiest `max_flows` whose segments do not fit in what
+    /// is left is summarised and counted as too big ([`Summarised::too_big`]).
+    pub fn select_busiest_within(&mut self, max_flows: usize, max_segments: u64) {
+        self.max_segments = max_segments;
         let max = max_flows as u64;
-        if self.flow_count() <= max {
+        let segments: u64 = self.pairs.values().map(|p| u64::from(p.segments)).sum();
+        if self.flow_count() <= max && segments <= max_segments {
             self.pairs.values_mut().for_each(|p| p.bits |= SELECTED);
             return;
         }
         let mut order: Vec<u32> = (0..self.pairs.len() as u32).collect();
         let w = |i: u32| self.pairs[i as usize].weight();
         order.sort_unstable_by(|&a, &b| w(b).cmp(&w(a)).then(a.cmp(&b)));
-        let mut taken = 0;
+        let (mut taken, mut held) = (0, 0);
         for i in order {
             let p = &mut self.pairs[i as usize];
-            if taken + u64::from(p.connections) <= max {
-                taken += u64::from(p.connections);
+            let (c, n) = (u64::from(p.connections), u64::from(p.segments));
+            if taken + c > max {
+                continue;
+            }
+            // A flow too big for what is left keeps its place among the
+            // busiest `max_flows`, summarised.
+            taken += c;
+            if held + n > max_segments {
+                p.bits |= TOO_BIG;
+            } else {
+                held += n;
                 p.bits |= SELECTED;
             }
             if taken == max {
@@ -388,6 +422,7 @@ impl FlowTable {
     pub fn summarised(&self, max_flows: usize) -> Option<Summarised> {
         let mut s = Summarised {
             max_flows,
+            max_segments: self.max_segments,
             ..Summarised::default()
         };
         for p in self.pairs.values().filter(|p| !p.has(SELECTED)) {
@@ -395,6 +430,7 @@ impl FlowTable {
             s.segments += u64::from(p.segments);
             s.payload_bytes += p.bytes[0] + p.bytes[1];
             s.syn_unanswered += u64::from(p.state() == "syn_unanswered");
+            s.too_big += u64::from(p.connections) * u64::from(p.has(TOO_BIG));
         }
         (s.flows > 0).then_some(s)
     }
@@ -433,4 +469,34 @@ fn open(path: &Path) -> Result<std::fs::File, CaptureError> {
         )));
     }
     Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The per-flow cost `MAX_TRACKED` is sized by: the key and summary
+    /// (96 bytes with the entry's hash) and 9 bytes of index per slot.
+    #[test]
+    fn a_flow_summary_stays_compact() {
+        assert_eq!(std::mem::size_of::<PairKey>(), 40);
+        assert!(std::mem::size_of::<Pair>() <= 48);
+    }
+
+    #[test]
+    fn endpoints_survive_the_compact_form() {
+        for a in [
+            "10.1.2.3:80",
+            "[2001:db8::1]:443",
+            "0.0.0.0:0",
+            "[::ffff:10.0.0.1]:7",
+        ] {
+            let a: SocketAddr = a.parse().unwrap();
+            assert_eq!(Endpoint::from(a).addr(), a);
+        }
+        // An IPv4 address and its IPv6-mapped form are different endpoints.
+        let v4: SocketAddr = "10.0.0.1:7".parse().unwrap();
+        let mapped: SocketAddr = "[::ffff:10.0.0.1]:7".parse().unwrap();
+        assert_ne!(Endpoint::from(v4), Endpoint::from(mapped));
+    }
 }

@@ -123,6 +123,23 @@ fn under_the_limit_the_result_is_the_whole_capture_diagnosis() {
     }
 }
 
+/// The flows analysed hold a bounded number of segments: of the busiest
+/// `max_flows`, those that do not fit are summarised and counted as too big.
+#[test]
+fn the_segments_analysed_are_bounded_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("flood.pcap");
+    write(&p, 1_000, |_| 0);
+    let mut t = FlowTable::survey(&p, &mut |_| {}).unwrap();
+    t.select_busiest_within(100, 40);
+    let sel = t.read_selected(&p, &mut |_| {}).unwrap();
+    let kept: usize = sel.flows.iter().map(|(_, f)| f.segs.len()).sum();
+    assert_eq!((sel.flows.len(), kept), (40, 40));
+    let s = t.summarised(100).unwrap();
+    assert_eq!((s.flows, s.too_big, s.max_segments), (960, 60, 40));
+    assert_eq!(t.summaries().count(), 960);
+}
+
 /// Past the bound on flows tracked, a clear error, not more memory.
 #[test]
 fn more_address_pairs_than_the_bound_is_a_clear_error() {
