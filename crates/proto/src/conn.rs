@@ -14,7 +14,7 @@
 
 use crate::bigwin;
 use crate::cc::{AckSample, CcInit, CongestionControl, CwndUsage, CwndValidation, SendTimes};
-use crate::config::{BufferLimit, Config};
+use crate::config::{BufferLimit, Config, SndBufCounts};
 use crate::counters::Counters;
 use crate::isn::IsnGenerator;
 use crate::nak::{NakReceiver, NakSender};
@@ -246,6 +246,9 @@ pub struct Connection {
     /// The application closed its end for reading (close(), SHUT_RD): new
     /// data arriving in FIN-WAIT is answered with a reset.
     rcv_shutdown: bool,
+    /// The application let go of the connection ([`Connection::release`]):
+    /// an orphan, retried only `orphan_retries` times (Linux's SOCK_DEAD).
+    orphaned: bool,
     /// The persist timer fired: send one segment even if the window says no.
     force_one: bool,
     /// A read opened the window and the ACK policy has yet to say when to announce it.
@@ -353,7 +356,7 @@ impl Connection {
             irs: SeqNumber(0),
             rcv_adv: SeqNumber(0),
             rcv_wnd_last: 0,
-            send_buf: SendBuffer::new(cfg.snd_buf),
+            send_buf: SendBuffer::new(),
             recv_buf: RecvBuffer::new(rcv_buf_size, cfg.max_ooo_ranges),
             fin_queued: false,
             fin_rcvd: false,
@@ -406,6 +409,7 @@ impl Connection {
             chrono: Default::default(),
             user_timeout: Default::default(),
             rcv_shutdown: false,
+            orphaned: false,
             persist_backoff: 0,
             probes_out: 0,
             force_one: false,
@@ -501,10 +505,18 @@ impl Connection {
     /// Bytes `write` would accept now.
     pub fn send_space(&self) -> usize {
         if self.can_write() {
-            self.send_buf.space()
+            self.send_room()
         } else {
             0
         }
+    }
+    /// Room under `snd_buf` for what it counts (`Config::snd_buf_counts`).
+    fn send_room(&self) -> usize {
+        let held = match self.cfg.snd_buf_counts {
+            SndBufCounts::Queued => self.send_buf.len(),
+            SndBufCounts::Unsent => (self.send_buf.end() - self.off_of(self.snd_max)) as usize,
+        };
+        self.cfg.snd_buf.saturating_sub(held)
     }
     /// Bytes written but not yet acknowledged (sent or not).
     pub fn send_queued(&self) -> usize {
@@ -644,7 +656,6 @@ impl Connection {
     /// connect/accept); what is queued stays.
     pub fn set_send_buffer(&mut self, bytes: usize) {
         self.cfg.snd_buf = bytes;
-        self.send_buf.set_capacity(bytes);
     }
     /// Sets the SYN retransmissions a live connection still opening may make
     /// (TCP_SYNCNT after connect: tcp(7); Linux's tcp_write_timeout reads it).
@@ -708,7 +719,8 @@ impl Connection {
         if self.snd_una == self.snd_max && !data.is_empty() {
             self.idle_check = true;
         }
-        Ok(self.send_buf.write(data, more_follows))
+        let room = self.send_room();
+        Ok(self.send_buf.write(data, more_follows, room))
     }
 
     /// Closes a record at the last written byte (send(2) MSG_EOR): no later
@@ -850,9 +862,29 @@ impl Connection {
         }
     }
 
+    /// close(2): the application closes both directions and lets go of the
+    /// connection, which lives on as an orphan until its FIN is acknowledged,
+    /// retrying at most `orphan_retries` times (Linux's tcp_close, SOCK_DEAD).
+    pub fn release(&mut self) {
+        self.shutdown_read();
+        self.close();
+        self.orphaned = true;
+    }
+
+    /// The retry limit: `max_retries`, or for an orphan Linux's
+    /// tcp_orphan_retries(): `orphan_retries`, where 0 means 8 while the
+    /// timer is `alive` (below `rto_max`) and 0 once it is not.
+    fn retry_limit(&self, alive: bool) -> u32 {
+        match self.cfg.orphan_retries {
+            _ if !self.orphaned => self.cfg.max_retries,
+            0 if alive => 8,
+            n => n,
+        }
+    }
+
     /// Aborts (RFC 9293 3.10.5): RST to the peer if synchronized, then CLOSED.
     pub fn abort(&mut self) {
-        self.abort_reset(false);
+        self.abort_reset(self.cfg.abort_rst_ack);
     }
 
     /// [`Connection::abort`], the RST optionally carrying an ACK of RCV.NXT
@@ -1034,7 +1066,15 @@ impl Connection {
     fn on_retransmit_timeout(&mut self, now: Instant) {
         match self.state {
             State::SynSent | State::SynReceived => {
-                if self.retries >= self.cfg.syn_retries {
+                // A passive open's SYN-ACKs count against synack_retries
+                // (Linux's request sockets); an active open's, a
+                // simultaneous open included, against syn_retries.
+                let limit = if self.passive {
+                    self.cfg.synack_retries
+                } else {
+                    self.cfg.syn_retries
+                };
+                if self.retries >= limit {
                     self.enter_closed(Some(ConnError::TimedOut));
                     return;
                 }
@@ -1056,7 +1096,7 @@ impl Connection {
                     self.enter_closed(Some(ConnError::TimedOut));
                     return;
                 }
-                if self.retries >= self.cfg.max_retries {
+                if self.retries >= self.retry_limit(self.rtt.rto() < self.cfg.rto_max) {
                     // RFC 1122 4.2.3.5: give up; tell the peer.
                     self.pending_rst = Some(Box::new(self.rst_segment(self.snd_nxt, None)));
                     self.enter_closed(Some(ConnError::TimedOut));
@@ -1105,7 +1145,9 @@ impl Connection {
             // the probe segments": like Linux's tcp_probe_timer, give up after
             // max_retries (tcp_retries2) probes no ACK answered, without a
             // RST (tcp_write_err).
-            if self.probes_out >= self.cfg.max_retries {
+            // An orphan whose probe interval reached rto_max is given up
+            // at once (tcp_probe_timer's `!alive` check).
+            if self.probes_out >= self.retry_limit(self.persist_interval() < self.cfg.rto_max) {
                 self.counters.window_probe_aborts += 1;
                 self.enter_closed(Some(ConnError::TimedOut));
                 return;
