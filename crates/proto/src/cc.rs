@@ -9,6 +9,7 @@ pub mod cubic;
 pub mod cubic_linux;
 pub mod hystart;
 pub mod newreno;
+mod recovery;
 pub mod tahoe;
 pub mod usage;
 

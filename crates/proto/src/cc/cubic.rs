@@ -1,6 +1,7 @@
 //! CUBIC congestion control (RFC 9438), with a choice of slow-start exit.
 
 use super::hystart::{SlowStartExit, SsVerdict};
+use super::recovery::RenoRecovery;
 use super::{AckSample, CongestionControl};
 use crate::time::{Duration, Instant};
 
@@ -205,22 +206,16 @@ impl CongestionControl for Cubic {
         self.ca_carry = 0.0;
     }
 
-    fn on_fast_retransmit(&mut self, _flight: usize, mss: usize, dupacks: u32) {
-        if self.reduce_on_loss {
-            self.reduce(mss);
-            self.cwnd = self.ssthresh + dupacks as usize * mss;
-        } else {
-            self.cwnd += dupacks as usize * mss;
-        }
+    fn on_fast_retransmit(&mut self, flight: usize, mss: usize, dupacks: u32) {
+        self.fast_retransmit(flight, mss, dupacks);
     }
 
     fn on_recovery_dupack(&mut self, mss: usize) {
-        self.cwnd += mss;
+        self.recovery_dupack(mss);
     }
 
     fn on_partial_ack(&mut self, acked: usize, mss: usize) {
-        // RFC 6582 3.2 step 5.
-        self.cwnd = (self.cwnd.saturating_sub(acked) + mss).max(mss);
+        self.partial_ack(acked, mss);
     }
 
     fn on_recovery_exit(&mut self, flight: usize, mss: usize) {
@@ -232,17 +227,13 @@ impl CongestionControl for Cubic {
         }
     }
 
-    fn on_loss_repair(&mut self, _flight: usize, mss: usize) {
-        if self.reduce_on_loss {
-            self.reduce(mss);
-            self.cwnd = self.ssthresh;
-        }
+    fn on_loss_repair(&mut self, flight: usize, mss: usize) {
+        self.repair_loss(flight, mss);
     }
 
-    fn on_congestion_signal(&mut self, _flight: usize, mss: usize) {
+    fn on_congestion_signal(&mut self, flight: usize, mss: usize) {
         // RFC 3168 6.1.2 with RFC 9438 4.6's beta: a CE mark reduces as a loss does.
-        self.reduce(mss);
-        self.cwnd = self.ssthresh;
+        self.reduce_to_threshold(flight, mss);
     }
 
     fn on_rto(&mut self, _flight: usize, mss: usize) {
@@ -250,6 +241,30 @@ impl CongestionControl for Cubic {
         self.reduce(mss);
         self.cwnd = mss;
         self.ss_exit.on_loss(true);
+    }
+}
+
+impl RenoRecovery for Cubic {
+    fn window(&self) -> usize {
+        self.cwnd
+    }
+    fn set_window(&mut self, w: usize) {
+        self.cwnd = w;
+    }
+    fn threshold(&self) -> usize {
+        self.ssthresh
+    }
+    fn units(&self, bytes: usize) -> usize {
+        bytes
+    }
+    fn segment(&self, mss: usize) -> usize {
+        mss
+    }
+    fn reduces_on_repair(&self) -> bool {
+        self.reduce_on_loss
+    }
+    fn decrease(&mut self, _flight: usize, mss: usize) {
+        self.reduce(mss);
     }
 }
 

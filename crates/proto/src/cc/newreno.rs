@@ -2,6 +2,7 @@
 //! recovery: the default controller.
 
 use super::hystart::{self, SlowStartExit};
+use super::recovery::RenoRecovery;
 use super::{idle_restart, slow_start_exit, AckSample, CongestionControl, SlowStart};
 use crate::time::Duration;
 
@@ -98,24 +99,15 @@ impl CongestionControl for NewReno {
     }
 
     fn on_fast_retransmit(&mut self, flight: usize, mss: usize, dupacks: u32) {
-        self.ss_exit.on_loss(false);
-        if self.reduce_on_repair {
-            // RFC 5681 3.2 steps 2-3.
-            self.ssthresh = (flight / 2).max(2 * mss);
-            self.cwnd = self.ssthresh + dupacks as usize * mss;
-        } else {
-            self.cwnd += dupacks as usize * mss;
-        }
+        self.fast_retransmit(flight, mss, dupacks);
     }
 
     fn on_recovery_dupack(&mut self, mss: usize) {
-        self.cwnd += mss;
+        self.recovery_dupack(mss);
     }
 
     fn on_partial_ack(&mut self, acked: usize, mss: usize) {
-        // RFC 6582 3.2 step 5: deflate by the amount acked, add back one SMSS.
-        self.cwnd = self.cwnd.saturating_sub(acked) + mss;
-        self.cwnd = self.cwnd.max(mss);
+        self.partial_ack(acked, mss);
     }
 
     fn on_recovery_exit(&mut self, flight: usize, mss: usize) {
@@ -132,22 +124,13 @@ impl CongestionControl for NewReno {
     }
 
     fn on_loss_repair(&mut self, flight: usize, mss: usize) {
-        self.ss_exit.on_loss(false);
-        if self.reduce_on_repair {
-            // RFC 6675 5 step 4.2 (RFC 5681 eq. 4): ssthresh = cwnd = FlightSize / 2.
-            self.ssthresh = (flight / 2).max(2 * mss);
-            self.cwnd = self.ssthresh;
-            self.ca_acked = 0;
-        }
-        // RFC 1106 4.2 "noise": the window stays open.
+        // RFC 6675 5 step 4.2 (RFC 5681 eq. 4): ssthresh = cwnd = FlightSize / 2.
+        self.repair_loss(flight, mss);
     }
 
     fn on_congestion_signal(&mut self, flight: usize, mss: usize) {
         // RFC 3168 6.1.2: halve as for a loss (RFC 5681 eq. 4).
-        self.ssthresh = (flight / 2).max(2 * mss);
-        self.cwnd = self.ssthresh;
-        self.ca_acked = 0;
-        self.ss_exit.on_loss(false);
+        self.reduce_to_threshold(flight, mss);
     }
 
     fn on_rto(&mut self, flight: usize, mss: usize) {
@@ -156,6 +139,38 @@ impl CongestionControl for NewReno {
         self.cwnd = mss;
         self.ca_acked = 0;
         self.ss_exit.on_loss(true);
+    }
+}
+
+impl RenoRecovery for NewReno {
+    fn window(&self) -> usize {
+        self.cwnd
+    }
+    fn set_window(&mut self, w: usize) {
+        self.cwnd = w;
+    }
+    fn threshold(&self) -> usize {
+        self.ssthresh
+    }
+    fn units(&self, bytes: usize) -> usize {
+        bytes
+    }
+    fn segment(&self, mss: usize) -> usize {
+        mss
+    }
+    fn reduces_on_repair(&self) -> bool {
+        self.reduce_on_repair
+    }
+    /// RFC 5681 3.2 step 2, eq. 4: ssthresh = max(FlightSize / 2, 2 SMSS).
+    fn decrease(&mut self, flight: usize, mss: usize) {
+        self.ss_exit.on_loss(false);
+        self.ssthresh = (flight / 2).max(2 * mss);
+    }
+    fn note_noise_loss(&mut self) {
+        self.ss_exit.on_loss(false);
+    }
+    fn restart_growth(&mut self) {
+        self.ca_acked = 0;
     }
 }
 
