@@ -6,9 +6,36 @@ use super::{Connection, Timer};
 use crate::bigwin;
 use crate::policy::{AckCtx, AckDecision, AckReason, DelayReason, WindowAdvertise, WindowUpdate};
 use crate::state::State;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::trace::TraceEvent;
 use crate::wire::{Flags, Nak, TcpOptions, TcpRepr, MAX_OPTIONS_LEN};
+
+/// What is owed to the peer in ACKs (RFC 1122 4.2.3.2, RFC 5681 4.2), and why.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct AckState {
+    /// An ACK should go now, and why.
+    pub(super) now: Option<AckReason>,
+    /// Further immediate ACKs owed: each out-of-order segment gets its own
+    /// (duplicate) ACK even when several arrive before the next poll (RFC 5681 4.2).
+    pub(super) extra: u32,
+    /// Segments, full-sized segments and in-order payload bytes received
+    /// since we last sent an ACK.
+    pub(super) segs: u32,
+    pub(super) full_segs: u32,
+    pub(super) bytes: usize,
+    /// When the oldest data not yet acknowledged by us arrived.
+    pub(super) owed_since: Option<Instant>,
+    /// What the armed delayed-ACK timer was set for (for the why-trace).
+    pub(super) delack_len: Duration,
+    /// The ACK owed is an RFC 5961 challenge ACK (FreeBSD sends it with
+    /// tcp_respond, outside tcp_output: no FIN repeated on it).
+    pub(super) challenge_owed: bool,
+    /// A read opened the window and the ACK policy has yet to say when to announce it.
+    pub(super) window_opened: bool,
+    /// A read emptied the receive queue since the last transmit: the ACK
+    /// policy may send an owed ACK now (Linux tcp_cleanup_rbuf).
+    pub(super) read_emptied: bool,
+}
 
 impl Connection {
     /// RFC 1122 4.2.3.3: announce a window the read opened, once it moves the
@@ -23,33 +50,33 @@ impl Connection {
         ) {
             return;
         }
-        if self.recv_buf.readable() == 0 && self.ack_owed_since.is_some() {
-            self.read_emptied = true;
+        if self.recv_buf.readable() == 0 && self.ack.owed_since.is_some() {
+            self.ack.read_emptied = true;
         }
         let cur = self.rcv_adv.distance_from(self.rcv_nxt());
         match self.cfg.window_update {
             WindowUpdate::Delayed => {
                 // Any move the advertisement rule allows goes to the ACK
                 // policy, at the next poll_transmit (which knows the time).
-                if self.ack_now.is_none() && self.right_edge_gain() > 0 {
-                    self.window_opened = true;
+                if self.ack.now.is_none() && self.right_edge_gain() > 0 {
+                    self.ack.window_opened = true;
                 }
             }
             WindowUpdate::Immediate => {
                 let free = self.recv_buf.free().min(self.max_rcv_wnd());
                 let step = (self.advertisable() / 2).min(2 * self.snd_mss).max(1);
-                if free >= cur + step && self.ack_now.is_none() {
-                    self.ack_now = Some(AckReason::WindowUpdate);
+                if free >= cur + step && self.ack.now.is_none() {
+                    self.ack.now = Some(AckReason::WindowUpdate);
                     self.counters.window_updates_sent += 1;
                 }
             }
             WindowUpdate::Doubling => {
                 // tcp_cleanup_rbuf: "if (2*rcv_window_now <= tp->window_clamp)",
                 // then ACK if the new window is at least twice the current one.
-                if 2 * cur <= self.advertisable() && self.ack_now.is_none() {
+                if 2 * cur <= self.advertisable() && self.ack.now.is_none() {
                     let new = self.window_offer();
                     if new > 0 && new >= 2 * cur && new > cur {
-                        self.ack_now = Some(AckReason::WindowUpdate);
+                        self.ack.now = Some(AckReason::WindowUpdate);
                         self.counters.window_updates_sent += 1;
                     }
                 }
@@ -59,10 +86,10 @@ impl Connection {
 
     /// Largest window we can express (RFC 7323 2.3).
     fn max_rcv_wnd(&self) -> usize {
-        if self.bigwin {
+        if self.negotiated.bigwin {
             bigwin::MAX_WINDOW // RFC 1106 3: 30 bits
         } else {
-            (u16::MAX as usize) << self.rcv_wscale
+            (u16::MAX as usize) << self.negotiated.rcv_wscale
         }
     }
 
@@ -72,9 +99,9 @@ impl Connection {
             now,
             mss: self.snd_mss,
             seg_len,
-            segs_since_ack: self.segs_since_ack,
-            full_segs_since_ack: self.full_segs_since_ack,
-            bytes_since_ack: self.bytes_since_ack,
+            segs_since_ack: self.ack.segs,
+            full_segs_since_ack: self.ack.full_segs,
+            bytes_since_ack: self.ack.bytes,
             right_edge_moved: self.right_edge_gain(),
             rcv_wnd: self.recv_buf.free().min(self.max_rcv_wnd()),
             srtt: self.rtt.srtt(),
@@ -127,7 +154,7 @@ impl Connection {
                 let mss = mss.min(full);
                 if free < full / 2 && (free < buf / 16 || free < mss) {
                     0
-                } else if self.rcv_wscale == 0 && !self.bigwin {
+                } else if self.negotiated.rcv_wscale == 0 && !self.negotiated.bigwin {
                     // "Get the largest window that is a nice multiple of mss";
                     // keep the current offer while within one MSS of the free space.
                     let last = self.rcv_wnd_last;
@@ -161,13 +188,13 @@ impl Connection {
                     AckReason::WindowUpdate => self.counters.window_updates_sent += 1,
                     _ => {}
                 }
-                self.ack_now.get_or_insert(reason);
+                self.ack.now.get_or_insert(reason);
             }
             AckDecision::Delay { until, reason } => {
                 let t = &mut self.timers[Timer::DelayedAck as usize];
                 if t.is_none_or(|cur| until < cur) {
                     *t = Some(until);
-                    self.delack_len = until - now;
+                    self.ack.delack_len = until - now;
                 }
                 let deadline = t.unwrap_or(until);
                 if reason == DelayReason::WindowUpdate {
@@ -177,7 +204,7 @@ impl Connection {
                     self.trace.push(TraceEvent::AckDelayed {
                         at: now,
                         deadline,
-                        segs: self.segs_since_ack,
+                        segs: self.ack.segs,
                         reason,
                     });
                 }
@@ -190,7 +217,7 @@ impl Connection {
     /// tcp_do_segment, the todrop trim: tcp_update_sack_list).
     /// Returns whether it did.
     pub(super) fn dsack_old(&mut self, seg: &TcpRepr, len: usize) -> bool {
-        if !(self.cfg.dsack && self.sack_ok && len > 0 && self.state.synchronized()) {
+        if !(self.cfg.dsack && self.negotiated.sack && len > 0 && self.state.synchronized()) {
             return false;
         }
         let nxt = self.recv_buf.nxt();
@@ -208,7 +235,7 @@ impl Connection {
     /// stored (RCV.NXT was at `nxt_before`), the SACK list is brought up to
     /// date as FreeBSD's tcp_do_segment does after tcp_reass.
     pub(super) fn dsack_after_insert(&mut self, nxt_before: u64, start: u64, len: usize) {
-        if !(self.cfg.dsack && self.sack_ok) || len == 0 {
+        if !(self.cfg.dsack && self.negotiated.sack) || len == 0 {
             return;
         }
         let nxt = self.recv_buf.nxt();
@@ -229,10 +256,10 @@ impl Connection {
     /// Data held beyond a gap arrived at stream offset `start`: note it for the
     /// SACK option (RFC 2018 4) and NAK the gap before it once (RFC 1106 2.1).
     pub(super) fn on_out_of_order(&mut self, start: u64) {
-        if self.sack_ok {
+        if self.negotiated.sack {
             self.sack_rx.note(start);
         }
-        if !self.nak_ok {
+        if !self.negotiated.nak {
             return;
         }
         let Some((gap_start, held_start)) = self.recv_buf.gap_below(start) else {
@@ -245,15 +272,15 @@ impl Connection {
     }
 
     pub(super) fn maybe_pure_ack(&mut self, now: Instant) -> Option<TcpRepr> {
-        self.ack_now?;
+        self.ack.now?;
         if !(self.state.synchronized() || self.state == State::SynReceived)
-            || self.state == State::SynReceived && self.need_syn
+            || self.state == State::SynReceived && self.tx.need_syn
         {
-            self.ack_now = None;
+            self.ack.now = None;
             return None;
         }
-        let acked_new = self.segs_since_ack > 0;
-        let challenge = std::mem::take(&mut self.challenge_owed);
+        let acked_new = self.ack.segs > 0;
+        let challenge = std::mem::take(&mut self.ack.challenge_owed);
         let seg = if self.cfg.ack_repeats_fin && self.fin_sent() && !self.fin_acked() && !challenge
         {
             // FreeBSD tcp_output.c: the state's flags (tcp_outflags) keep FIN
@@ -286,7 +313,7 @@ impl Connection {
             o.nak = Some(nak);
             self.counters.naks_sent += 1;
         }
-        if self.sack_ok && self.cfg.dsack {
+        if self.negotiated.sack && self.cfg.dsack {
             let room = MAX_OPTIONS_LEN.saturating_sub(o.encoded_len());
             let max = room.saturating_sub(4) / 8;
             let base = self.irs + 1;
@@ -294,7 +321,7 @@ impl Connection {
                 o.sack_blocks.push(base + s as usize, base + e as usize);
             }
             self.sack_bsd.clean_dsack(self.recv_buf.nxt());
-        } else if self.sack_ok && self.recv_buf.has_ooo() {
+        } else if self.negotiated.sack && self.recv_buf.has_ooo() {
             let room = MAX_OPTIONS_LEN.saturating_sub(o.encoded_len());
             let max = room.saturating_sub(4) / 8;
             let base = self.irs + 1;
@@ -313,15 +340,15 @@ impl Connection {
     }
 
     pub(super) fn clear_ack_pending(&mut self) {
-        if self.extra_acks > 0 {
-            self.extra_acks -= 1;
-            self.ack_now = Some(AckReason::OutOfOrder);
+        if self.ack.extra > 0 {
+            self.ack.extra -= 1;
+            self.ack.now = Some(AckReason::OutOfOrder);
             return;
         }
-        self.ack_now = None;
-        self.segs_since_ack = 0;
-        self.full_segs_since_ack = 0;
-        self.bytes_since_ack = 0;
+        self.ack.now = None;
+        self.ack.segs = 0;
+        self.ack.full_segs = 0;
+        self.ack.bytes = 0;
         self.disarm(Timer::DelayedAck);
     }
 
@@ -333,7 +360,7 @@ impl Connection {
         let rcv_nxt = self.rcv_nxt();
         let wnd = self.window_offer();
         self.rcv_wnd_last = wnd;
-        if self.bigwin {
+        if self.negotiated.bigwin {
             let wnd = wnd.min(bigwin::MAX_WINDOW);
             let edge = rcv_nxt + wnd;
             if edge > self.rcv_adv {
@@ -342,8 +369,8 @@ impl Connection {
             let (field, upper) = bigwin::split(wnd);
             return (field, Some(upper));
         }
-        let field = (wnd >> self.rcv_wscale).min(u16::MAX as usize);
-        let wnd = field << self.rcv_wscale;
+        let field = (wnd >> self.negotiated.rcv_wscale).min(u16::MAX as usize);
+        let wnd = field << self.negotiated.rcv_wscale;
         let edge = rcv_nxt + wnd;
         if edge > self.rcv_adv {
             self.rcv_adv = edge;

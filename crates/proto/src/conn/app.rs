@@ -29,12 +29,12 @@ impl Connection {
 
     /// The peer's FIN has arrived and every byte before it has been read (EOF).
     pub fn read_closed(&self) -> bool {
-        self.fin_rcvd && self.recv_buf.readable() == 0
+        self.fin.rcvd && self.recv_buf.readable() == 0
     }
 
     /// The peer's FIN has arrived (read or not).
     pub fn fin_received(&self) -> bool {
-        self.fin_rcvd
+        self.fin.rcvd
     }
 
     /// The application will read no more (close(), or shutdown with
@@ -42,7 +42,7 @@ impl Connection {
     /// out, is answered with a RST (Linux's tcp_rcv_state_process in
     /// FIN-WAIT-1/2 with RCV_SHUTDOWN; FreeBSD's tcp_input likewise).
     pub fn shutdown_read(&mut self) {
-        self.rcv_shutdown = true;
+        self.fin.rcv_shutdown = true;
     }
 
     /// Resizes the send buffer of a live connection (SO_SNDBUF after
@@ -59,7 +59,7 @@ impl Connection {
     }
 
     fn can_write(&self) -> bool {
-        !self.fin_queued
+        !self.fin.queued
             && matches!(
                 self.state,
                 State::SynSent | State::SynReceived | State::Established | State::CloseWait
@@ -77,7 +77,7 @@ impl Connection {
             return Err(WriteError::Closed);
         }
         if self.snd_una == self.snd_max && !data.is_empty() {
-            self.idle_check = true;
+            self.tx.idle_check = true;
         }
         Ok(self.send_buf.write(data, more_follows))
     }
@@ -162,13 +162,13 @@ impl Connection {
     pub fn close(&mut self) {
         match self.state {
             State::Listen | State::SynSent => self.enter_closed(None),
-            State::SynReceived => self.fin_queued = true,
+            State::SynReceived => self.fin.queued = true,
             State::Established => {
-                self.fin_queued = true;
+                self.fin.queued = true;
                 self.state = State::FinWait1;
             }
             State::CloseWait => {
-                self.fin_queued = true;
+                self.fin.queued = true;
                 self.state = State::LastAck;
             }
             _ => {}

@@ -41,7 +41,7 @@ impl Connection {
     /// (unacked, sacked, lost, retrans, reordering). None when RACK does
     /// not track this connection (no SACK, or RACK off).
     pub fn rack_counts(&self) -> Option<(usize, usize, usize, usize, usize)> {
-        if !(self.cfg.recovery.rack && self.sack_ok) {
+        if !(self.cfg.recovery.rack && self.negotiated.sack) {
             return None;
         }
         let r = &self.rack;
@@ -59,7 +59,7 @@ impl Connection {
     /// Loss-recovery state for TCP_INFO-style reports: (in fast recovery,
     /// consecutive retransmission-timer expiries, duplicate ACKs counted).
     pub fn recovery_state(&self) -> (bool, u32, u32) {
-        (self.in_recovery, self.retries, self.dupacks)
+        (self.recovery.active, self.retries, self.recovery.dupacks)
     }
 
     /// Zero-window probes sent and not answered by an acceptable ACK

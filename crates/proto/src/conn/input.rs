@@ -20,10 +20,10 @@ impl Connection {
     /// The peer's window from a segment: RFC 1106 3.1 reassembly with big
     /// windows, else RFC 7323 2.3 scaling.
     pub(super) fn peer_window(&self, seg: &TcpRepr) -> usize {
-        if self.bigwin {
+        if self.negotiated.bigwin {
             bigwin::join(seg.window, seg.options.big_window_upper.unwrap_or(0))
         } else {
-            (seg.window as usize) << self.snd_wscale
+            (seg.window as usize) << self.negotiated.snd_wscale
         }
     }
 
@@ -98,7 +98,7 @@ impl Connection {
             _ => self.on_synchronized(now, seg, payload),
         }
         // A CE mark belongs to this segment only, consumed or not.
-        self.ce_next = false;
+        self.ecn.ce_next = false;
         while self
             .delivered_ends
             .front()
@@ -132,7 +132,7 @@ impl Connection {
         self.tfo = crate::fastopen::TfoState::default();
         self.fast_open_server(seg, payload);
         self.state = State::SynReceived;
-        self.need_syn = true;
+        self.tx.need_syn = true;
     }
 
     /// Takes the peer's ISN and SYN options (RFC 9293 3.7.1, RFC 7323 2.2).
@@ -151,11 +151,11 @@ impl Connection {
             self.ts.on_syn(now, ts);
         }
         // RFC 2018 2: SACK-permitted in both SYNs.
-        self.sack_ok = want.sack && o.sack_permitted;
+        self.negotiated.sack = want.sack && o.sack_permitted;
         // RFC 1106 2: NAKs negotiated like SACK-permitted.
-        self.nak_ok = want.nak && o.nak_permitted;
+        self.negotiated.nak = want.nak && o.nak_permitted;
         // RFC 1106 3: big windows only if both SYNs carry option B.
-        self.bigwin = want.big_window && o.big_window_offer.is_some();
+        self.negotiated.bigwin = want.big_window && o.big_window_offer.is_some();
         self.ecn_negotiate(seg);
         let mut peer_mss = seg.options.mss.unwrap_or(DEFAULT_MSS);
         if peer_mss < MIN_PEER_MSS {
@@ -165,23 +165,26 @@ impl Connection {
         // RFC 6691 / Cheshire: options on every segment come out of the MSS
         // (timestamps: 1460 becomes 1448; RFC 1106 option C: 8 more).
         let per_segment = self.ts.enabled as usize * TS_OPTION_SPACE
-            + self.bigwin as usize * bigwin::UPPER_OPTION_SPACE;
+            + self.negotiated.bigwin as usize * bigwin::UPPER_OPTION_SPACE;
         self.snd_mss = (peer_mss.min(self.cfg.mss) as usize)
             .saturating_sub(per_segment)
             .max(1);
-        match (want.window_scale && !self.bigwin, seg.options.window_scale) {
+        match (
+            want.window_scale && !self.negotiated.bigwin,
+            seg.options.window_scale,
+        ) {
             (true, Some(peer)) => {
-                self.snd_wscale = peer.min(MAX_WSCALE);
-                self.rcv_wscale = self.offered_wscale();
+                self.negotiated.snd_wscale = peer.min(MAX_WSCALE);
+                self.negotiated.rcv_wscale = self.offered_wscale();
             }
             _ => {
-                self.snd_wscale = 0;
-                self.rcv_wscale = 0;
+                self.negotiated.snd_wscale = 0;
+                self.negotiated.rcv_wscale = 0;
             }
         }
         // The window in a SYN is never scaled (RFC 7323 2.2); with big windows
         // the offered 30-bit window replaces it (RFC 1106 3).
-        self.snd_wnd = match (self.bigwin, o.big_window_offer) {
+        self.snd_wnd = match (self.negotiated.bigwin, o.big_window_offer) {
             (true, Some(w)) => w as usize,
             _ => seg.window as usize,
         };
@@ -236,7 +239,7 @@ impl Connection {
     /// The window a SYN or SYN-ACK offers: 16 bits, or with big windows
     /// negotiated the 30-bit window of option B (RFC 1106 3).
     pub(super) fn syn_window(&self) -> usize {
-        if self.bigwin {
+        if self.negotiated.bigwin {
             self.rcv_buf_size.min(bigwin::MAX_WINDOW)
         } else {
             self.rcv_buf_size.min(u16::MAX as usize)
@@ -297,7 +300,7 @@ impl Connection {
             self.rtt.reset_backoff();
             self.disarm(Timer::Retransmit);
             self.state = State::Established;
-            self.ack_now = Some(AckReason::Handshake);
+            self.ack.now = Some(AckReason::Handshake);
             // Data queued past what the SYN carried, with the SYN's own data
             // all acknowledged: a writer is waiting on the connection.
             let waiting = !self.send_buf.is_empty() && data_acked >= self.tfo.syn_data_len;
@@ -306,7 +309,7 @@ impl Connection {
         } else {
             // Simultaneous open: answer with SYN-ACK from our ISN.
             self.state = State::SynReceived;
-            self.need_syn = true;
+            self.tx.need_syn = true;
         }
     }
 
@@ -330,7 +333,7 @@ impl Connection {
         if seg.flags.fin() {
             let fin_seq = text.seq + payload.len();
             if fin_seq.diff(self.rcv_adv) <= 0 {
-                self.rcv_fin_seq = Some(fin_seq);
+                self.fin.rcv_seq = Some(fin_seq);
             }
         }
         self.check_fin(now);
@@ -431,7 +434,7 @@ impl Connection {
         if seg.flags.syn() {
             if self.state == State::SynReceived && seg.seq == self.irs {
                 // Our SYN-ACK was lost: send it again.
-                self.need_syn = true;
+                self.tx.need_syn = true;
             } else if self.cfg.rfc5961 || !self.state.synchronized() {
                 // RFC 5961 4.2: challenge ACK.
                 self.ack_invalid(now, true, true);
@@ -457,12 +460,12 @@ impl Connection {
         if self.state == State::SynReceived {
             if seg.ack > self.snd_una && seg.ack <= self.snd_max {
                 self.state = State::Established;
-                self.need_syn = false;
+                self.tx.need_syn = false;
                 self.snd_wnd = self.peer_window(seg);
                 self.max_snd_wnd = self.max_snd_wnd.max(self.snd_wnd);
                 self.snd_wl1 = seg.seq;
                 self.snd_wl2 = seg.ack;
-                if self.fin_queued {
+                if self.fin.queued {
                     self.state = State::FinWait1;
                 }
             } else {
@@ -473,7 +476,7 @@ impl Connection {
         if !self.process_ack(now, seg, payload.len()) {
             return;
         }
-        if self.ecn_ok {
+        if self.ecn.ok {
             self.on_ecn_input(seg, payload.len());
         }
         // RFC 7323 4.3 (2), 5.3 R3: remember the peer's latest TSval, only
@@ -481,7 +484,7 @@ impl Connection {
         if let (true, Some(ts)) = (self.ts.enabled, seg.options.timestamps) {
             self.ts.update_recent(now, seg.seq, ts);
         }
-        if let (true, Some(nak)) = (self.nak_ok, seg.options.nak) {
+        if let (true, Some(nak)) = (self.negotiated.nak, seg.options.nak) {
             self.on_nak(nak);
         }
         match self.state {
@@ -496,7 +499,7 @@ impl Connection {
             }
             State::TimeWait => {
                 if seg.flags.fin() {
-                    self.ack_now.get_or_insert(AckReason::Fin);
+                    self.ack.now.get_or_insert(AckReason::Fin);
                     self.enter_time_wait(now);
                 }
                 return;
@@ -507,7 +510,7 @@ impl Connection {
         // RFC 1122 4.2.2.13: new data after the application closed for
         // reading, with our FIN sent: reset, as from no socket (the RST
         // takes its sequence number from the segment's ACK).
-        if self.rcv_shutdown
+        if self.fin.rcv_shutdown
             && !payload.is_empty()
             && matches!(self.state, State::FinWait1 | State::FinWait2)
             && seg.seq + payload.len() > self.rcv_nxt()
@@ -537,7 +540,7 @@ impl Connection {
         if seg.flags.fin() {
             let fin_seq = seg.seq + payload.len();
             if fin_seq.diff(self.rcv_adv) <= 0 {
-                self.rcv_fin_seq = Some(fin_seq);
+                self.fin.rcv_seq = Some(fin_seq);
             }
         }
         self.check_fin(now);
@@ -567,7 +570,7 @@ impl Connection {
             && seg.seq == rcv_nxt
             && seg.ack == self.snd_nxt;
         if !dup_ack {
-            self.ack_now.get_or_insert(AckReason::OutOfOrder);
+            self.ack.now.get_or_insert(AckReason::OutOfOrder);
         }
         true
     }
@@ -596,9 +599,9 @@ impl Connection {
         }
         if challenge {
             self.counters.challenge_acks += 1;
-            self.challenge_owed = true;
+            self.ack.challenge_owed = true;
         }
-        self.ack_now.get_or_insert(AckReason::OutOfOrder);
+        self.ack.now.get_or_insert(AckReason::OutOfOrder);
     }
 
     pub(super) fn back_to_listen(&mut self) {
@@ -617,8 +620,8 @@ impl Connection {
 
     /// The peer's FIN is consumed once every byte before it has arrived.
     fn check_fin(&mut self, now: Instant) {
-        let Some(f) = self.rcv_fin_seq else { return };
-        if self.fin_rcvd || self.rcv_nxt() != f {
+        let Some(f) = self.fin.rcv_seq else { return };
+        if self.fin.rcvd || self.rcv_nxt() != f {
             return;
         }
         if !matches!(
@@ -627,8 +630,8 @@ impl Connection {
         ) {
             return;
         }
-        self.fin_rcvd = true;
-        self.ack_now = Some(AckReason::Fin);
+        self.fin.rcvd = true;
+        self.ack.now = Some(AckReason::Fin);
         match self.state {
             State::SynReceived | State::Established => self.state = State::CloseWait,
             State::FinWait1 => {
@@ -672,7 +675,7 @@ impl Connection {
             self.counters.overlap_conflicts += 1;
         }
         if trimmed_tail {
-            self.rcv_fin_seq = None;
+            self.fin.rcv_seq = None;
         }
         self.counters.duplicate_bytes_received += r.dup_bytes as u64;
         self.counters.bytes_delivered += r.advanced as u64;
@@ -684,19 +687,19 @@ impl Connection {
             // RFC 5681 4.2: out-of-order data and gap fills are acknowledged at once;
             // RFC 9293: so is a duplicate or out-of-window segment.
             self.counters.acks_out_of_order += 1;
-            if self.ack_now == Some(AckReason::OutOfOrder) {
-                self.extra_acks += 1;
+            if self.ack.now == Some(AckReason::OutOfOrder) {
+                self.ack.extra += 1;
             }
-            self.ack_now = Some(AckReason::OutOfOrder);
+            self.ack.now = Some(AckReason::OutOfOrder);
             let ctx = self.ack_ctx(now, payload.len());
             self.ack_policy.on_out_of_order(&ctx);
             return;
         }
-        self.segs_since_ack += 1;
-        self.bytes_since_ack += r.advanced;
-        self.ack_owed_since.get_or_insert(now);
+        self.ack.segs += 1;
+        self.ack.bytes += r.advanced;
+        self.ack.owed_since.get_or_insert(now);
         if payload.len() >= self.snd_mss {
-            self.full_segs_since_ack += 1;
+            self.ack.full_segs += 1;
         }
         let ctx = self.ack_ctx(now, payload.len());
         let d = self.ack_policy.on_data(&ctx);

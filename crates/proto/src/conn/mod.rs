@@ -16,8 +16,7 @@ use crate::config::{BufferLimit, Config};
 use crate::counters::Counters;
 use crate::isn::IsnGenerator;
 use crate::nak::{NakReceiver, NakSender};
-use crate::policy::{AckPolicy, AckReason, SendPolicy};
-use crate::prr::Prr;
+use crate::policy::{AckPolicy, SendPolicy};
 use crate::rack::Rack;
 use crate::recv_buf::RecvBuffer;
 use crate::rtt::RttEstimator;
@@ -43,7 +42,12 @@ mod output;
 mod prefetch;
 mod recovery;
 mod timers;
+
+use ack::AckState;
+use ecn::EcnState;
 pub use icmp::unreach;
+use output::TxState;
+use recovery::RecoveryState;
 
 /// Why a connection ended abnormally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -121,14 +125,10 @@ pub struct Connection {
     ts: TsState,
     /// Busy / window-limited / buffer-limited times for TCP_INFO.
     chrono: crate::chrono::Chrono,
-    /// Bytes at the front of the payload buffer that belong to the caller
-    /// (`poll_transmit_with_headroom`); 0 for `poll_transmit`.
-    tx_headroom: usize,
-    /// min(available, allowed) at the start of the current transmission
-    /// opportunity (cleared when `poll_transmit` runs dry).
-    burst: Option<usize>,
-    /// When the oldest data not yet acknowledged by us arrived.
-    ack_owed_since: Option<Instant>,
+    /// What the next `poll_transmit` owes and the current transmission opportunity.
+    tx: TxState,
+    /// What is owed to the peer in ACKs, and since when.
+    ack: AckState,
     /// A reset to send on the next poll (boxed: rare, and a `TcpRepr` is 160 bytes).
     pending_rst: Option<Box<TcpRepr>>,
     /// RFC 1106 2.1: NAKed data the peer asked for, to resend at once.
@@ -146,8 +146,6 @@ pub struct Connection {
     snd_mss: usize,
     /// Peer's window in bytes, scaling applied.
     snd_wnd: usize,
-    /// In-order payload bytes received since we last sent an ACK.
-    bytes_since_ack: usize,
     /// The window size the last segment offered (Linux's tcp_sock rcv_wnd).
     rcv_wnd_last: usize,
     /// Largest window the peer has offered (RFC 1122 4.2.3.4 "Max(SND.WND)").
@@ -156,14 +154,10 @@ pub struct Connection {
     rtt_probe: Option<(SeqNumber, Instant)>,
     /// When data last went out (Linux lsndtime), for the controller's idle restart.
     last_data_sent: Option<Instant>,
-    /// An ACK should go now, and why.
-    ack_now: Option<AckReason>,
-    /// RFC 6937 PRR state of the current SACK recovery, when `recovery.prr` is on.
-    prr: Option<Prr>,
+    /// Loss recovery: duplicate ACKs, fast recovery, SACK recovery, PRR.
+    recovery: RecoveryState,
     /// The current hold episode: rule, since when, bytes held.
     hold: Option<(HoldRule, Instant, usize)>,
-    /// What the armed delayed-ACK timer was set for (for the why-trace).
-    delack_len: Duration,
     /// TCP_USER_TIMEOUT (RFC 5482).
     user_timeout: crate::chrono::UserTimeout,
     /// RFC 9293 3.3.1 send sequence variables (ISS to SND.WL2), then the receive
@@ -178,14 +172,6 @@ pub struct Connection {
     irs: SeqNumber,
     /// Right edge of the window we last advertised (RCV.NXT + RCV.WND).
     rcv_adv: SeqNumber,
-    /// RFC 6675 HighRxt: highest sequence number retransmitted in this recovery.
-    high_rxt: SeqNumber,
-    /// RFC 6582 "recover": highest sequence sent when recovery began.
-    recover: SeqNumber,
-    /// A single segment to retransmit at once (fast retransmit, partial ACK).
-    rexmit_one: Option<SeqNumber>,
-    /// Sequence number of a FIN seen from the peer, perhaps ahead of a gap.
-    rcv_fin_seq: Option<SeqNumber>,
     /// RFC 8985 7.3 TLP.end_seq: SND.MAX when the outstanding probe went out.
     tlp_end: Option<SeqNumber>,
     /// End of the last partial segment of new data sent (Minshall).
@@ -194,72 +180,18 @@ pub struct Connection {
     /// Zero-window probes sent since the last acceptable ACK (Linux's
     /// icsk_probes_out, TCP_INFO's tcpi_probes).
     probes_out: u32,
-    segs_since_ack: u32,
-    full_segs_since_ack: u32,
-    dupacks: u32,
     /// Consecutive expiries of the retransmission timer.
     retries: u32,
-    /// Further immediate ACKs owed: each out-of-order segment gets its own
-    /// (duplicate) ACK even when several arrive before the next poll (RFC 5681 4.2).
-    extra_acks: u32,
     error: Option<ConnError>,
     local_port: u16,
     remote_port: u16,
     state: State,
-    snd_wscale: u8,
-    rcv_wscale: u8,
-    /// The application closed its sending side: FIN follows the queued data.
-    fin_queued: bool,
-    /// The peer's FIN has been received in order.
-    fin_rcvd: bool,
-    /// RFC 2018 2: both SYNs carried SACK-permitted.
-    sack_ok: bool,
-    /// RFC 1106 2: both SYNs carried NAK-permitted.
-    nak_ok: bool,
-    /// RFC 1106 3: both SYNs carried the big-window option (wscale then unused).
-    bigwin: bool,
-    /// The ACK owed is an RFC 5961 challenge ACK (FreeBSD sends it with
-    /// tcp_respond, outside tcp_output: no FIN repeated on it).
-    challenge_owed: bool,
-    /// The current recovery is driven by the SACK scoreboard (RFC 6675), not NewReno.
-    sack_recovery: bool,
-    /// RFC 6675 5 step 4.3: the first retransmission of a recovery ignores pipe.
-    rxt_first: bool,
-    /// RFC 3168 6.1.1: both SYNs negotiated ECN.
-    ecn_ok: bool,
-    /// RFC 3168 6.1.3: a CE mark arrived; set ECE on every segment until CWR.
-    ece_pending: bool,
-    /// RFC 3168 6.1.2: cwnd was reduced for ECE; the next new data carries CWR.
-    cwr_pending: bool,
-    /// The driver saw IP ECN CE on the segment it hands in next (RFC 3168 5).
-    ce_next: bool,
-    /// The segment poll_transmit last returned goes out ECT(0) (RFC 3168 6.1.2, 6.1.5).
-    last_tx_ect: bool,
-    /// New data went out: re-arm the probe timeout (RFC 8985 7.2).
-    tlp_rearm: bool,
-    /// Our FIN went in a segment of its own (no data with it).
-    fin_alone: bool,
-    /// A zero-window probe of the old-sequence kind is due (`WindowProbe::OldSeq`).
-    old_seq_probe: bool,
-    /// Data was written with nothing in flight: check for an idle restart
-    /// at the next transmit (tcp_skb_entail's tcp_slow_start_after_idle_check).
-    idle_check: bool,
-    in_recovery: bool,
-    /// The application closed its end for reading (close(), SHUT_RD): new
-    /// data arriving in FIN-WAIT is answered with a reset.
-    rcv_shutdown: bool,
-    /// The persist timer fired: send one segment even if the window says no.
-    force_one: bool,
-    /// A read opened the window and the ACK policy has yet to say when to announce it.
-    window_opened: bool,
-    /// A read emptied the receive queue since the last transmit: the ACK
-    /// policy may send an owed ACK now (Linux tcp_cleanup_rbuf).
-    read_emptied: bool,
-    /// Send SYN (SYN-SENT) or SYN-ACK (SYN-RECEIVED) on the next poll.
-    need_syn: bool,
-    /// The send policy's timer fired since the last segment (Linux pushes
-    /// data a timer releases: tcp_write_wakeup sets PSH).
-    policy_timer_fired: bool,
+    /// What the SYNs negotiated.
+    negotiated: Negotiated,
+    /// Both ends of the stream: our FIN, the peer's, and reading shut down.
+    fin: FinState,
+    /// RFC 3168 ECN state.
+    ecn: EcnState,
     /// Opened by `listen` (a reset in SYN-RECEIVED returns to LISTEN, RFC 9293 3.10.7.4).
     passive: bool,
     // The counters lead with their per-segment ones.
@@ -276,8 +208,6 @@ pub struct Connection {
     sack_bsd: crate::sack_bsd::BsdSackList,
     /// TCP Fast Open progress (RFC 7413).
     tfo: crate::fastopen::TfoState,
-    /// RFC 3168 6.1.2: SND.MAX at the last ECN reduction (once per window).
-    ecn_recover: Option<SeqNumber>,
     /// RFC 8985 6 RACK per-segment transmit times and loss marks, when `recovery.rack` is on.
     rack: Rack,
     /// How much of cwnd the sender used this window (Linux tcp_cwnd_validate).
@@ -295,6 +225,36 @@ pub struct Connection {
     tx_streak: usize,
     tx_budget: usize,
     trace: Vec<TraceEvent>,
+}
+
+/// The options both SYNs carried (RFC 9293 3.7.1's negotiation).
+#[derive(Clone, Copy, Debug, Default)]
+struct Negotiated {
+    /// RFC 2018 2: both SYNs carried SACK-permitted.
+    sack: bool,
+    /// RFC 1106 2: both SYNs carried NAK-permitted.
+    nak: bool,
+    /// RFC 1106 3: both SYNs carried the big-window option (wscale then unused).
+    bigwin: bool,
+    /// RFC 7323 2: the window-scale shifts, the peer's (send) and ours (receive).
+    snd_wscale: u8,
+    rcv_wscale: u8,
+}
+
+/// Where each direction of the stream stands on closing.
+#[derive(Clone, Copy, Debug, Default)]
+struct FinState {
+    /// The application closed its sending side: FIN follows the queued data.
+    queued: bool,
+    /// The peer's FIN has been received in order.
+    rcvd: bool,
+    /// Our FIN went in a segment of its own (no data with it).
+    alone: bool,
+    /// The application closed its end for reading (close(), SHUT_RD): new
+    /// data arriving in FIN-WAIT is answered with a reset.
+    rcv_shutdown: bool,
+    /// Sequence number of a FIN seen from the peer, perhaps ahead of a gap.
+    rcv_seq: Option<SeqNumber>,
 }
 
 /// The configured congestion controller for send MSS `mss` (RFC 6928 initial window).
@@ -343,6 +303,12 @@ impl Connection {
             local_port,
             remote_port: 0,
             passive: false,
+            negotiated: Negotiated::default(),
+            fin: FinState::default(),
+            ecn: EcnState::default(),
+            recovery: RecoveryState::new(isn),
+            tx: TxState::default(),
+            ack: AckState::default(),
             isn_gen,
             iss: isn,
             snd_una: isn,
@@ -357,81 +323,39 @@ impl Connection {
             rcv_wnd_last: 0,
             send_buf: SendBuffer::new(cfg.snd_buf),
             recv_buf: RecvBuffer::new(rcv_buf_size, cfg.max_ooo_ranges),
-            fin_queued: false,
-            fin_rcvd: false,
-            rcv_fin_seq: None,
             snd_mss: mss,
-            snd_wscale: 0,
-            rcv_wscale: 0,
             ts: TsState::new(isn.0),
-            sack_ok: false,
-            nak_ok: false,
-            bigwin: false,
             rcv_buf_size,
             rcv_buf_limit,
             sack_rx: SackReporter::default(),
             sack_bsd: Default::default(),
-            challenge_owed: false,
             scoreboard: Scoreboard::default(),
-            high_rxt: isn,
-            sack_recovery: false,
-            rxt_first: false,
-            prr: None,
-            ecn_ok: false,
             tfo: crate::fastopen::TfoState::default(),
             delivered_ends: VecDeque::new(),
-            ece_pending: false,
-            cwr_pending: false,
-            ecn_recover: None,
-            ce_next: false,
-            last_tx_ect: false,
             tlp_end: None,
-            tlp_rearm: false,
-            fin_alone: false,
             rack: Rack::default(),
             cwnd_usage: CwndUsage::default(),
             send_times: SendTimes::default(),
             last_data_sent: None,
-            old_seq_probe: false,
-            idle_check: false,
             nak_rx: NakReceiver::default(),
             nak_tx: NakSender::default(),
             pending_naks: VecDeque::new(),
             rtt,
             rtt_probe: None,
             cc,
-            dupacks: 0,
-            recover: isn,
-            in_recovery: false,
-            rexmit_one: None,
             retries: 0,
             chrono: Default::default(),
             user_timeout: Default::default(),
-            rcv_shutdown: false,
             persist_backoff: 0,
             probes_out: 0,
-            force_one: false,
             last_partial_end: None,
             policy_since: None,
             timers: [None; TIMERS],
-            ack_now: None,
-            extra_acks: 0,
-            segs_since_ack: 0,
-            full_segs_since_ack: 0,
-            bytes_since_ack: 0,
-            window_opened: false,
-            read_emptied: false,
-            delack_len: Duration::ZERO,
-            need_syn: false,
             pending_rst: None,
             last_invalid_ack: None,
             tx_streak: 0,
-            tx_headroom: 0,
             tx_budget: 0,
-            burst: None,
-            policy_timer_fired: false,
             hold: None,
-            ack_owed_since: None,
             trace: Vec::new(),
             send_policy: cfg.send_policy.build(),
             ack_policy: cfg.ack_policy.build(&cfg),
@@ -455,7 +379,7 @@ impl Connection {
         let mut c = Connection::new(config, local_port, iss, Box::new(isn));
         c.remote_port = remote_port;
         c.state = State::SynSent;
-        c.need_syn = true;
+        c.tx.need_syn = true;
         c
     }
 
@@ -480,8 +404,8 @@ impl Connection {
         self.snd_una = iss;
         self.snd_nxt = iss;
         self.snd_max = iss;
-        self.high_rxt = iss;
-        self.recover = iss;
+        self.recovery.high_rxt = iss;
+        self.recovery.recover = iss;
         self.ts = TsState::new(iss.0);
     }
 
@@ -519,22 +443,22 @@ impl Connection {
 
     /// RFC 2018 2: SACK was negotiated.
     pub fn sack_enabled(&self) -> bool {
-        self.sack_ok
+        self.negotiated.sack
     }
 
     /// RFC 1106 2: NAKs were negotiated.
     pub fn nak_enabled(&self) -> bool {
-        self.nak_ok
+        self.negotiated.nak
     }
 
     /// RFC 1106 3: big windows were negotiated.
     pub fn big_window_enabled(&self) -> bool {
-        self.bigwin
+        self.negotiated.bigwin
     }
 
     /// RFC 7323 2: (send, receive) window-scale shifts in use.
     pub fn window_scales(&self) -> (u8, u8) {
-        (self.snd_wscale, self.rcv_wscale)
+        (self.negotiated.snd_wscale, self.negotiated.rcv_wscale)
     }
 
     /// Receive buffer granted within the memory caps (RFC 1106 5), and what capped it.
@@ -574,7 +498,7 @@ impl Connection {
 
     /// RCV.NXT: next sequence number expected from the peer.
     pub fn rcv_nxt(&self) -> SeqNumber {
-        self.irs + 1 + self.recv_buf.nxt() as usize + self.fin_rcvd as usize
+        self.irs + 1 + self.recv_buf.nxt() as usize + self.fin.rcvd as usize
     }
 
     /// Peer's offered window in bytes (scaled).
@@ -588,8 +512,8 @@ impl Connection {
     }
 
     fn send_cwnd(&self) -> usize {
-        match self.prr {
-            Some(p) if self.sack_recovery => p.cwnd,
+        match self.recovery.prr {
+            Some(p) if self.recovery.sack => p.cwnd,
             _ => self.cc.cwnd(),
         }
     }
@@ -618,9 +542,9 @@ impl Connection {
             self.error = err;
         }
         self.timers = [None; TIMERS];
-        self.ack_now = None;
-        self.need_syn = false;
-        self.rexmit_one = None;
+        self.ack.now = None;
+        self.tx.need_syn = false;
+        self.recovery.rexmit_one = None;
     }
 
     fn enter_time_wait(&mut self, now: Instant) {
@@ -651,11 +575,11 @@ impl Connection {
 
     /// Our FIN has been sent (and not rolled back by go-back-N).
     fn fin_sent(&self) -> bool {
-        self.fin_queued && self.snd_nxt > self.fin_seq()
+        self.fin.queued && self.snd_nxt > self.fin_seq()
     }
 
     fn fin_acked(&self) -> bool {
-        self.fin_queued && self.snd_una > self.fin_seq()
+        self.fin.queued && self.snd_una > self.fin_seq()
     }
 
     fn unsent(&self) -> usize {

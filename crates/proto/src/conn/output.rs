@@ -10,6 +10,31 @@ use crate::time::{Duration, Instant};
 use crate::trace::{HoldRule, TraceEvent};
 use crate::wire::{Flags, TcpOptions, TcpRepr, RFC1106_BIGWIN_MAX};
 
+/// What the next `poll_transmit` owes, and the current transmission opportunity.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct TxState {
+    /// Bytes at the front of the payload buffer that belong to the caller
+    /// (`poll_transmit_with_headroom`); 0 for `poll_transmit`.
+    pub(super) headroom: usize,
+    /// min(available, allowed) at the start of the current transmission
+    /// opportunity (cleared when `poll_transmit` runs dry).
+    pub(super) burst: Option<usize>,
+    /// Send SYN (SYN-SENT) or SYN-ACK (SYN-RECEIVED) on the next poll.
+    pub(super) need_syn: bool,
+    /// The persist timer fired: send one segment even if the window says no.
+    pub(super) force_one: bool,
+    /// A zero-window probe of the old-sequence kind is due (`WindowProbe::OldSeq`).
+    pub(super) old_seq_probe: bool,
+    /// Data was written with nothing in flight: check for an idle restart
+    /// at the next transmit (tcp_skb_entail's tcp_slow_start_after_idle_check).
+    pub(super) idle_check: bool,
+    /// New data went out: re-arm the probe timeout (RFC 8985 7.2).
+    pub(super) tlp_rearm: bool,
+    /// The send policy's timer fired since the last segment (Linux pushes
+    /// data a timer releases: tcp_write_wakeup sets PSH).
+    pub(super) policy_timer_fired: bool,
+}
+
 impl Connection {
     /// Like [`poll_transmit`](Self::poll_transmit), but `buf` is resized to
     /// `headroom` bytes (their contents unspecified) and the payload is written
@@ -22,18 +47,18 @@ impl Connection {
         headroom: usize,
     ) -> Option<TcpRepr> {
         buf.resize(headroom, 0);
-        self.tx_headroom = headroom;
+        self.tx.headroom = headroom;
         let r = self.poll_transmit(now, buf);
-        self.tx_headroom = 0;
+        self.tx.headroom = 0;
         r
     }
 
     /// The next segment to send, if any; its payload is written into `payload`
     /// (cleared first). Call until it returns `None`.
     pub fn poll_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
-        self.last_tx_ect = false;
+        self.ecn.last_tx_ect = false;
         let r = self.next_transmit(now, payload);
-        if std::mem::take(&mut self.tlp_rearm) && self.cfg.recovery.tlp {
+        if std::mem::take(&mut self.tx.tlp_rearm) && self.cfg.recovery.tlp {
             self.arm_tlp(now);
         }
         // The drain budget only feeds a debug assertion: no work in release.
@@ -65,7 +90,7 @@ impl Connection {
         let seq_space = self.send_buf.len() + 2;
         4 * seq_space
             + self.nak_tx.queued_bytes()
-            + self.extra_acks as usize
+            + self.ack.extra as usize
             + self.pending_naks.len()
             + 8
     }
@@ -99,10 +124,10 @@ impl Connection {
     }
 
     fn next_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
-        payload.truncate(self.tx_headroom);
-        if std::mem::take(&mut self.read_emptied)
-            && self.ack_now.is_none()
-            && self.ack_owed_since.is_some()
+        payload.truncate(self.tx.headroom);
+        if std::mem::take(&mut self.ack.read_emptied)
+            && self.ack.now.is_none()
+            && self.ack.owed_since.is_some()
             && self.state.synchronized()
         {
             let ctx = self.ack_ctx(now, 0);
@@ -110,8 +135,8 @@ impl Connection {
                 self.apply_ack_decision(now, AckDecision::Now(reason));
             }
         }
-        if std::mem::take(&mut self.window_opened)
-            && self.ack_now.is_none()
+        if std::mem::take(&mut self.ack.window_opened)
+            && self.ack.now.is_none()
             && self.state.synchronized()
         {
             let ctx = self.ack_ctx(now, 0);
@@ -136,7 +161,7 @@ impl Connection {
                 return self.maybe_pure_ack(now);
             }
             State::SynSent | State::SynReceived => {
-                if self.need_syn {
+                if self.tx.need_syn {
                     return Some(self.emit_syn_with(now, payload));
                 }
                 // RFC 7413 4.3.2: a Fast Open server may send data before
@@ -147,7 +172,7 @@ impl Connection {
             }
             _ => {}
         }
-        if std::mem::take(&mut self.old_seq_probe) {
+        if std::mem::take(&mut self.tx.old_seq_probe) {
             let seg = self.header(now, self.snd_una - 1, Flags::ACK);
             self.counters.segments_sent += 1;
             return Some(seg);
@@ -158,7 +183,7 @@ impl Connection {
         if let Some(r) = self.emit_sack_rexmit(now, payload) {
             return Some(r);
         }
-        if let Some(seq) = self.rexmit_one.take() {
+        if let Some(seq) = self.recovery.rexmit_one.take() {
             if seq >= self.snd_una && seq < self.snd_max {
                 if let Some(r) = self.emit_retransmit_one(now, seq, payload) {
                     return Some(r);
@@ -171,7 +196,7 @@ impl Connection {
         if let Some(r) = sent {
             return Some(r);
         }
-        self.burst = None;
+        self.tx.burst = None;
         self.arm_persist_if_needed(now);
         self.maybe_pure_ack(now)
     }
@@ -189,7 +214,7 @@ impl Connection {
     }
 
     pub(super) fn emit_syn(&mut self, now: Instant) -> TcpRepr {
-        self.need_syn = false;
+        self.tx.need_syn = false;
         let mut flags = Flags::SYN;
         if self.state == State::SynReceived {
             flags = flags | Flags::ACK;
@@ -214,17 +239,17 @@ impl Connection {
         let want = self.cfg.options;
         let active = self.state == State::SynSent;
         let offer_ws = want.window_scale
-            && !self.bigwin
-            && (active || self.snd_wscale > 0 || self.rcv_wscale > 0);
+            && !self.negotiated.bigwin
+            && (active || self.negotiated.snd_wscale > 0 || self.negotiated.rcv_wscale > 0);
         if offer_ws {
             r.options.window_scale = Some(self.offered_wscale());
         }
         if want.timestamps && (active || self.ts.enabled) {
             r.options.timestamps = Some(self.ts.option(now));
         }
-        r.options.sack_permitted = want.sack && (active || self.sack_ok);
-        r.options.nak_permitted = want.nak && (active || self.nak_ok);
-        if want.big_window && (active || self.bigwin) {
+        r.options.sack_permitted = want.sack && (active || self.negotiated.sack);
+        r.options.nak_permitted = want.nak && (active || self.negotiated.nak);
+        if want.big_window && (active || self.negotiated.bigwin) {
             // RFC 1106 3 option B: our 30-bit window, never more than we can buffer (5).
             let w = self.rcv_buf_size.min(RFC1106_BIGWIN_MAX as usize);
             r.options.big_window_offer = Some(w as u32);
@@ -263,11 +288,11 @@ impl Connection {
     pub(super) fn header(&mut self, now: Instant, seq: SeqNumber, flags: Flags) -> TcpRepr {
         let (window, upper) = self.window_to_advertise();
         let options = self.segment_options(now, upper);
-        let since = self.ack_owed_since.take();
-        if self.cfg.trace && (since.is_some() || self.ack_now.is_some()) {
+        let since = self.ack.owed_since.take();
+        if self.cfg.trace && (since.is_some() || self.ack.now.is_some()) {
             self.trace.push(TraceEvent::AckSent {
                 at: now,
-                reason: self.ack_now.unwrap_or(AckReason::Piggyback),
+                reason: self.ack.now.unwrap_or(AckReason::Piggyback),
                 waited: since.map_or(Duration::ZERO, |t| now - t),
             });
         }
@@ -313,26 +338,28 @@ impl Connection {
     /// RFC 6675 5 step 4 and NextSeg rule 1: during SACK recovery, resend the
     /// first lost, unSACKed data while cwnd - pipe allows a segment.
     fn emit_sack_rexmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
-        if !self.sack_recovery {
+        if !self.recovery.sack {
             return None;
         }
         let (mss, th) = (self.snd_mss, self.cfg.dupack_threshold);
         let (una, max) = (self.snd_una, self.snd_max);
-        let hole = if self.rxt_first && self.scoreboard.sacked_end(una).is_none() {
+        let hole = if self.recovery.rxt_first && self.scoreboard.sacked_end(una).is_none() {
             // RFC 6675 5 step 4.3: the first segment goes regardless of pipe.
             Some((
                 una,
                 self.scoreboard.next_sacked(una).unwrap_or(max).min(max),
             ))
         } else {
-            let pipe = self.scoreboard.pipe(una, max, self.high_rxt, th, mss);
+            let pipe = self
+                .scoreboard
+                .pipe(una, max, self.recovery.high_rxt, th, mss);
             if pipe + mss > self.send_cwnd() {
                 return None;
             }
             self.scoreboard
-                .next_lost(una, self.high_rxt.max(una), th, mss)
+                .next_lost(una, self.recovery.high_rxt.max(una), th, mss)
         };
-        self.rxt_first = false;
+        self.recovery.rxt_first = false;
         let (start, end) = hole?;
         let end = end.min(max);
         if start >= end {
@@ -340,11 +367,11 @@ impl Connection {
         }
         let r = self.emit_range(now, start, end.distance_from(start).min(mss), payload)?;
         // HighRxt only moves forward, and within SND.MAX: each call makes progress.
-        let sent = payload.len() - self.tx_headroom + r.flags.fin() as usize;
-        if let Some(p) = &mut self.prr {
+        let sent = payload.len() - self.tx.headroom + r.flags.fin() as usize;
+        if let Some(p) = &mut self.recovery.prr {
             p.on_sent(sent);
         }
-        self.high_rxt = (start + sent.max(1)).min(max);
+        self.recovery.high_rxt = (start + sent.max(1)).min(max);
         self.counters.sack_retransmits += 1;
         Some(r)
     }
@@ -368,7 +395,7 @@ impl Connection {
         if let Some(e) = self.send_buf.next_record_end_after(off) {
             len = len.min((e - off) as usize);
         }
-        let fin = self.fin_queued && off + len as u64 == self.send_buf.end() && sent > queued;
+        let fin = self.fin.queued && off + len as u64 == self.send_buf.end() && sent > queued;
         if len == 0 && !fin {
             return None;
         }
@@ -427,7 +454,7 @@ impl Connection {
         let nxt_off = self.off_of(self.snd_nxt);
         let end = self.send_buf.end();
         let unsent = (end - nxt_off) as usize;
-        let fin_pending = self.fin_queued && !self.fin_sent();
+        let fin_pending = self.fin.queued && !self.fin_sent();
         if unsent == 0 && !fin_pending {
             self.note_rwnd_chrono(now, 0, 0);
             return None;
@@ -436,7 +463,7 @@ impl Connection {
         let wnd_room = self.snd_wnd.saturating_sub(flight);
         self.note_rwnd_chrono(now, unsent, wnd_room);
         // RFC 6675 5: in SACK recovery, cwnd bounds pipe rather than FlightSize.
-        let cc_flight = if self.sack_recovery {
+        let cc_flight = if self.recovery.sack {
             self.sack_pipe()
         } else {
             flight
@@ -444,13 +471,13 @@ impl Connection {
         // RFC 3042 (RFC 5681 3.2): on the first and second duplicate ACK a new
         // segment may go, so the flight may exceed cwnd by up to 2 SMSS. Not
         // with RFC 1106 NAKs, which replace duplicate-ACK loss detection.
-        let limited_transmit = if !self.in_recovery
-            && !self.nak_ok
+        let limited_transmit = if !self.recovery.active
+            && !self.negotiated.nak
             && self.snd_nxt == self.snd_max
-            && self.dupacks > 0
-            && self.dupacks < self.cfg.dupack_threshold
+            && self.recovery.dupacks > 0
+            && self.recovery.dupacks < self.cfg.dupack_threshold
         {
-            self.dupacks.min(2) as usize * self.snd_mss
+            self.recovery.dupacks.min(2) as usize * self.snd_mss
         } else {
             0
         };
@@ -462,7 +489,7 @@ impl Connection {
             HoldRule::Cwnd
         };
         let mss = self.snd_mss;
-        let burst = *self.burst.get_or_insert(unsent.min(allowed));
+        let burst = *self.tx.burst.get_or_insert(unsent.min(allowed));
         let mut len = unsent
             .min(allowed)
             .min(mss)
@@ -479,7 +506,7 @@ impl Connection {
             len = r;
         }
         let retransmission = self.snd_nxt < self.snd_max;
-        let forced = self.force_one;
+        let forced = self.tx.force_one;
 
         if forced && len > 0 && len < unsent.min(mss) && !retransmission {
             // A loss probe is one full segment whatever cwnd leaves (Linux's
@@ -559,14 +586,14 @@ impl Connection {
                 }
             }
         }
-        self.force_one = false;
+        self.tx.force_one = false;
         let fin = fin_pending && nxt_off + len as u64 == end;
         if len == 0 && !fin {
             return None;
         }
         let mut timer_released = false;
         if let Some((rule, since, bytes)) = self.hold.take() {
-            timer_released = self.policy_timer_fired && matches!(rule, HoldRule::Policy(_));
+            timer_released = self.tx.policy_timer_fired && matches!(rule, HoldRule::Policy(_));
             self.disarm(Timer::Policy);
             if self.cfg.trace {
                 self.trace.push(TraceEvent::Release {
@@ -589,7 +616,7 @@ impl Connection {
         if self.cfg.psh_at_window_limit
             && len > 0
             && !retransmission
-            && !self.in_recovery
+            && !self.recovery.active
             && limited_transmit == 0
             && !forced
             && ((len < unsent
@@ -601,9 +628,9 @@ impl Connection {
             // pushes what it let out.
             r.flags = r.flags | Flags::PSH;
         }
-        self.policy_timer_fired = false;
-        if self.sack_recovery {
-            if let Some(p) = &mut self.prr {
+        self.tx.policy_timer_fired = false;
+        if self.recovery.sack {
+            if let Some(p) = &mut self.recovery.prr {
                 p.on_sent(len + fin as usize);
             }
         }
@@ -654,18 +681,18 @@ impl Connection {
         if fin {
             flags = flags | Flags::FIN;
         }
-        let acked_new = self.segs_since_ack > 0;
+        let acked_new = self.ack.segs > 0;
         let new_data = len > 0 && seq >= self.snd_max;
         if (len > 0 || fin) && seq >= self.snd_max {
             self.user_timeout
                 .on_new_segment(seq + len + fin as usize, now);
         }
         // A new FIN arms the probe as new data does (tcp_event_new_data_sent).
-        self.tlp_rearm |= new_data || (fin && seq + len >= self.snd_max);
+        self.tx.tlp_rearm |= new_data || (fin && seq + len >= self.snd_max);
         if fin && seq >= self.snd_max {
-            self.fin_alone = len == 0;
+            self.fin.alone = len == 0;
         }
-        self.tlp_rearm |= new_data;
+        self.tx.tlp_rearm |= new_data;
         if len > 0 {
             if self.send_times.is_empty() {
                 // tcp_event_data_sent: nothing in flight, CA_EVENT_TX_START.
@@ -677,7 +704,7 @@ impl Connection {
             self.last_data_sent = Some(now);
             self.send_times.on_sent(seq, seq + len, now);
         }
-        if self.cfg.recovery.rack && self.sack_ok && (len > 0 || fin) {
+        if self.cfg.recovery.rack && self.negotiated.sack && (len > 0 || fin) {
             // RFC 8985 6.1: Segment.xmit_ts for RACK.
             self.rack.on_sent(seq, seq + len + fin as usize, now);
         }

@@ -5,8 +5,47 @@
 use super::{Connection, Timer};
 use crate::cc::{AckSample, CwndValidation};
 use crate::prr::Prr;
+use crate::seq::SeqNumber;
 use crate::time::{Duration, Instant};
 use crate::wire::{Nak, TcpRepr};
+
+/// Loss-recovery state: duplicate ACKs (RFC 5681), NewReno's (RFC 6582) or
+/// the SACK scoreboard's (RFC 6675) recovery, and PRR's (RFC 6937).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RecoveryState {
+    /// In fast recovery (NewReno or SACK).
+    pub(super) active: bool,
+    /// The current recovery is driven by the SACK scoreboard (RFC 6675), not NewReno.
+    pub(super) sack: bool,
+    /// RFC 6675 5 step 4.3: the first retransmission of a recovery ignores pipe.
+    pub(super) rxt_first: bool,
+    /// Duplicate ACKs counted since SND.UNA last moved.
+    pub(super) dupacks: u32,
+    /// RFC 6582 "recover": highest sequence sent when recovery began.
+    pub(super) recover: SeqNumber,
+    /// RFC 6675 HighRxt: highest sequence number retransmitted in this recovery.
+    pub(super) high_rxt: SeqNumber,
+    /// A single segment to retransmit at once (fast retransmit, partial ACK).
+    pub(super) rexmit_one: Option<SeqNumber>,
+    /// RFC 6937 PRR state of the current SACK recovery, when `recovery.prr` is on.
+    pub(super) prr: Option<Prr>,
+}
+
+impl RecoveryState {
+    /// No recovery, with the send sequence space starting at `iss`.
+    pub(super) fn new(iss: SeqNumber) -> Self {
+        RecoveryState {
+            active: false,
+            sack: false,
+            rxt_first: false,
+            dupacks: 0,
+            recover: iss,
+            high_rxt: iss,
+            rexmit_one: None,
+            prr: None,
+        }
+    }
+}
 
 impl Connection {
     /// RFC 6675 4: the data estimated in flight from the SACK scoreboard.
@@ -14,7 +53,7 @@ impl Connection {
         self.scoreboard.pipe(
             self.snd_una,
             self.snd_max,
-            self.high_rxt,
+            self.recovery.high_rxt,
             self.cfg.dupack_threshold,
             self.snd_mss,
         )
@@ -69,7 +108,7 @@ impl Connection {
         let mut exited_recovery = false;
         if ack > self.snd_una {
             let acked = ack.distance_from(self.snd_una);
-            let fin_now_acked = self.fin_queued && ack > self.fin_seq();
+            let fin_now_acked = self.fin.queued && ack > self.fin_seq();
             // The SYN occupies ISS: the ACK that completes a passive open covers
             // it, not a byte of data written meanwhile in SYN-RECEIVED.
             let syn_now_acked = self.snd_una == self.iss && self.send_buf.head() == 0;
@@ -85,8 +124,8 @@ impl Connection {
                 self.snd_nxt = self.snd_una;
             }
             self.scoreboard.advance(ack);
-            if self.high_rxt < ack {
-                self.high_rxt = ack;
+            if self.recovery.high_rxt < ack {
+                self.recovery.high_rxt = ack;
             }
             let rtt = self.take_rtt_sample(now, seg);
             // The congestion module's sample is the newest segment's send time,
@@ -101,24 +140,24 @@ impl Connection {
             });
             self.retries = 0;
             self.rtt.reset_backoff();
-            if self.in_recovery {
-                if ack >= self.recover {
+            if self.recovery.active {
+                if ack >= self.recovery.recover {
                     // RFC 6675 5 step 3 / RFC 6582 3.2 step 6: recovery ends.
-                    if !self.sack_recovery {
+                    if !self.recovery.sack {
                         let flight = self.snd_max.distance_from(self.snd_una);
                         self.cc.on_recovery_exit(flight, self.snd_mss);
                     }
-                    self.in_recovery = false;
-                    self.sack_recovery = false;
+                    self.recovery.active = false;
+                    self.recovery.sack = false;
                     exited_recovery = true;
                     // RFC 6937 3: on exit cwnd = ssthresh, which the controller holds.
-                    self.prr = None;
-                } else if self.sack_recovery {
+                    self.recovery.prr = None;
+                } else if self.recovery.sack {
                     // RFC 6675: a partial ACK only updates the scoreboard; pipe decides.
                 } else {
                     // RFC 6582 3.2 step 5: partial ACK, retransmit the next hole.
                     self.cc.on_partial_ack(acked, self.snd_mss);
-                    self.rexmit_one = Some(self.snd_una);
+                    self.recovery.rexmit_one = Some(self.snd_una);
                 }
             } else if self.window_in_use() {
                 let grow = self.newly_delivered(acked, sacked_before);
@@ -126,7 +165,7 @@ impl Connection {
             } else {
                 self.cc.on_ack_window_unused(acked, self.snd_mss);
             }
-            self.dupacks = 0;
+            self.recovery.dupacks = 0;
             // RFC 6298 5.2-5.3.
             if self.snd_una == self.snd_max {
                 self.disarm(Timer::Retransmit);
@@ -137,21 +176,21 @@ impl Connection {
             if self.tlp_end.is_some_and(|e| ack >= e) {
                 self.tlp_end = None;
             }
-            self.tlp_rearm = true;
+            self.tx.tlp_rearm = true;
         }
         // RFC 6675 Update(): fold the ACK's SACK blocks into the scoreboard.
-        let sack_new = self.sack_ok
+        let sack_new = self.negotiated.sack
             && !seg.options.sack_blocks.is_empty()
             && self.scoreboard.update(
                 self.snd_una,
                 self.snd_max,
                 seg.options.sack_blocks.as_slice(),
             );
-        if self.sack_ok && !self.nak_ok {
+        if self.negotiated.sack && !self.negotiated.nak {
             // RFC 6675 5: an ACK carrying new SACK information counts as a duplicate.
             if ack == self.snd_una && (is_dup || (sack_new && flight_before > 0)) {
                 self.counters.dup_acks_received += is_dup as u64;
-                self.dupacks += 1;
+                self.recovery.dupacks += 1;
             }
             if self.cfg.recovery.rack {
                 let blocks = seg.options.sack_blocks.as_slice();
@@ -169,17 +208,17 @@ impl Connection {
             // With RACK only its marks start recovery (RFC 8985 6.2; Linux's
             // tcp_time_to_recover skips the DupThresh heuristic under RACK):
             // reordering seen earlier keeps a window open for late segments.
-            if !self.in_recovery
+            if !self.recovery.active
                 && !self.cfg.recovery.rack
-                && self.snd_una > self.recover
+                && self.snd_una > self.recovery.recover
                 && self.snd_una < self.snd_max
-                && (self.dupacks >= thresh
+                && (self.recovery.dupacks >= thresh
                     || self.scoreboard.is_lost(self.snd_una, thresh, self.snd_mss))
             {
                 self.enter_sack_recovery();
             }
-            if self.sack_recovery {
-                if let Some(mut prr) = self.prr {
+            if self.recovery.sack {
+                if let Some(mut prr) = self.recovery.prr {
                     let delivered = (self.snd_una.distance_from(una_before) as i64
                         + self.scoreboard.sacked_bytes() as i64
                         - sacked_before as i64)
@@ -190,26 +229,28 @@ impl Connection {
                     } else {
                         prr.on_ack(delivered, pipe, self.snd_mss);
                     }
-                    self.prr = Some(prr);
+                    self.recovery.prr = Some(prr);
                 }
             }
         } else if is_dup {
             self.counters.dup_acks_received += 1;
-            self.dupacks += 1;
-            if self.nak_ok {
+            self.recovery.dupacks += 1;
+            if self.negotiated.nak {
                 // RFC 1106 4.3: no duplicate-ACK fast retransmit while NAKs are in use.
-                if self.dupacks == self.cfg.dupack_threshold {
+                if self.recovery.dupacks == self.cfg.dupack_threshold {
                     self.counters.fast_retransmits_suppressed += 1;
                 }
-            } else if self.in_recovery {
+            } else if self.recovery.active {
                 self.cc.on_recovery_dupack(self.snd_mss);
-            } else if self.dupacks == self.cfg.dupack_threshold && ack > self.recover {
+            } else if self.recovery.dupacks == self.cfg.dupack_threshold
+                && ack > self.recovery.recover
+            {
                 // RFC 6582 3.2 step 2: enter fast retransmit / fast recovery.
-                self.recover = self.snd_max;
-                self.in_recovery = true;
+                self.recovery.recover = self.snd_max;
+                self.recovery.active = true;
                 self.cc
-                    .on_fast_retransmit(flight_before, self.snd_mss, self.dupacks);
-                self.rexmit_one = Some(self.snd_una);
+                    .on_fast_retransmit(flight_before, self.snd_mss, self.recovery.dupacks);
+                self.recovery.rexmit_one = Some(self.snd_una);
                 self.rtt_probe = None;
                 self.counters.fast_retransmits += 1;
             }
@@ -234,18 +275,22 @@ impl Connection {
     /// RFC 8985 6.2 steps 4-5 and 6.3: mark segments lost by time, resend a
     /// lost retransmission, start recovery on a loss, (re)arm the reordering timer.
     pub(super) fn rack_detect(&mut self, now: Instant) {
-        if !self.cfg.recovery.rack || !self.sack_ok || self.nak_ok || !self.state.synchronized() {
+        if !self.cfg.recovery.rack
+            || !self.negotiated.sack
+            || self.negotiated.nak
+            || !self.state.synchronized()
+        {
             return;
         }
         let thresh = self.cfg.dupack_threshold as usize;
         let dupthresh_sacked = self.scoreboard.sacked_bytes() >= thresh * self.snd_mss;
         let reo = self
             .rack
-            .reo_wnd(self.in_recovery, dupthresh_sacked, self.rtt.srtt());
+            .reo_wnd(self.recovery.active, dupthresh_sacked, self.rtt.srtt());
         let det = self.rack.detect_loss(now, reo);
         if let Some(s) = det.lost_rexmit {
             // The retransmission is lost too: NextSeg finds it again.
-            self.high_rxt = self.high_rxt.min(s).max(self.snd_una);
+            self.recovery.high_rxt = self.recovery.high_rxt.min(s).max(self.snd_una);
         }
         self.scoreboard.set_rack_lost(self.rack.lost_end());
         match det.timeout {
@@ -254,7 +299,10 @@ impl Connection {
         }
         if det.newly_lost {
             self.counters.rack_losses += 1;
-            if !self.in_recovery && self.snd_una > self.recover && self.snd_una < self.snd_max {
+            if !self.recovery.active
+                && self.snd_una > self.recovery.recover
+                && self.snd_una < self.snd_max
+            {
                 self.enter_sack_recovery();
             }
         }
@@ -263,19 +311,19 @@ impl Connection {
     /// RFC 6675 5 step 4: enter loss recovery driven by the SACK scoreboard.
     fn enter_sack_recovery(&mut self) {
         let flight = self.snd_max.distance_from(self.snd_una);
-        self.recover = self.snd_max;
-        self.in_recovery = true;
-        self.sack_recovery = true;
+        self.recovery.recover = self.snd_max;
+        self.recovery.active = true;
+        self.recovery.sack = true;
         // RFC 3168 6.1.2: at most one reduction per window, ECN's included.
-        if self.ecn_recover.is_none_or(|r| self.snd_una > r) {
+        if self.ecn.recover.is_none_or(|r| self.snd_una > r) {
             self.cc.on_loss_repair(flight, self.snd_mss);
         }
         // RFC 6937 3: RecoverFS = SND.NXT - SND.UNA at the start of recovery.
         // Only when the controller reduced (not for RFC 1106 4.2 "noise").
-        self.prr = (self.cfg.recovery.prr && self.cc.ssthresh() < flight)
+        self.recovery.prr = (self.cfg.recovery.prr && self.cc.ssthresh() < flight)
             .then(|| Prr::new(flight, self.cc.ssthresh()));
-        self.high_rxt = self.snd_una;
-        self.rxt_first = true;
+        self.recovery.high_rxt = self.snd_una;
+        self.recovery.rxt_first = true;
         self.rtt_probe = None;
         self.counters.sack_recoveries += 1;
         self.counters.fast_retransmits += 1;
@@ -287,7 +335,7 @@ impl Connection {
     /// SACK still runs tcp_sacktag_write_queue, tcp_fastretrans_alert and
     /// tcp_xmit_recovery). SND.UNA and the window stay as they are.
     fn old_ack_sack(&mut self, now: Instant, seg: &TcpRepr) {
-        if !self.sack_ok || !self.sack_recovery || seg.options.sack_blocks.is_empty() {
+        if !self.negotiated.sack || !self.recovery.sack || seg.options.sack_blocks.is_empty() {
             return;
         }
         let blocks = seg.options.sack_blocks.as_slice();
@@ -299,11 +347,11 @@ impl Connection {
             self.rack.on_ack(now, self.snd_una, blocks);
             self.rack_detect(now);
         }
-        if let Some(mut prr) = self.prr {
+        if let Some(mut prr) = self.recovery.prr {
             let delivered = self.scoreboard.sacked_bytes().saturating_sub(sacked_before);
             let pipe = self.sack_pipe();
             prr.on_ack_safe(delivered, pipe, self.snd_mss, false);
-            self.prr = Some(prr);
+            self.recovery.prr = Some(prr);
         }
     }
 
@@ -320,9 +368,9 @@ impl Connection {
             self.rtt_probe = None; // Karn: the timed segment is being resent.
         }
         // RFC 1106 4.2: congestion (once per window of data) or noise (no change).
-        if start >= self.recover {
+        if start >= self.recovery.recover {
             let flight = self.snd_max.distance_from(self.snd_una);
-            self.recover = self.snd_max;
+            self.recovery.recover = self.snd_max;
             self.cc.on_loss_repair(flight, self.snd_mss);
         }
     }
@@ -355,10 +403,10 @@ impl Connection {
     /// last data went out more than an RTO ago: cwnd restarts smaller (Linux
     /// checks when the write is queued, tcp_slow_start_after_idle_check).
     pub(super) fn maybe_idle_restart(&mut self, now: Instant) {
-        if !std::mem::take(&mut self.idle_check)
+        if !std::mem::take(&mut self.tx.idle_check)
             || !self.cfg.slow_start_after_idle
             || self.snd_una != self.snd_max
-            || self.in_recovery
+            || self.recovery.active
         {
             return;
         }
@@ -382,7 +430,7 @@ impl Connection {
             return;
         }
         let mss = self.snd_mss.max(1);
-        let in_flight = if self.sack_recovery {
+        let in_flight = if self.recovery.sack {
             self.sack_pipe()
         } else {
             self.snd_nxt.distance_from(self.snd_una)
@@ -405,12 +453,12 @@ impl Connection {
             return acked;
         }
         let mss = self.snd_mss.max(1);
-        if self.sack_ok {
+        if self.negotiated.sack {
             let was_sacked = sacked_before.saturating_sub(self.scoreboard.sacked_bytes());
             acked.saturating_sub(was_sacked).max(acked.min(mss))
         } else {
             let pkts = acked.div_ceil(mss);
-            let dup = self.dupacks as usize;
+            let dup = self.recovery.dupacks as usize;
             pkts.saturating_sub(dup).max(1).min(pkts) * mss
         }
     }

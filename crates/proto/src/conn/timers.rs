@@ -49,8 +49,8 @@ impl Connection {
         if due(self, Timer::DelayedAck) {
             self.disarm(Timer::DelayedAck);
             if self.state.synchronized() || self.state == State::SynReceived {
-                self.ack_now.get_or_insert(AckReason::Timer {
-                    delay: self.delack_len,
+                self.ack.now.get_or_insert(AckReason::Timer {
+                    delay: self.ack.delack_len,
                 });
                 self.counters.delack_timer_fired += 1;
                 let ctx = self.ack_ctx(now, 0);
@@ -64,7 +64,7 @@ impl Connection {
         if due(self, Timer::Policy) {
             // Nothing to do here: the next poll asks the policy again.
             self.disarm(Timer::Policy);
-            self.policy_timer_fired = true;
+            self.tx.policy_timer_fired = true;
         }
         self.debug_check_invariants();
     }
@@ -76,7 +76,7 @@ impl Connection {
     /// FIN or the data queued before shutdown() is probed as well.
     fn tlp_eligible(&self) -> bool {
         self.cfg.recovery.tlp
-            && self.sack_ok
+            && self.negotiated.sack
             // Linux's tcp_schedule_loss_probe checks no state: a FIN in
             // flight after close() is probed too.
             && matches!(
@@ -87,7 +87,7 @@ impl Connection {
                     | State::Closing
                     | State::LastAck
             )
-            && !self.in_recovery
+            && !self.recovery.active
             && self.snd_una < self.snd_max
             && self.tlp_end.is_none()
             && self.rtt.srtt().is_some()
@@ -126,16 +126,16 @@ impl Connection {
         self.tlp_end = Some(self.snd_max);
         let flight = self.snd_max.distance_from(self.snd_una);
         if self.unsent() > 0 && self.snd_wnd > flight {
-            self.force_one = true;
+            self.tx.force_one = true;
         } else {
             // The last segment sent: a FIN that went alone is probed alone
             // (tcp_send_fin queues it as its own skb once the data is out).
-            let back = if self.fin_alone && self.fin_sent() {
+            let back = if self.fin.alone && self.fin_sent() {
                 1
             } else {
                 flight.min(self.snd_mss).max(1)
             };
-            self.rexmit_one = Some(self.snd_max - back);
+            self.recovery.rexmit_one = Some(self.snd_max - back);
             self.rtt_probe = None; // Karn: the timed segment may be resent.
         }
         // RFC 8985 7.3: the RTO is re-armed after a probe.
@@ -154,7 +154,7 @@ impl Connection {
                 self.counters.syn_retransmits += 1;
                 self.rtt.back_off();
                 self.rtt_probe = None;
-                self.need_syn = true;
+                self.tx.need_syn = true;
                 self.snd_nxt = self.iss;
             }
             State::Closed | State::Listen | State::TimeWait => {}
@@ -182,17 +182,17 @@ impl Connection {
                 self.rtt.back_off();
                 self.rtt_probe = None; // Karn
                                        // RFC 6582 4.1: no fast retransmit for data sent before the timeout.
-                self.recover = self.snd_max;
-                self.in_recovery = false;
-                self.sack_recovery = false;
-                self.prr = None;
+                self.recovery.recover = self.snd_max;
+                self.recovery.active = false;
+                self.recovery.sack = false;
+                self.recovery.prr = None;
                 self.tlp_end = None;
                 self.rack.on_rto();
                 self.scoreboard.set_rack_lost(None);
                 self.disarm(Timer::Rack);
-                self.rxt_first = false;
-                self.dupacks = 0;
-                self.rexmit_one = None;
+                self.recovery.rxt_first = false;
+                self.recovery.dupacks = 0;
+                self.recovery.rexmit_one = None;
                 self.nak_tx.clear();
                 if self.retries >= 2 {
                     // RFC 2018 8: the receiver may have reneged; stop trusting SACKs.
@@ -231,11 +231,11 @@ impl Connection {
             self.arm(Timer::Persist, at);
             if self.cfg.window_probe == crate::config::WindowProbe::OldSeq {
                 // tcp_xmit_probe_skb: no data, a sequence number already acked.
-                self.old_seq_probe = true;
+                self.tx.old_seq_probe = true;
                 return;
             }
         }
-        self.force_one = true;
+        self.tx.force_one = true;
     }
 
     fn persist_interval(&self) -> Duration {
