@@ -11,7 +11,7 @@
 //! 4. sleep until [`Connection::poll_timeout`].
 //!
 //! Time only moves forward between calls; the engine never reads a clock.
-use crate::cc::{CcInit, CongestionControl, CwndUsage, SendTimes};
+use crate::cc::{CcInit, CongestionControl, CwndUsage};
 use crate::config::{BufferLimit, Config};
 use crate::counters::Counters;
 use crate::isn::IsnGenerator;
@@ -138,8 +138,11 @@ pub struct Connection {
     /// Where each segment sent so far ends (the SYN, then each new one), for
     /// `Counters::segments_delivered`.
     delivered_ends: VecDeque<SeqNumber>,
-    /// Data segments' send times, for a per-ACK RTT sample (tcp_clean_rtx_queue).
-    send_times: SendTimes,
+    /// The segments sent and not yet acknowledged: their first and last
+    /// send times for the congestion module's per-ACK RTT sample
+    /// (tcp_clean_rtx_queue) and RFC 8985 6 RACK's loss marks (when
+    /// `recovery.rack` is on).
+    rack: Rack,
     /// RFC 6675 scoreboard of SACKed sequence ranges above SND.UNA.
     scoreboard: Scoreboard,
     /// Effective send MSS: min(peer's MSS option, ours) (RFC 9293 3.7.1).
@@ -208,8 +211,6 @@ pub struct Connection {
     sack_bsd: crate::sack_bsd::BsdSackList,
     /// TCP Fast Open progress (RFC 7413).
     tfo: crate::fastopen::TfoState,
-    /// RFC 8985 6 RACK per-segment transmit times and loss marks, when `recovery.rack` is on.
-    rack: Rack,
     /// How much of cwnd the sender used this window (Linux tcp_cwnd_validate).
     cwnd_usage: CwndUsage,
     /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
@@ -335,7 +336,6 @@ impl Connection {
             tlp_end: None,
             rack: Rack::default(),
             cwnd_usage: CwndUsage::default(),
-            send_times: SendTimes::default(),
             last_data_sent: None,
             nak_rx: NakReceiver::default(),
             nak_tx: NakSender::default(),

@@ -694,7 +694,7 @@ impl Connection {
         }
         self.tx.tlp_rearm |= new_data;
         if len > 0 {
-            if self.send_times.is_empty() {
+            if !self.rack.data_in_flight() {
                 // tcp_event_data_sent: nothing in flight, CA_EVENT_TX_START.
                 if let Some(last) = self.last_data_sent {
                     self.cc
@@ -702,11 +702,11 @@ impl Connection {
                 }
             }
             self.last_data_sent = Some(now);
-            self.send_times.on_sent(seq, seq + len, now);
         }
-        if self.cfg.recovery.rack && self.negotiated.sack && (len > 0 || fin) {
-            // RFC 8985 6.1: Segment.xmit_ts for RACK.
-            self.rack.on_sent(seq, seq + len + fin as usize, now);
+        if len > 0 || fin {
+            // RFC 8985 6.1: Segment.xmit_ts for RACK, and the first send
+            // time for the congestion module's RTT sample.
+            self.rack.on_segment_sent(seq, seq + len, fin, now);
         }
         flags = flags | self.ecn_on_data_sent(new_data);
         let r = self.header(now, seq, flags);

@@ -129,8 +129,10 @@ impl Connection {
             }
             let rtt = self.take_rtt_sample(now, seg);
             // The congestion module's sample is the newest segment's send time,
-            // on every ACK (tcp_input.c tcp_clean_rtx_queue ca_rtt_us).
-            let ca_rtt = self.send_times.on_ack(self.snd_una, now);
+            // on every ACK (tcp_input.c tcp_clean_rtx_queue ca_rtt_us); RACK
+            // takes the deliveries from the same record (RFC 8985 6.2).
+            let rack = self.cfg.recovery.rack && self.negotiated.sack && !self.negotiated.nak;
+            let ca_rtt = self.rack.on_cumulative_ack(now, self.snd_una, rack);
             self.cc.on_ack_sample(&AckSample {
                 now,
                 rtt: ca_rtt.or(rtt),
