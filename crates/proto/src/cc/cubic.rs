@@ -1,7 +1,7 @@
 //! CUBIC congestion control (RFC 9438), with a choice of slow-start exit.
 
 use super::hystart::{SlowStartExit, SsVerdict};
-use super::recovery::RenoRecovery;
+use super::recovery::{reno_recovery_hooks, RenoRecovery};
 use super::{AckSample, CongestionControl};
 use crate::time::{Duration, Instant};
 
@@ -149,6 +149,8 @@ impl Cubic {
 }
 
 impl CongestionControl for Cubic {
+    reno_recovery_hooks!();
+
     fn cwnd(&self) -> usize {
         self.cwnd
     }
@@ -206,18 +208,6 @@ impl CongestionControl for Cubic {
         self.ca_carry = 0.0;
     }
 
-    fn on_fast_retransmit(&mut self, flight: usize, mss: usize, dupacks: u32) {
-        self.fast_retransmit(flight, mss, dupacks);
-    }
-
-    fn on_recovery_dupack(&mut self, mss: usize) {
-        self.recovery_dupack(mss);
-    }
-
-    fn on_partial_ack(&mut self, acked: usize, mss: usize) {
-        self.partial_ack(acked, mss);
-    }
-
     fn on_recovery_exit(&mut self, flight: usize, mss: usize) {
         if self.reduce_on_loss {
             // RFC 6582 3.2 step 6, option 1.
@@ -225,15 +215,6 @@ impl CongestionControl for Cubic {
         } else {
             self.cwnd = self.cwnd.max(flight + mss);
         }
-    }
-
-    fn on_loss_repair(&mut self, flight: usize, mss: usize) {
-        self.repair_loss(flight, mss);
-    }
-
-    fn on_congestion_signal(&mut self, flight: usize, mss: usize) {
-        // RFC 3168 6.1.2 with RFC 9438 4.6's beta: a CE mark reduces as a loss does.
-        self.reduce_to_threshold(flight, mss);
     }
 
     fn on_rto(&mut self, _flight: usize, mss: usize) {
@@ -253,12 +234,6 @@ impl RenoRecovery for Cubic {
     }
     fn threshold(&self) -> usize {
         self.ssthresh
-    }
-    fn units(&self, bytes: usize) -> usize {
-        bytes
-    }
-    fn segment(&self, mss: usize) -> usize {
-        mss
     }
     fn reduces_on_repair(&self) -> bool {
         self.reduce_on_loss

@@ -6,7 +6,7 @@
 //! differs from [`super::Cubic`]'s.
 
 use super::hystart::{SlowStartExit, SsVerdict};
-use super::recovery::RenoRecovery;
+use super::recovery::{reno_recovery_hooks, RenoRecovery};
 use super::{AckSample, CongestionControl};
 use crate::time::{Duration, Instant};
 
@@ -234,6 +234,8 @@ impl LinuxCubic {
 }
 
 impl CongestionControl for LinuxCubic {
+    reno_recovery_hooks!();
+
     fn cwnd(&self) -> usize {
         self.bytes(self.cwnd)
     }
@@ -288,18 +290,6 @@ impl CongestionControl for LinuxCubic {
         self.hystart();
     }
 
-    fn on_fast_retransmit(&mut self, flight: usize, mss: usize, dupacks: u32) {
-        self.fast_retransmit(flight, mss, dupacks);
-    }
-
-    fn on_recovery_dupack(&mut self, mss: usize) {
-        self.recovery_dupack(mss);
-    }
-
-    fn on_partial_ack(&mut self, acked: usize, mss: usize) {
-        self.partial_ack(acked, mss);
-    }
-
     fn on_recovery_exit(&mut self, flight: usize, _mss: usize) {
         if self.reduce_on_loss {
             // tcp_end_cwnd_reduction: cwnd = ssthresh.
@@ -308,14 +298,6 @@ impl CongestionControl for LinuxCubic {
             self.cwnd = self.cwnd.max(self.segs(flight) + 1);
         }
         self.cwnd_cnt = 0;
-    }
-
-    fn on_loss_repair(&mut self, flight: usize, mss: usize) {
-        self.repair_loss(flight, mss);
-    }
-
-    fn on_congestion_signal(&mut self, flight: usize, mss: usize) {
-        self.reduce_to_threshold(flight, mss);
     }
 
     fn on_rto(&mut self, _flight: usize, _mss: usize) {

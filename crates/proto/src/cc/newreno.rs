@@ -2,7 +2,7 @@
 //! recovery: the default controller.
 
 use super::hystart::{self, SlowStartExit};
-use super::recovery::RenoRecovery;
+use super::recovery::{reno_recovery_hooks, RenoRecovery};
 use super::{idle_restart, slow_start_exit, AckSample, CongestionControl, SlowStart};
 use crate::time::Duration;
 
@@ -45,6 +45,8 @@ impl NewReno {
 }
 
 impl CongestionControl for NewReno {
+    reno_recovery_hooks!();
+
     fn cwnd(&self) -> usize {
         self.cwnd
     }
@@ -98,18 +100,6 @@ impl CongestionControl for NewReno {
         self.ca_acked = 0;
     }
 
-    fn on_fast_retransmit(&mut self, flight: usize, mss: usize, dupacks: u32) {
-        self.fast_retransmit(flight, mss, dupacks);
-    }
-
-    fn on_recovery_dupack(&mut self, mss: usize) {
-        self.recovery_dupack(mss);
-    }
-
-    fn on_partial_ack(&mut self, acked: usize, mss: usize) {
-        self.partial_ack(acked, mss);
-    }
-
     fn on_recovery_exit(&mut self, flight: usize, mss: usize) {
         if self.reduce_on_repair {
             // RFC 6582 3.2 step 6, option 1.
@@ -121,16 +111,6 @@ impl CongestionControl for NewReno {
                 .max(flight + mss);
         }
         self.ca_acked = 0;
-    }
-
-    fn on_loss_repair(&mut self, flight: usize, mss: usize) {
-        // RFC 6675 5 step 4.2 (RFC 5681 eq. 4): ssthresh = cwnd = FlightSize / 2.
-        self.repair_loss(flight, mss);
-    }
-
-    fn on_congestion_signal(&mut self, flight: usize, mss: usize) {
-        // RFC 3168 6.1.2: halve as for a loss (RFC 5681 eq. 4).
-        self.reduce_to_threshold(flight, mss);
     }
 
     fn on_rto(&mut self, flight: usize, mss: usize) {
@@ -151,12 +131,6 @@ impl RenoRecovery for NewReno {
     }
     fn threshold(&self) -> usize {
         self.ssthresh
-    }
-    fn units(&self, bytes: usize) -> usize {
-        bytes
-    }
-    fn segment(&self, mss: usize) -> usize {
-        mss
     }
     fn reduces_on_repair(&self) -> bool {
         self.reduce_on_repair

@@ -14,10 +14,14 @@ pub(crate) trait RenoRecovery {
     fn set_window(&mut self, w: usize);
     /// ssthresh, in the controller's unit.
     fn threshold(&self) -> usize;
-    /// `bytes` in the controller's unit.
-    fn units(&self, bytes: usize) -> usize;
+    /// `bytes` in the controller's unit (bytes unless it says otherwise).
+    fn units(&self, bytes: usize) -> usize {
+        bytes
+    }
     /// One segment of `mss` bytes in the controller's unit.
-    fn segment(&self, mss: usize) -> usize;
+    fn segment(&self, mss: usize) -> usize {
+        self.units(mss)
+    }
     /// Whether a loss repaired without a timeout reduces the window (false:
     /// losses are noise, RFC 1106 4.2).
     fn reduces_on_repair(&self) -> bool;
@@ -71,3 +75,26 @@ pub(crate) trait RenoRecovery {
         }
     }
 }
+
+/// The `CongestionControl` hooks of a controller that recovers the NewReno
+/// way: each is the [`RenoRecovery`] rule of the same name.
+macro_rules! reno_recovery_hooks {
+    () => {
+        fn on_fast_retransmit(&mut self, flight: usize, mss: usize, dupacks: u32) {
+            crate::cc::recovery::RenoRecovery::fast_retransmit(self, flight, mss, dupacks);
+        }
+        fn on_recovery_dupack(&mut self, mss: usize) {
+            crate::cc::recovery::RenoRecovery::recovery_dupack(self, mss);
+        }
+        fn on_partial_ack(&mut self, acked: usize, mss: usize) {
+            crate::cc::recovery::RenoRecovery::partial_ack(self, acked, mss);
+        }
+        fn on_loss_repair(&mut self, flight: usize, mss: usize) {
+            crate::cc::recovery::RenoRecovery::repair_loss(self, flight, mss);
+        }
+        fn on_congestion_signal(&mut self, flight: usize, mss: usize) {
+            crate::cc::recovery::RenoRecovery::reduce_to_threshold(self, flight, mss);
+        }
+    };
+}
+pub(crate) use reno_recovery_hooks;
