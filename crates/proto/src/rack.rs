@@ -4,11 +4,6 @@
 //! sent. The reordering window is min_RTT / 4, widened per round that sees a
 //! DSACK (6.2 step 4). Linux runs the same rules (tcp_recovery.c
 //! tcp_rack_detect_loss, net.ipv4.tcp_recovery = 1).
-//!
-//! The segment list is the connection's one record of what it sent, kept
-//! whether RACK runs or not, as Linux's retransmission queue is: the
-//! congestion module's RTT sample on every ACK (tcp_clean_rtx_queue's
-//! ca_rtt_us, which HyStart reads) comes from it too.
 
 use std::collections::VecDeque;
 
@@ -19,14 +14,7 @@ use crate::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy)]
 struct Seg {
     start: SeqNumber,
-    /// End of its sequence space, the FIN included.
     end: SeqNumber,
-    /// It carries the FIN (the last sequence number of `end`).
-    fin: bool,
-    /// When it was first sent (the congestion module's RTT sample).
-    sent_at: Instant,
-    /// Some of its data was sent again (Karn: no congestion-module sample).
-    data_rexmit: bool,
     /// Segment.xmit_ts: when it was last (re)transmitted.
     xmit_ts: Instant,
     /// Segment.retransmitted.
@@ -103,13 +91,6 @@ impl Default for Rack {
     }
 }
 
-impl Seg {
-    /// End of its data (the FIN, if it carries one, follows).
-    fn data_end(&self) -> SeqNumber {
-        self.end - self.fin as usize
-    }
-}
-
 /// RFC 8985 6.2 RACK_sent_after: t1/seq1 was sent after t2/seq2 (ties by sequence).
 fn sent_after(t1: Instant, seq1: SeqNumber, t2: Instant, seq2: SeqNumber) -> bool {
     t1 > t2 || (t1 == t2 && seq1 > seq2)
@@ -167,22 +148,9 @@ impl Rack {
         self.lost_end
     }
 
-    /// RFC 8985 6.1: data [start, end) went out at `now` (see [`Rack::on_segment_sent`]).
+    /// RFC 8985 6.1: [start, end) went out at `now`. New data is appended; a
+    /// retransmission refreshes the transmit time of the segments it covers.
     pub fn on_sent(&mut self, start: SeqNumber, end: SeqNumber, now: Instant) {
-        self.on_segment_sent(start, end, false, now);
-    }
-
-    /// RFC 8985 6.1: data [start, data_end), and the FIN after it if `fin`,
-    /// went out at `now`. New data is appended; a retransmission refreshes
-    /// the transmit time of the segments it covers.
-    pub fn on_segment_sent(
-        &mut self,
-        start: SeqNumber,
-        data_end: SeqNumber,
-        fin: bool,
-        now: Instant,
-    ) {
-        let end = data_end + fin as usize;
         if start >= end {
             return;
         }
@@ -198,8 +166,6 @@ impl Rack {
                 s.rexmit = true;
                 s.rexmit_out = true;
                 s.lost = false;
-                // Only resent data spoils the congestion module's sample.
-                s.data_rexmit |= s.start < data_end && s.data_end() > start;
             }
             from = tail;
         }
@@ -207,9 +173,6 @@ impl Rack {
             self.segs.push_back(Seg {
                 start: from,
                 end,
-                fin,
-                sent_at: now,
-                data_rexmit: false,
                 xmit_ts: now,
                 rexmit: false,
                 sacked: false,
@@ -220,30 +183,10 @@ impl Rack {
         }
     }
 
-    /// Data is in flight: some recorded segment still holds unacknowledged
-    /// data (Linux's CA_EVENT_TX_START fires when none does).
-    pub fn data_in_flight(&self) -> bool {
-        self.segs.front().is_some_and(|s| s.start < s.data_end())
-    }
-
-    /// SND.UNA moved to `snd_una` at `now`: forgets the segments it covers
-    /// and returns the congestion module's RTT sample, from the first send
-    /// of the newest segment whose data it covers (wholly or in part), unless
-    /// such data was retransmitted (tcp_clean_rtx_queue's ca_rtt_us, Karn).
-    /// With `rack`, RFC 8985 6.2 steps 2-3 for each segment delivered.
-    pub fn on_cumulative_ack(
-        &mut self,
-        now: Instant,
-        snd_una: SeqNumber,
-        rack: bool,
-    ) -> Option<Duration> {
-        let mut newest = None;
-        let mut rexmit = false;
+    /// RFC 8985 6.2 steps 1-3 for one ACK: segments below `snd_una` and
+    /// those inside the ACK's (already validated) SACK `blocks` are delivered.
+    pub fn on_ack(&mut self, now: Instant, snd_una: SeqNumber, blocks: &[(SeqNumber, SeqNumber)]) {
         while let Some(s) = self.segs.front().copied() {
-            if s.start < snd_una && s.start < s.data_end() {
-                rexmit |= s.data_rexmit;
-                newest = Some(s.sent_at);
-            }
             if s.end > snd_una {
                 if s.start < snd_una {
                     self.segs[0].start = snd_una;
@@ -251,23 +194,10 @@ impl Rack {
                 break;
             }
             self.segs.pop_front();
-            if rack && !s.sacked {
+            if !s.sacked {
                 self.delivered(now, s);
             }
         }
-        if rack && self.lost_end.is_some_and(|e| e <= snd_una) {
-            self.lost_end = None;
-        }
-        if rexmit {
-            return None;
-        }
-        newest.map(|at| now.saturating_duration_since(at))
-    }
-
-    /// RFC 8985 6.2 steps 1-3 for one ACK: segments below `snd_una` and
-    /// those inside the ACK's (already validated) SACK `blocks` are delivered.
-    pub fn on_ack(&mut self, now: Instant, snd_una: SeqNumber, blocks: &[(SeqNumber, SeqNumber)]) {
-        self.on_cumulative_ack(now, snd_una, true);
         for &(l, r) in blocks {
             if l >= r || r <= snd_una {
                 continue;
@@ -284,6 +214,9 @@ impl Rack {
                     self.delivered(now, s);
                 }
             }
+        }
+        if self.lost_end.is_some_and(|e| e <= snd_una) {
+            self.lost_end = None;
         }
     }
 
@@ -519,37 +452,5 @@ mod tests {
         assert_eq!(r.tracked(), 6, "segments 4 (trimmed) to 9 remain");
         r.on_rto();
         assert_eq!(r.lost_end(), None);
-    }
-
-    #[test]
-    fn rtt_from_the_newest_segment_acked_and_none_after_a_retransmission() {
-        let mut t = Rack::default();
-        t.on_sent(s(0), s(1000), ms(0));
-        t.on_sent(s(1000), s(2000), ms(10));
-        t.on_sent(s(2000), s(3000), ms(20));
-        // Covers the first two: the sample is from the second's send time.
-        assert_eq!(t.on_cumulative_ack(ms(110), s(2000), false), Some(d(100)));
-        // A partial ACK samples the segment it reaches into.
-        assert_eq!(t.on_cumulative_ack(ms(125), s(2500), false), Some(d(105)));
-        t.on_sent(s(3000), s(4000), ms(130));
-        t.on_sent(s(2500), s(3000), ms(140)); // retransmitted
-        assert_eq!(t.on_cumulative_ack(ms(200), s(4000), false), None);
-        assert!(!t.data_in_flight());
-    }
-
-    /// The FIN shares the record but not the RTT sample: an ACK of the FIN
-    /// alone samples nothing, and resending only the FIN spoils no data's sample.
-    #[test]
-    fn the_fin_is_recorded_but_only_data_gives_an_rtt_sample() {
-        let mut t = Rack::default();
-        t.on_segment_sent(s(0), s(1000), false, ms(0));
-        t.on_segment_sent(s(1000), s(2000), true, ms(10));
-        assert_eq!(t.outstanding(), 2);
-        t.on_segment_sent(s(2000), s(2000), true, ms(50)); // the FIN resent alone
-        assert_eq!(t.on_cumulative_ack(ms(110), s(2000), false), Some(d(100)));
-        assert!(!t.data_in_flight());
-        assert_eq!(t.outstanding(), 1, "the FIN is still out");
-        assert_eq!(t.on_cumulative_ack(ms(150), s(2001), false), None);
-        assert_eq!(t.outstanding(), 0);
     }
 }

@@ -35,6 +35,9 @@ pub(super) struct AckState {
     /// A read emptied the receive queue since the last transmit: the ACK
     /// policy may send an owed ACK now (Linux tcp_cleanup_rbuf).
     pub(super) read_emptied: bool,
+    /// RFC 3168 6.1.3: a CE mark arrived; ECE on every segment we send until
+    /// the peer's CWR.
+    pub(super) ece: bool,
 }
 
 impl Connection {

@@ -2,25 +2,18 @@
 //! CWR, and one window reduction per window of data for an ECE.
 
 use super::Connection;
-use crate::seq::SeqNumber;
 use crate::state::State;
 use crate::wire::{Flags, TcpRepr};
 
-/// RFC 3168 state of one connection.
+/// RFC 3168 state of one connection (the ECE owed to the peer is `AckState::ece`).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct EcnState {
     /// RFC 3168 6.1.1: both SYNs negotiated ECN.
     pub(super) ok: bool,
-    /// RFC 3168 6.1.3: a CE mark arrived; set ECE on every segment until CWR.
-    pub(super) ece_pending: bool,
     /// RFC 3168 6.1.2: cwnd was reduced for ECE; the next new data carries CWR.
     pub(super) cwr_pending: bool,
     /// The driver saw IP ECN CE on the segment it hands in next (RFC 3168 5).
     pub(super) ce_next: bool,
-    /// The segment poll_transmit last returned goes out ECT(0) (RFC 3168 6.1.2, 6.1.5).
-    pub(super) last_tx_ect: bool,
-    /// RFC 3168 6.1.2: SND.MAX at the last ECN reduction (once per window).
-    pub(super) recover: Option<SeqNumber>,
 }
 
 impl Connection {
@@ -29,19 +22,19 @@ impl Connection {
     pub(super) fn on_ecn_input(&mut self, seg: &TcpRepr, payload_len: usize) {
         let ce = std::mem::take(&mut self.ecn.ce_next);
         if seg.flags.contains(Flags::CWR) {
-            self.ecn.ece_pending = false;
+            self.ack.ece = false;
         }
         if ce && payload_len > 0 {
             self.counters.ce_received += 1;
-            self.ecn.ece_pending = true;
+            self.ack.ece = true;
         }
         if seg.flags.contains(Flags::ECE) && !seg.flags.syn() {
             self.counters.ece_received += 1;
-            let fresh = self.ecn.recover.is_none_or(|r| self.snd_una > r);
+            let fresh = self.ecn_recover.is_none_or(|r| self.snd_una > r);
             if fresh && !self.recovery.active {
                 let flight = self.snd_max.distance_from(self.snd_una);
                 self.cc.on_congestion_signal(flight, self.snd_mss);
-                self.ecn.recover = Some(self.snd_max);
+                self.ecn_recover = Some(self.snd_max);
                 self.ecn.cwr_pending = true;
                 self.counters.ecn_reductions += 1;
             }
@@ -57,7 +50,7 @@ impl Connection {
     /// Whether the segment `poll_transmit` last returned is to go out ECT(0)
     /// (RFC 3168 6.1.2: ECN-capable new data once ECN is negotiated).
     pub fn transmit_ect(&self) -> bool {
-        self.ecn.last_tx_ect
+        self.tx.last_ect
     }
 
     /// RFC 3168 6.1.1: ECN was negotiated on this connection.
@@ -92,7 +85,7 @@ impl Connection {
 
     /// RFC 3168 6.1.3: ECE on every segment until the peer's CWR.
     pub(super) fn ece_flag(&self) -> Flags {
-        if self.ecn.ok && self.ecn.ece_pending {
+        if self.ecn.ok && self.ack.ece {
             Flags::ECE
         } else {
             Flags::NONE
@@ -104,7 +97,7 @@ impl Connection {
     /// control segments do not (6.1.5). Returns the flag to add.
     pub(super) fn ecn_on_data_sent(&mut self, new_data: bool) -> Flags {
         // RFC 3168 6.1.5: ECT(0) for new data only.
-        self.ecn.last_tx_ect = self.ecn.ok && new_data;
+        self.tx.last_ect = self.ecn.ok && new_data;
         if self.ecn.ok && self.ecn.cwr_pending && new_data {
             self.ecn.cwr_pending = false;
             Flags::CWR

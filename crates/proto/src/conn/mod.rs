@@ -11,7 +11,7 @@
 //! 4. sleep until [`Connection::poll_timeout`].
 //!
 //! Time only moves forward between calls; the engine never reads a clock.
-use crate::cc::{CcInit, CongestionControl, CwndUsage};
+use crate::cc::{CcInit, CongestionControl, CwndUsage, SendTimes};
 use crate::config::{BufferLimit, Config};
 use crate::counters::Counters;
 use crate::isn::IsnGenerator;
@@ -138,11 +138,8 @@ pub struct Connection {
     /// Where each segment sent so far ends (the SYN, then each new one), for
     /// `Counters::segments_delivered`.
     delivered_ends: VecDeque<SeqNumber>,
-    /// The segments sent and not yet acknowledged: their first and last
-    /// send times for the congestion module's per-ACK RTT sample
-    /// (tcp_clean_rtx_queue) and RFC 8985 6 RACK's loss marks (when
-    /// `recovery.rack` is on).
-    rack: Rack,
+    /// Data segments' send times, for a per-ACK RTT sample (tcp_clean_rtx_queue).
+    send_times: SendTimes,
     /// RFC 6675 scoreboard of SACKed sequence ranges above SND.UNA.
     scoreboard: Scoreboard,
     /// Effective send MSS: min(peer's MSS option, ours) (RFC 9293 3.7.1).
@@ -185,16 +182,16 @@ pub struct Connection {
     probes_out: u32,
     /// Consecutive expiries of the retransmission timer.
     retries: u32,
-    error: Option<ConnError>,
-    local_port: u16,
-    remote_port: u16,
-    state: State,
-    /// What the SYNs negotiated.
-    negotiated: Negotiated,
     /// Both ends of the stream: our FIN, the peer's, and reading shut down.
     fin: FinState,
+    local_port: u16,
+    remote_port: u16,
+    error: Option<ConnError>,
+    state: State,
     /// RFC 3168 ECN state.
     ecn: EcnState,
+    /// What the SYNs negotiated.
+    negotiated: Negotiated,
     /// Opened by `listen` (a reset in SYN-RECEIVED returns to LISTEN, RFC 9293 3.10.7.4).
     passive: bool,
     // The counters lead with their per-segment ones.
@@ -211,6 +208,11 @@ pub struct Connection {
     sack_bsd: crate::sack_bsd::BsdSackList,
     /// TCP Fast Open progress (RFC 7413).
     tfo: crate::fastopen::TfoState,
+    /// RFC 3168 6.1.2: SND.MAX at the last ECN reduction (once per window;
+    /// cold, apart from `ecn`, so the hot flags pack together).
+    ecn_recover: Option<SeqNumber>,
+    /// RFC 8985 6 RACK per-segment transmit times and loss marks, when `recovery.rack` is on.
+    rack: Rack,
     /// How much of cwnd the sender used this window (Linux tcp_cwnd_validate).
     cwnd_usage: CwndUsage,
     /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
@@ -249,8 +251,6 @@ struct FinState {
     queued: bool,
     /// The peer's FIN has been received in order.
     rcvd: bool,
-    /// Our FIN went in a segment of its own (no data with it).
-    alone: bool,
     /// The application closed its end for reading (close(), SHUT_RD): new
     /// data arriving in FIN-WAIT is answered with a reset.
     rcv_shutdown: bool,
@@ -307,6 +307,7 @@ impl Connection {
             negotiated: Negotiated::default(),
             fin: FinState::default(),
             ecn: EcnState::default(),
+            ecn_recover: None,
             recovery: RecoveryState::new(isn),
             tx: TxState::default(),
             ack: AckState::default(),
@@ -336,6 +337,7 @@ impl Connection {
             tlp_end: None,
             rack: Rack::default(),
             cwnd_usage: CwndUsage::default(),
+            send_times: SendTimes::default(),
             last_data_sent: None,
             nak_rx: NakReceiver::default(),
             nak_tx: NakSender::default(),

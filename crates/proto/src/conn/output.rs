@@ -10,7 +10,8 @@ use crate::time::{Duration, Instant};
 use crate::trace::{HoldRule, TraceEvent};
 use crate::wire::{Flags, TcpOptions, TcpRepr, RFC1106_BIGWIN_MAX};
 
-/// What the next `poll_transmit` owes, and the current transmission opportunity.
+/// What the next `poll_transmit` owes, what the last ones sent, and the
+/// current transmission opportunity.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct TxState {
     /// Bytes at the front of the payload buffer that belong to the caller
@@ -33,6 +34,10 @@ pub(super) struct TxState {
     /// The send policy's timer fired since the last segment (Linux pushes
     /// data a timer releases: tcp_write_wakeup sets PSH).
     pub(super) policy_timer_fired: bool,
+    /// The segment poll_transmit last returned goes out ECT(0) (RFC 3168 6.1.2, 6.1.5).
+    pub(super) last_ect: bool,
+    /// Our FIN went in a segment of its own (no data with it).
+    pub(super) fin_alone: bool,
 }
 
 impl Connection {
@@ -56,7 +61,7 @@ impl Connection {
     /// The next segment to send, if any; its payload is written into `payload`
     /// (cleared first). Call until it returns `None`.
     pub fn poll_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
-        self.ecn.last_tx_ect = false;
+        self.tx.last_ect = false;
         let r = self.next_transmit(now, payload);
         if std::mem::take(&mut self.tx.tlp_rearm) && self.cfg.recovery.tlp {
             self.arm_tlp(now);
@@ -690,11 +695,11 @@ impl Connection {
         // A new FIN arms the probe as new data does (tcp_event_new_data_sent).
         self.tx.tlp_rearm |= new_data || (fin && seq + len >= self.snd_max);
         if fin && seq >= self.snd_max {
-            self.fin.alone = len == 0;
+            self.tx.fin_alone = len == 0;
         }
         self.tx.tlp_rearm |= new_data;
         if len > 0 {
-            if !self.rack.data_in_flight() {
+            if self.send_times.is_empty() {
                 // tcp_event_data_sent: nothing in flight, CA_EVENT_TX_START.
                 if let Some(last) = self.last_data_sent {
                     self.cc
@@ -702,11 +707,11 @@ impl Connection {
                 }
             }
             self.last_data_sent = Some(now);
+            self.send_times.on_sent(seq, seq + len, now);
         }
-        if len > 0 || fin {
-            // RFC 8985 6.1: Segment.xmit_ts for RACK, and the first send
-            // time for the congestion module's RTT sample.
-            self.rack.on_segment_sent(seq, seq + len, fin, now);
+        if self.cfg.recovery.rack && self.negotiated.sack && (len > 0 || fin) {
+            // RFC 8985 6.1: Segment.xmit_ts for RACK.
+            self.rack.on_sent(seq, seq + len + fin as usize, now);
         }
         flags = flags | self.ecn_on_data_sent(new_data);
         let r = self.header(now, seq, flags);

@@ -129,10 +129,8 @@ impl Connection {
             }
             let rtt = self.take_rtt_sample(now, seg);
             // The congestion module's sample is the newest segment's send time,
-            // on every ACK (tcp_input.c tcp_clean_rtx_queue ca_rtt_us); RACK
-            // takes the deliveries from the same record (RFC 8985 6.2).
-            let rack = self.cfg.recovery.rack && self.negotiated.sack && !self.negotiated.nak;
-            let ca_rtt = self.rack.on_cumulative_ack(now, self.snd_una, rack);
+            // on every ACK (tcp_input.c tcp_clean_rtx_queue ca_rtt_us).
+            let ca_rtt = self.send_times.on_ack(self.snd_una, now);
             self.cc.on_ack_sample(&AckSample {
                 now,
                 rtt: ca_rtt.or(rtt),
@@ -317,7 +315,7 @@ impl Connection {
         self.recovery.active = true;
         self.recovery.sack = true;
         // RFC 3168 6.1.2: at most one reduction per window, ECN's included.
-        if self.ecn.recover.is_none_or(|r| self.snd_una > r) {
+        if self.ecn_recover.is_none_or(|r| self.snd_una > r) {
             self.cc.on_loss_repair(flight, self.snd_mss);
         }
         // RFC 6937 3: RecoverFS = SND.NXT - SND.UNA at the start of recovery.

@@ -130,7 +130,7 @@ impl Connection {
         } else {
             // The last segment sent: a FIN that went alone is probed alone
             // (tcp_send_fin queues it as its own skb once the data is out).
-            let back = if self.fin.alone && self.fin_sent() {
+            let back = if self.tx.fin_alone && self.fin_sent() {
                 1
             } else {
                 flight.min(self.snd_mss).max(1)
