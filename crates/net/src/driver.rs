@@ -550,11 +550,11 @@ pub fn summary(r: &RunReport) -> String {
             h.syn_cookies_sent, h.syn_cookies_accepted, h.syn_cookies_rejected, h.martian_sources
         );
     }
-    if h.refused_for_memory + h.memory_aborts > 0 {
+    if h.refused_for_memory + h.memory_aborts + h.memory_peak > 0 {
         let _ = writeln!(
             s,
-            "  memory budget: {} new connection(s) refused, {} aborted (longest without progress first)",
-            h.refused_for_memory, h.memory_aborts
+            "  memory budget: {} new connection(s) refused, {} aborted (longest without progress first); buffers peaked at {} bytes",
+            h.refused_for_memory, h.memory_aborts, h.memory_peak
         );
     }
     let c = &r.closed;
@@ -996,6 +996,7 @@ mod tests {
                 syn_cookies_rejected: 24,
                 refused_for_memory: 40,
                 memory_aborts: 41,
+                memory_peak: 42,
             },
             closed: ClosedSummary {
                 connections: 1030,
@@ -1031,7 +1032,7 @@ mod tests {
             "38 reads, 39 writes; offloads: 31 super-packets in (32 segments), 34 out (35 segments), 33 partial checksums in, 36 bad virtio-net headers (last: GSO packet with gso_size 0), 37 frames refused by the device",
             "14 bad (15 bad checksums, 20 malformed for a connection: its invalid_segments), 16 not for us, 13 not IPv4/TCP",
             "22 SYN cookie(s) sent, 23 accepted, 24 rejected; 21 from multicast/broadcast/loopback sources dropped",
-            "memory budget: 40 new connection(s) refused, 41 aborted (longest without progress first)",
+            "memory budget: 40 new connection(s) refused, 41 aborted (longest without progress first); buffers peaked at 42 bytes",
             "1030 connection(s) ended (25 with an error, 26 B in, 27 B out, 28 B lost to resets in SYN-RECEIVED); the last 1000 are listed",
         ] {
             assert!(s.contains(want), "{want:?} missing from\n{s}");

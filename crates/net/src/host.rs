@@ -70,6 +70,9 @@ pub struct HostCounters {
     /// Connections aborted (with a RST) because the host's buffers were past
     /// the memory budget: the one longest without progress first.
     pub memory_aborts: u64,
+    /// With a memory budget, the most buffer memory the live connections
+    /// held at the end of a step (the budget acts at the end of each step).
+    pub memory_peak: u64,
 }
 
 /// One connection with its application.
@@ -513,14 +516,17 @@ impl Host {
             _ => None,
         };
         let f = seg.flags;
-        match listener {
-            Some(_)
-                if !self.may_accept()
-                    && !f.rst()
-                    && (f.syn() && !f.ack() || f.ack() && !f.syn() && self.cookies_recent(now)) =>
-            {
+        let asks_in = listener.is_some()
+            && !f.rst()
+            && (f.syn() && !f.ack() || f.ack() && !f.syn() && self.cookies_recent(now));
+        if asks_in && !self.may_accept() {
+            self.reclaim_stale(now);
+            if !self.may_accept() {
                 self.counters.refused_for_memory += 1;
+                return;
             }
+        }
+        match listener {
             Some(app) if f.syn() && !f.ack() && !f.rst() => {
                 if self.half_open >= self.backlog {
                     self.send_cookie(now, src, seg);
@@ -710,25 +716,51 @@ impl Host {
             return;
         };
         while self.memory_used > budget {
+            let fair = crate::budget::fair_share(self.memory_used, self.conns.len());
             let idle = self
                 .conns
                 .iter()
                 .map(|(k, s)| (*k, s.last_progress, s.memory));
-            let Some(key) = crate::budget::oldest_idle(idle) else {
+            let Some(key) = crate::budget::oldest_idle(idle, fair) else {
                 break;
             };
-            let mut slot = self.conns.remove(&key).expect("key listed");
-            slot.conn.abort();
-            Link {
-                wire: &mut self.wire,
-                payload: &mut self.payload,
-                remote: key.0,
-                our_syn: &mut slot.our_syn_options,
-            }
-            .transmit(&mut slot.conn, now);
-            self.counters.memory_aborts += 1;
-            self.retire(key, slot);
+            self.abort_for_memory(key, now);
         }
+        self.counters.memory_peak = self.counters.memory_peak.max(self.memory_used as u64);
+    }
+
+    /// Past the accept threshold, aborts connections without progress for
+    /// longer than twice `rto_max`, longest idle first, until a new one fits
+    /// ([`crate::budget`]).
+    fn reclaim_stale(&mut self, now: Instant) {
+        let rto_max = self.config.rto_max;
+        while !self.may_accept() {
+            let fair = crate::budget::fair_share(self.memory_used, self.conns.len());
+            let stale = self.conns.iter().filter_map(|(k, s)| {
+                let idle = now.saturating_duration_since(s.last_progress);
+                crate::budget::stale(idle, rto_max).then_some((*k, s.last_progress, s.memory))
+            });
+            let Some(key) = crate::budget::oldest_idle(stale, fair) else {
+                break;
+            };
+            self.abort_for_memory(key, now);
+        }
+        self.flush_wire();
+    }
+
+    /// Aborts one connection (a RST to the peer) to free its buffers.
+    fn abort_for_memory(&mut self, key: FourTuple, now: Instant) {
+        let mut slot = self.conns.remove(&key).expect("key listed");
+        slot.conn.abort();
+        Link {
+            wire: &mut self.wire,
+            payload: &mut self.payload,
+            remote: key.0,
+            our_syn: &mut slot.our_syn_options,
+        }
+        .transmit(&mut slot.conn, now);
+        self.counters.memory_aborts += 1;
+        self.retire(key, slot);
     }
 
     /// Puts the connection's next deadline in the heap if it changed.
@@ -1597,6 +1629,64 @@ mod tests {
         h.handle_packet(t(4_000_000), &packet(B, US, &syn(50000, 8080, 1), &[]));
         h.step(t(4_000_000));
         assert!(drain(&mut h).iter().any(|o| o.seg.flags.syn()));
+    }
+
+    /// Past the accept threshold a new SYN reclaims: connections without
+    /// progress for longer than twice rto_max are aborted, longest idle
+    /// first, until the new one fits; younger ones are not touched.
+    #[test]
+    fn a_new_syn_reclaims_connections_stalled_past_twice_rto_max() {
+        let cfg = Config {
+            rto_max: tinygram_proto::Duration::from_secs(1),
+            max_retries: 1000, // kept by the probe rules, as peers answering probes are
+            ..Config::default()
+        };
+        let mut h = Host::new(US, cfg, 7, IsnKey::fixed([7; 16]));
+        h.listen(8080, AppSpec::Source { bytes: 1 << 20 });
+        h.memory = Some(1 << 20);
+        let mut rsts = Vec::new();
+        let mut try_syn = |h: &mut Host, now: Instant, port: u16| {
+            h.handle_packet(now, &packet(A, US, &syn(port, 8080, 1000), &[]));
+            h.step(now);
+            let out = drain(h);
+            rsts.extend(
+                out.iter()
+                    .filter(|o| o.seg.flags.rst())
+                    .map(|o| o.seg.dst_port),
+            );
+            let sa = out.iter().find(|o| o.seg.flags.syn())?.seg;
+            let mut ack = third(port, 1000, &sa);
+            ack.window = 0;
+            ack.flags = Flags::ACK;
+            h.handle_packet(now, &packet(A, US, &ack, &[]));
+            h.step(now);
+            drain(h);
+            Some(())
+        };
+        // Three 256 KiB send buffers cross two thirds of 1 MiB at 0, 100, 200 ms.
+        for (i, port) in [40000, 40001, 40002].into_iter().enumerate() {
+            assert!(try_syn(&mut h, t(100 * i as u64), port).is_some());
+        }
+        assert!(h.memory_used() >= (1 << 20) / 3 * 2);
+        let mut at = 300;
+        let mut step_to = |h: &mut Host, to: u64| {
+            while at < to {
+                at += 50;
+                h.step(t(at));
+                drain(h);
+            }
+        };
+        // Within 2 s of their last progress nothing is reclaimed.
+        step_to(&mut h, 2000);
+        assert!(try_syn(&mut h, t(2000), 50000).is_none());
+        assert_eq!(h.counters.refused_for_memory, 1);
+        // Past it the oldest one goes, and only it: the new client is in.
+        step_to(&mut h, 2050);
+        assert!(try_syn(&mut h, t(2050), 50001).is_some());
+        assert_eq!(h.counters.memory_aborts, 1);
+        assert!(!h.conns.contains_key(&(A, 40000, 8080)));
+        assert!(h.conns.contains_key(&(A, 40001, 8080)));
+        assert_eq!(rsts, [40000], "the stalled connection is told");
     }
 
     /// Past the budget the connection longest without progress is aborted

@@ -168,9 +168,11 @@ fn syn_ack_retransmitted_with_backoff_in_virtual_time() {
     assert_eq!(p.now, tinygram_proto::Instant::from_millis(3030));
     assert_eq!(p.conns[A].state(), State::Established);
 
-    // All SYN-ACKs lost: after syn_retries retransmissions the server gives up.
+    // All SYN-ACKs lost: after synack_retries retransmissions the server
+    // gives up; syn_retries bounds only active opens.
     let mut b = cfg();
-    b.syn_retries = 2;
+    b.synack_retries = 2;
+    b.syn_retries = 0;
     let mut a = cfg();
     a.rto_initial = Duration::from_secs(60);
     let mut p = Pair::new(a, b, 1, 2, ms(10));
@@ -525,6 +527,85 @@ fn unanswered_zero_window_probes_are_bounded() {
     assert_eq!(c.rsts_sent, 0, "tcp_write_err sends no RST");
 }
 
+/// A connection whose peer holds a zero window and then falls silent, its
+/// application gone (`release`) or not: the probes it sends before it is
+/// dropped, and whether that was the probe limit.
+fn probes_until_dropped(a: Config, release: bool) -> (u64, u64) {
+    let mut b = cfg();
+    b.rcv_buf = 8 * 1460;
+    let mut p = Pair::new(a, b, 1, 2, ms(10));
+    p.run_until(ms(100), true, |p| p.conns[B].state() == State::Established);
+    p.write(A, 30_000);
+    if release {
+        p.conns[A].release();
+    }
+    // B falls silent as soon as its window is closed.
+    p.run_until(Duration::from_secs(5), false, |p| p.conns[A].snd_wnd() == 0);
+    assert_eq!(p.conns[A].snd_wnd(), 0, "the window closed");
+    let (probes, pending) = (p.conns[A].counters().window_probes, p.conns[A].probes_out());
+    p.fate = Box::new(|side, _, _| if side == B { Fate::Drop } else { Fate::Deliver });
+    p.run_until(Duration::from_secs(7200), false, |p| {
+        p.conns[A].state() == State::Closed
+    });
+    assert_eq!(p.conns[A].state(), State::Closed, "{}", p.dump());
+    let c = p.conns[A].counters();
+    (
+        c.window_probes - probes + u64::from(pending),
+        c.window_probe_aborts,
+    )
+}
+
+/// Linux's tcp_orphan_retries (tcp_probe_timer): a connection the
+/// application closed gives up a silent zero window after 8 probes (the
+/// default 0, while the probe interval is below rto_max), not max_retries;
+/// `orphan_retries` sets the limit, and a connection still held keeps
+/// max_retries.
+#[test]
+fn an_orphan_gives_up_a_silent_zero_window_sooner() {
+    let mut linux = cfg();
+    linux.rto_max = Duration::from_secs(120);
+    assert_eq!(probes_until_dropped(linux.clone(), true), (8, 1));
+    assert_eq!(probes_until_dropped(linux.clone(), false), (15, 1));
+    let mut three = linux.clone();
+    tinygram_proto::settings::set_text(&mut three, "orphan_retries", "3").unwrap();
+    assert_eq!(probes_until_dropped(three, true), (3, 1));
+    // With rto_max at 10 s the probe interval (0.2 s, doubling) reaches it
+    // after six probes: the orphan is no longer alive and is dropped at once.
+    let mut short = linux;
+    short.rto_max = Duration::from_secs(10);
+    assert_eq!(probes_until_dropped(short, true), (6, 1));
+}
+
+/// Linux's tcp_write_timeout: an orphan whose data goes unacknowledged is
+/// dropped after `orphan_retries` retransmissions (0: 8 while the RTO is
+/// below rto_max), a connection still held after max_retries.
+#[test]
+fn an_orphan_gives_up_unacknowledged_data_sooner() {
+    let timeouts = |release: bool| {
+        let mut a = cfg();
+        a.rto_max = Duration::from_secs(120);
+        let mut p = Pair::new(a, cfg(), 1, 2, ms(10));
+        p.run_until(ms(100), true, |p| p.conns[B].state() == State::Established);
+        p.fate = Box::new(|side, _, _| if side == B { Fate::Drop } else { Fate::Deliver });
+        p.write(A, 1000);
+        if release {
+            p.conns[A].release();
+        }
+        p.run_until(Duration::from_secs(7200), false, |p| {
+            p.conns[A].state() == State::Closed
+        });
+        assert_eq!(
+            p.conns[A].error(),
+            Some(ConnError::TimedOut),
+            "{}",
+            p.dump()
+        );
+        p.conns[A].counters().timeouts
+    };
+    assert_eq!(timeouts(true), 8);
+    assert_eq!(timeouts(false), 15);
+}
+
 fn lossy_bulk(loss_every: u32, seed: u64) {
     // Deterministic pseudo-random drops of data and ACKs in both directions,
     // with duplication and reordering.
@@ -766,4 +847,33 @@ fn headroom_transmit_matches_plain_transmit() {
     );
     assert_eq!(c1[0].counters(), c2[0].counters());
     assert_eq!(c1[1].counters(), c2[1].counters());
+}
+
+/// `snd_buf_counts`: BSD and Linux count sent, unacknowledged bytes against
+/// the send buffer; the Mentat TCP of Solaris counts only unsent bytes
+/// (illumos tcp_impl.h TCP_UNSENT_BYTES), so once the bytes leave, the
+/// application may write as much again before the first ACK returns.
+#[test]
+fn send_buffer_counts_queued_or_only_unsent_bytes() {
+    for (counts, room_in_flight) in [("queued", 0), ("unsent", 4000)] {
+        let mut c = cfg();
+        c.snd_buf = 4000;
+        c.send_policy = tinygram_proto::policy::SendPolicyKind::NoDelay;
+        tinygram_proto::settings::set_text(&mut c, "snd_buf_counts", counts).unwrap();
+        let mut p = Pair::new(c, cfg(), 1000, 5000, ms(10));
+        p.run_until(ms(1000), true, |p| p.conns[B].state() == State::Established);
+        assert_eq!(
+            p.write(A, 4000),
+            4000,
+            "{counts}: the first write fills the buffer"
+        );
+        // The data leaves at once (initial window of 10); its ACK is 20 ms away.
+        let t = p.now + ms(1);
+        p.advance_to(t, true);
+        assert_eq!(p.conns[A].bytes_in_flight(), 4000, "{counts}");
+        assert_eq!(p.conns[A].send_space(), room_in_flight, "{counts}");
+        assert_eq!(p.write(A, 10_000), room_in_flight, "{counts}");
+        p.run(ms(2000));
+        p.check_integrity(B);
+    }
 }

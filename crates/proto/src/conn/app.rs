@@ -2,6 +2,7 @@
 //! abort (the socket calls of RFC 9293 3.10), and what they leave to send.
 
 use super::{Connection, WriteError};
+use crate::config::SndBufCounts;
 use crate::policy::SendPolicyKind;
 use crate::state::State;
 use crate::time::Instant;
@@ -11,10 +12,19 @@ impl Connection {
     /// Bytes `write` would accept now.
     pub fn send_space(&self) -> usize {
         if self.can_write() {
-            self.send_buf.space()
+            self.send_room()
         } else {
             0
         }
+    }
+
+    /// Room under `snd_buf` for what it counts (`Config::snd_buf_counts`).
+    fn send_room(&self) -> usize {
+        let held = match self.cfg.snd_buf_counts {
+            SndBufCounts::Queued => self.send_buf.len(),
+            SndBufCounts::Unsent => (self.send_buf.end() - self.off_of(self.snd_max)) as usize,
+        };
+        self.cfg.snd_buf.saturating_sub(held)
     }
 
     /// Bytes written but not yet acknowledged (sent or not).
@@ -49,7 +59,6 @@ impl Connection {
     /// connect/accept); what is queued stays.
     pub fn set_send_buffer(&mut self, bytes: usize) {
         self.cfg.snd_buf = bytes;
-        self.send_buf.set_capacity(bytes);
     }
 
     /// Sets the SYN retransmissions a live connection still opening may make
@@ -79,7 +88,8 @@ impl Connection {
         if self.snd_una == self.snd_max && !data.is_empty() {
             self.tx.idle_check = true;
         }
-        Ok(self.send_buf.write(data, more_follows))
+        let room = self.send_room();
+        Ok(self.send_buf.write(data, more_follows, room))
     }
 
     /// Closes a record at the last written byte (send(2) MSG_EOR): no later
@@ -175,9 +185,18 @@ impl Connection {
         }
     }
 
+    /// close(2): the application closes both directions and lets go of the
+    /// connection, which lives on as an orphan until its FIN is acknowledged,
+    /// retrying at most `orphan_retries` times (Linux's tcp_close, SOCK_DEAD).
+    pub fn release(&mut self) {
+        self.shutdown_read();
+        self.close();
+        self.fin.orphaned = true;
+    }
+
     /// Aborts (RFC 9293 3.10.5): RST to the peer if synchronized, then CLOSED.
     pub fn abort(&mut self) {
-        self.abort_reset(false);
+        self.abort_reset(self.cfg.abort_rst_ack);
     }
 
     /// [`Connection::abort`], the RST optionally carrying an ACK of RCV.NXT

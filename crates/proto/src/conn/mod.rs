@@ -254,6 +254,9 @@ struct FinState {
     /// The application closed its end for reading (close(), SHUT_RD): new
     /// data arriving in FIN-WAIT is answered with a reset.
     rcv_shutdown: bool,
+    /// The application let go of the connection ([`Connection::release`]):
+    /// an orphan, retried only `orphan_retries` times (Linux's SOCK_DEAD).
+    orphaned: bool,
     /// Sequence number of a FIN seen from the peer, perhaps ahead of a gap.
     rcv_seq: Option<SeqNumber>,
 }
@@ -323,7 +326,7 @@ impl Connection {
             irs: SeqNumber(0),
             rcv_adv: SeqNumber(0),
             rcv_wnd_last: 0,
-            send_buf: SendBuffer::new(cfg.snd_buf),
+            send_buf: SendBuffer::new(),
             recv_buf: RecvBuffer::new(rcv_buf_size, cfg.max_ooo_ranges),
             snd_mss: mss,
             ts: TsState::new(isn.0),

@@ -146,7 +146,15 @@ impl Connection {
     fn on_retransmit_timeout(&mut self, now: Instant) {
         match self.state {
             State::SynSent | State::SynReceived => {
-                if self.retries >= self.cfg.syn_retries {
+                // A passive open's SYN-ACKs count against synack_retries
+                // (Linux's request sockets); an active open's, a
+                // simultaneous open included, against syn_retries.
+                let limit = if self.passive {
+                    self.cfg.synack_retries
+                } else {
+                    self.cfg.syn_retries
+                };
+                if self.retries >= limit {
                     self.enter_closed(Some(ConnError::TimedOut));
                     return;
                 }
@@ -168,7 +176,7 @@ impl Connection {
                     self.enter_closed(Some(ConnError::TimedOut));
                     return;
                 }
-                if self.retries >= self.cfg.max_retries {
+                if self.retries >= self.retry_limit(self.rtt.rto() < self.cfg.rto_max) {
                     // RFC 1122 4.2.3.5: give up; tell the peer.
                     self.pending_rst = Some(Box::new(self.rst_segment(self.snd_nxt, None)));
                     self.enter_closed(Some(ConnError::TimedOut));
@@ -217,7 +225,9 @@ impl Connection {
             // the probe segments": like Linux's tcp_probe_timer, give up after
             // max_retries (tcp_retries2) probes no ACK answered, without a
             // RST (tcp_write_err).
-            if self.probes_out >= self.cfg.max_retries {
+            // An orphan whose probe interval reached rto_max is given up
+            // at once (tcp_probe_timer's `!alive` check).
+            if self.probes_out >= self.retry_limit(self.persist_interval() < self.cfg.rto_max) {
                 self.counters.window_probe_aborts += 1;
                 self.enter_closed(Some(ConnError::TimedOut));
                 return;
@@ -236,6 +246,17 @@ impl Connection {
             }
         }
         self.tx.force_one = true;
+    }
+
+    /// The retry limit: `max_retries`, or for an orphan Linux's
+    /// tcp_orphan_retries(): `orphan_retries`, where 0 means 8 while the
+    /// timer is `alive` (below `rto_max`) and 0 once it is not.
+    fn retry_limit(&self, alive: bool) -> u32 {
+        match self.cfg.orphan_retries {
+            _ if !self.fin.orphaned => self.cfg.max_retries,
+            0 if alive => 8,
+            n => n,
+        }
     }
 
     fn persist_interval(&self) -> Duration {
