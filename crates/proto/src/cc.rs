@@ -1,6 +1,5 @@
 //! Congestion control behind a small trait; NewReno (RFC 5681, RFC 6582) is the default.
 
-use crate::config::{LossIs, SlowStart};
 use crate::seq::SeqNumber;
 use crate::time::{Duration, Instant};
 use core::fmt;
@@ -9,11 +8,16 @@ use std::sync::Arc;
 pub mod cubic;
 pub mod cubic_linux;
 pub mod hystart;
+pub mod newreno;
+mod recovery;
+pub mod tahoe;
 pub mod usage;
 
 pub use cubic::Cubic;
 pub use cubic_linux::LinuxCubic;
 pub use hystart::SlowStartExit;
+pub use newreno::NewReno;
+pub use tahoe::Tahoe;
 pub use usage::{CwndUsage, CwndValidation, SendTimes};
 
 /// What the connection knows about an ACK of new data, given to the
@@ -129,6 +133,84 @@ impl std::str::FromStr for CubicVariant {
     }
 }
 
+/// How a loss repaired without a timeout affects cwnd (RFC 1106 section 4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LossIs {
+    /// Standard reaction: halve (RFC 5681).
+    #[default]
+    Congestion,
+    /// Loss repaired by NAK or fast retransmit does not shrink cwnd; RTO still does.
+    Noise,
+    /// Experimental: only ECN CE marks (RFC 3168) mean congestion; a repaired
+    /// loss without a mark is noise (a modern take on RFC 1106 4.2's question).
+    EcnOnly,
+}
+
+/// Slow-start growth (RFC 1106 section 4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SlowStart {
+    /// One segment per ACK (RFC 5681 3.1).
+    #[default]
+    Standard,
+    /// Two segments per ACK (RFC 1106 4.2: "2*R log2(W)").
+    Double,
+    /// Standard growth, left early by Linux's HyStart (tcp_cubic.c: ACK train, delay increase).
+    Hystart,
+    /// HyStart++ (RFC 9406): conservative slow start after an RTT rise.
+    HystartPlusPlus,
+    /// One segment per segment acknowledged, however many one ACK covers:
+    /// RFC 3465 byte counting without its L = 2 SMSS cap, as Linux's
+    /// tcp_slow_start grows cwnd by the packets an ACK acknowledges.
+    Abc,
+}
+
+impl std::str::FromStr for LossIs {
+    type Err = String;
+    /// `"congestion"`, `"noise"` or the experimental `"ecn-only"`, as in scenario files and drill setsockopts.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "congestion" => Ok(LossIs::Congestion),
+            "noise" => Ok(LossIs::Noise),
+            "ecn-only" => Ok(LossIs::EcnOnly),
+            _ => Err(format!(
+                "unknown loss_is {s:?}{} (expected \"congestion\", \"noise\" or \"ecn-only\" (experimental))",
+                crate::suggest::did_you_mean(s, ["congestion", "noise", "ecn-only"])
+            )),
+        }
+    }
+}
+
+impl std::str::FromStr for SlowStart {
+    type Err = String;
+    /// `"standard"`, `"double"`, `"abc"`, `"hystart"` or `"hystart++"`, as in scenario files and drill setsockopts.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "standard" => Ok(SlowStart::Standard),
+            "double" => Ok(SlowStart::Double),
+            "abc" => Ok(SlowStart::Abc),
+            "hystart" => Ok(SlowStart::Hystart),
+            "hystart++" | "hystartpp" => Ok(SlowStart::HystartPlusPlus),
+            _ => Err(format!(
+                "unknown slow_start {s:?}{} (expected \"standard\", \"double\", \"abc\", \"hystart\" or \"hystart++\")",
+                crate::suggest::did_you_mean(s, ["standard", "double", "abc", "hystart", "hystart++"])
+            )),
+        }
+    }
+}
+
+impl SlowStart {
+    /// The name scenario files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            SlowStart::Standard => "standard",
+            SlowStart::Double => "double",
+            SlowStart::Abc => "abc",
+            SlowStart::Hystart => "hystart",
+            SlowStart::HystartPlusPlus => "hystart++",
+        }
+    }
+}
+
 /// What a connection's controller starts from, once the handshake has fixed the MSS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CcInit {
@@ -202,7 +284,7 @@ impl CcFactory {
         match name {
             "newreno" | "reno" => Ok(CcFactory::new_reno()),
             "cubic" => Ok(CcFactory::cubic()),
-            "tahoe" => Ok(crate::tahoe::Tahoe::factory()),
+            "tahoe" => Ok(Tahoe::factory()),
             other => Err(format!(
                 "unknown congestion control {other:?}{} (expected {})",
                 crate::suggest::did_you_mean(other, CONGESTION_NAMES.iter().map(|c| c.name)),
@@ -239,7 +321,7 @@ impl fmt::Debug for CcFactory {
 }
 
 /// The slow-start exit `slow_start` asks for (RFC 1106 4.2's "double" has none).
-fn slow_start_exit(s: SlowStart) -> SlowStartExit {
+pub(crate) fn slow_start_exit(s: SlowStart) -> SlowStartExit {
     match s {
         SlowStart::Standard | SlowStart::Double | SlowStart::Abc => SlowStartExit::Standard,
         SlowStart::Hystart => SlowStartExit::Hystart(Default::default()),
@@ -353,219 +435,3 @@ pub const SIGNAL_NAMES: [ModuleInfo; 4] = [
         about: "loss_is, EXPERIMENTAL: only CE marks reduce cwnd; an unmarked repaired loss is noise",
     },
 ];
-
-/// RFC 5681 slow start and congestion avoidance with RFC 6582 NewReno recovery.
-#[derive(Debug, Clone)]
-pub struct NewReno {
-    cwnd: usize,
-    ssthresh: usize,
-    /// Bytes acknowledged toward the next congestion-avoidance increment (RFC 5681 3.1, byte counting).
-    ca_acked: usize,
-    /// Segments opened per ACK in slow start (RFC 1106 4.2: 2 for "double").
-    ss_factor: usize,
-    /// Slow start opens what each ACK acknowledges, uncapped (RFC 3465, as Linux).
-    ss_abc: bool,
-    /// Whether a loss repaired without a timeout shrinks the window (RFC 1106 4.2).
-    reduce_on_repair: bool,
-    /// Slow-start exit heuristic (HyStart, HyStart++) if one was asked for.
-    ss_exit: SlowStartExit,
-    /// The latest ACK sample, for the slow-start exit.
-    last: Option<AckSample>,
-}
-
-impl NewReno {
-    /// `initial_window` in bytes (RFC 6928).
-    pub fn new(initial_window: usize, slow_start: SlowStart, reduce_on_repair: bool) -> Self {
-        NewReno {
-            cwnd: initial_window,
-            ssthresh: usize::MAX,
-            ca_acked: 0,
-            ss_factor: match slow_start {
-                SlowStart::Double => 2,
-                _ => 1,
-            },
-            ss_abc: slow_start == SlowStart::Abc,
-            reduce_on_repair,
-            ss_exit: slow_start_exit(slow_start),
-            last: None,
-        }
-    }
-}
-
-impl CongestionControl for NewReno {
-    fn cwnd(&self) -> usize {
-        self.cwnd
-    }
-    fn ssthresh(&self) -> usize {
-        self.ssthresh
-    }
-
-    fn on_ack_sample(&mut self, s: &AckSample) {
-        self.last = Some(*s);
-    }
-
-    fn on_ack(&mut self, acked: usize, mss: usize) {
-        if self.cwnd < self.ssthresh {
-            let divisor = match self.last {
-                Some(s) => match self.ss_exit.on_ack(&s, self.cwnd / mss.max(1)) {
-                    hystart::SsVerdict::Exit => {
-                        self.ssthresh = self.cwnd;
-                        return;
-                    }
-                    hystart::SsVerdict::Grow { divisor } => divisor.max(1),
-                },
-                None => 1,
-            };
-            // RFC 5681 3.1 eq. 2 (L = 1 SMSS per ACK); RFC 1106 4.2 "double"
-            // opens two segments where the standard rule opens one.
-            // RFC 3465 byte counting ("abc") opens all that was acknowledged.
-            let opened = if self.ss_abc { acked } else { acked.min(mss) };
-            self.cwnd += self.ss_factor * opened / divisor;
-        } else {
-            // RFC 5681 3.1 eq. 3 by byte counting: one SMSS per cwnd acknowledged.
-            self.ca_acked += acked;
-            if self.ca_acked >= self.cwnd {
-                self.ca_acked -= self.cwnd;
-                self.cwnd += mss;
-            }
-        }
-    }
-
-    fn on_ack_window_unused(&mut self, _acked: usize, mss: usize) {
-        if self.cwnd < self.ssthresh {
-            if let Some(s) = self.last {
-                if self.ss_exit.on_ack(&s, self.cwnd / mss.max(1)) == hystart::SsVerdict::Exit {
-                    self.ssthresh = self.cwnd;
-                }
-            }
-        }
-    }
-
-    fn on_idle_restart(&mut self, restart: usize, idle: Duration, rto: Duration) {
-        (self.cwnd, self.ssthresh) = idle_restart(self.cwnd, self.ssthresh, restart, idle, rto);
-        self.ca_acked = 0;
-    }
-
-    fn on_fast_retransmit(&mut self, flight: usize, mss: usize, dupacks: u32) {
-        self.ss_exit.on_loss(false);
-        if self.reduce_on_repair {
-            // RFC 5681 3.2 steps 2-3.
-            self.ssthresh = (flight / 2).max(2 * mss);
-            self.cwnd = self.ssthresh + dupacks as usize * mss;
-        } else {
-            self.cwnd += dupacks as usize * mss;
-        }
-    }
-
-    fn on_recovery_dupack(&mut self, mss: usize) {
-        self.cwnd += mss;
-    }
-
-    fn on_partial_ack(&mut self, acked: usize, mss: usize) {
-        // RFC 6582 3.2 step 5: deflate by the amount acked, add back one SMSS.
-        self.cwnd = self.cwnd.saturating_sub(acked) + mss;
-        self.cwnd = self.cwnd.max(mss);
-    }
-
-    fn on_recovery_exit(&mut self, flight: usize, mss: usize) {
-        if self.reduce_on_repair {
-            // RFC 6582 3.2 step 6, option 1.
-            self.cwnd = self.ssthresh.min(flight.max(mss) + mss);
-        } else {
-            self.cwnd = self
-                .cwnd
-                .min(self.ssthresh.max(flight + mss))
-                .max(flight + mss);
-        }
-        self.ca_acked = 0;
-    }
-
-    fn on_loss_repair(&mut self, flight: usize, mss: usize) {
-        self.ss_exit.on_loss(false);
-        if self.reduce_on_repair {
-            // RFC 6675 5 step 4.2 (RFC 5681 eq. 4): ssthresh = cwnd = FlightSize / 2.
-            self.ssthresh = (flight / 2).max(2 * mss);
-            self.cwnd = self.ssthresh;
-            self.ca_acked = 0;
-        }
-        // RFC 1106 4.2 "noise": the window stays open.
-    }
-
-    fn on_congestion_signal(&mut self, flight: usize, mss: usize) {
-        // RFC 3168 6.1.2: halve as for a loss (RFC 5681 eq. 4).
-        self.ssthresh = (flight / 2).max(2 * mss);
-        self.cwnd = self.ssthresh;
-        self.ca_acked = 0;
-        self.ss_exit.on_loss(false);
-    }
-
-    fn on_rto(&mut self, flight: usize, mss: usize) {
-        // RFC 5681 3.1 eq. 4 and "LW = 1 SMSS".
-        self.ssthresh = (flight / 2).max(2 * mss);
-        self.cwnd = mss;
-        self.ca_acked = 0;
-        self.ss_exit.on_loss(true);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slow_start_then_avoidance() {
-        let mut c = NewReno::new(10 * 1000, SlowStart::Standard, true);
-        c.on_ack(1000, 1000);
-        assert_eq!(c.cwnd(), 11_000);
-        c.on_rto(20_000, 1000);
-        assert_eq!((c.cwnd(), c.ssthresh()), (1000, 10_000));
-        for _ in 0..9 {
-            c.on_ack(1000, 1000);
-        }
-        assert_eq!(c.cwnd(), 10_000);
-        // In avoidance: one MSS per cwnd of ACKed bytes.
-        for _ in 0..10 {
-            c.on_ack(1000, 1000);
-        }
-        assert_eq!(c.cwnd(), 11_000);
-    }
-
-    #[test]
-    fn loss_repair_halves_only_for_congestion() {
-        let mut c = NewReno::new(20_000, SlowStart::Standard, true);
-        c.on_loss_repair(20_000, 1000);
-        assert_eq!((c.ssthresh(), c.cwnd()), (10_000, 10_000));
-        let mut n = NewReno::new(20_000, SlowStart::Standard, false);
-        n.on_loss_repair(20_000, 1000);
-        assert_eq!(n.cwnd(), 20_000);
-    }
-
-    #[test]
-    fn double_slow_start_opens_two_segments_per_ack() {
-        let mut c = NewReno::new(1000, SlowStart::Double, true);
-        c.on_ack(1000, 1000);
-        assert_eq!(c.cwnd(), 3000);
-        // A delayed ACK covering two segments: twice the standard one-SMSS step.
-        c.on_ack(2000, 1000);
-        assert_eq!(c.cwnd(), 5000);
-        // A partial segment acked opens twice the bytes acked, never more.
-        c.on_ack(300, 1000);
-        assert_eq!(c.cwnd(), 5600);
-        let mut s = NewReno::new(1000, SlowStart::Standard, true);
-        s.on_ack(1000, 1000);
-        assert_eq!(s.cwnd(), 2000);
-    }
-
-    #[test]
-    fn fast_recovery_newreno() {
-        let mut c = NewReno::new(20_000, SlowStart::Standard, true);
-        c.on_fast_retransmit(20_000, 1000, 3);
-        assert_eq!((c.ssthresh(), c.cwnd()), (10_000, 13_000));
-        c.on_recovery_dupack(1000);
-        assert_eq!(c.cwnd(), 14_000);
-        c.on_partial_ack(3000, 1000);
-        assert_eq!(c.cwnd(), 12_000);
-        c.on_recovery_exit(5000, 1000);
-        assert_eq!(c.cwnd(), 6000);
-    }
-}

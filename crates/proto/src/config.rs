@@ -2,6 +2,7 @@
 //! documented where it is chosen.
 
 use crate::cc::CcFactory;
+pub use crate::cc::{LossIs, SlowStart};
 use crate::policy::ack::{DelackCount, WindowAdvertise, WindowUpdate};
 use crate::policy::{AckPolicyKind, SendPolicyKind};
 use crate::time::Duration;
@@ -136,84 +137,6 @@ impl BufferLimit {
         match self {
             BufferLimit::Connection => "per-connection buffer cap",
             BufferLimit::Host => "host memory",
-        }
-    }
-}
-
-/// How a loss repaired without a timeout affects cwnd (RFC 1106 section 4.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum LossIs {
-    /// Standard reaction: halve (RFC 5681).
-    #[default]
-    Congestion,
-    /// Loss repaired by NAK or fast retransmit does not shrink cwnd; RTO still does.
-    Noise,
-    /// Experimental: only ECN CE marks (RFC 3168) mean congestion; a repaired
-    /// loss without a mark is noise (a modern take on RFC 1106 4.2's question).
-    EcnOnly,
-}
-
-/// Slow-start growth (RFC 1106 section 4.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum SlowStart {
-    /// One segment per ACK (RFC 5681 3.1).
-    #[default]
-    Standard,
-    /// Two segments per ACK (RFC 1106 4.2: "2*R log2(W)").
-    Double,
-    /// Standard growth, left early by Linux's HyStart (tcp_cubic.c: ACK train, delay increase).
-    Hystart,
-    /// HyStart++ (RFC 9406): conservative slow start after an RTT rise.
-    HystartPlusPlus,
-    /// One segment per segment acknowledged, however many one ACK covers:
-    /// RFC 3465 byte counting without its L = 2 SMSS cap, as Linux's
-    /// tcp_slow_start grows cwnd by the packets an ACK acknowledges.
-    Abc,
-}
-
-impl std::str::FromStr for LossIs {
-    type Err = String;
-    /// `"congestion"`, `"noise"` or the experimental `"ecn-only"`, as in scenario files and drill setsockopts.
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "congestion" => Ok(LossIs::Congestion),
-            "noise" => Ok(LossIs::Noise),
-            "ecn-only" => Ok(LossIs::EcnOnly),
-            _ => Err(format!(
-                "unknown loss_is {s:?}{} (expected \"congestion\", \"noise\" or \"ecn-only\" (experimental))",
-                crate::suggest::did_you_mean(s, ["congestion", "noise", "ecn-only"])
-            )),
-        }
-    }
-}
-
-impl std::str::FromStr for SlowStart {
-    type Err = String;
-    /// `"standard"`, `"double"`, `"abc"`, `"hystart"` or `"hystart++"`, as in scenario files and drill setsockopts.
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "standard" => Ok(SlowStart::Standard),
-            "double" => Ok(SlowStart::Double),
-            "abc" => Ok(SlowStart::Abc),
-            "hystart" => Ok(SlowStart::Hystart),
-            "hystart++" | "hystartpp" => Ok(SlowStart::HystartPlusPlus),
-            _ => Err(format!(
-                "unknown slow_start {s:?}{} (expected \"standard\", \"double\", \"abc\", \"hystart\" or \"hystart++\")",
-                crate::suggest::did_you_mean(s, ["standard", "double", "abc", "hystart", "hystart++"])
-            )),
-        }
-    }
-}
-
-impl SlowStart {
-    /// The name scenario files use.
-    pub fn name(self) -> &'static str {
-        match self {
-            SlowStart::Standard => "standard",
-            SlowStart::Double => "double",
-            SlowStart::Abc => "abc",
-            SlowStart::Hystart => "hystart",
-            SlowStart::HystartPlusPlus => "hystart++",
         }
     }
 }

@@ -28,7 +28,6 @@ pub mod seq;
 pub mod settings;
 pub mod state;
 pub mod suggest;
-pub mod tahoe;
 pub mod time;
 pub mod timestamps;
 pub mod trace;

@@ -1,6 +1,7 @@
 //! CUBIC congestion control (RFC 9438), with a choice of slow-start exit.
 
 use super::hystart::{SlowStartExit, SsVerdict};
+use super::recovery::{reno_recovery_hooks, RenoRecovery};
 use super::{AckSample, CongestionControl};
 use crate::time::{Duration, Instant};
 
@@ -148,6 +149,8 @@ impl Cubic {
 }
 
 impl CongestionControl for Cubic {
+    reno_recovery_hooks!();
+
     fn cwnd(&self) -> usize {
         self.cwnd
     }
@@ -205,24 +208,6 @@ impl CongestionControl for Cubic {
         self.ca_carry = 0.0;
     }
 
-    fn on_fast_retransmit(&mut self, _flight: usize, mss: usize, dupacks: u32) {
-        if self.reduce_on_loss {
-            self.reduce(mss);
-            self.cwnd = self.ssthresh + dupacks as usize * mss;
-        } else {
-            self.cwnd += dupacks as usize * mss;
-        }
-    }
-
-    fn on_recovery_dupack(&mut self, mss: usize) {
-        self.cwnd += mss;
-    }
-
-    fn on_partial_ack(&mut self, acked: usize, mss: usize) {
-        // RFC 6582 3.2 step 5.
-        self.cwnd = (self.cwnd.saturating_sub(acked) + mss).max(mss);
-    }
-
     fn on_recovery_exit(&mut self, flight: usize, mss: usize) {
         if self.reduce_on_loss {
             // RFC 6582 3.2 step 6, option 1.
@@ -232,24 +217,29 @@ impl CongestionControl for Cubic {
         }
     }
 
-    fn on_loss_repair(&mut self, _flight: usize, mss: usize) {
-        if self.reduce_on_loss {
-            self.reduce(mss);
-            self.cwnd = self.ssthresh;
-        }
-    }
-
-    fn on_congestion_signal(&mut self, _flight: usize, mss: usize) {
-        // RFC 3168 6.1.2 with RFC 9438 4.6's beta: a CE mark reduces as a loss does.
-        self.reduce(mss);
-        self.cwnd = self.ssthresh;
-    }
-
     fn on_rto(&mut self, _flight: usize, mss: usize) {
         // RFC 9438 4.8: ssthresh by beta_cubic, cwnd to the loss window.
         self.reduce(mss);
         self.cwnd = mss;
         self.ss_exit.on_loss(true);
+    }
+}
+
+impl RenoRecovery for Cubic {
+    fn window(&self) -> usize {
+        self.cwnd
+    }
+    fn set_window(&mut self, w: usize) {
+        self.cwnd = w;
+    }
+    fn threshold(&self) -> usize {
+        self.ssthresh
+    }
+    fn reduces_on_repair(&self) -> bool {
+        self.reduce_on_loss
+    }
+    fn decrease(&mut self, _flight: usize, mss: usize) {
+        self.reduce(mss);
     }
 }
 

@@ -6,6 +6,7 @@
 //! differs from [`super::Cubic`]'s.
 
 use super::hystart::{SlowStartExit, SsVerdict};
+use super::recovery::{reno_recovery_hooks, RenoRecovery};
 use super::{AckSample, CongestionControl};
 use crate::time::{Duration, Instant};
 
@@ -233,6 +234,8 @@ impl LinuxCubic {
 }
 
 impl CongestionControl for LinuxCubic {
+    reno_recovery_hooks!();
+
     fn cwnd(&self) -> usize {
         self.bytes(self.cwnd)
     }
@@ -287,25 +290,6 @@ impl CongestionControl for LinuxCubic {
         self.hystart();
     }
 
-    fn on_fast_retransmit(&mut self, _flight: usize, mss: usize, dupacks: u32) {
-        self.ss_exit.on_loss(false);
-        if self.reduce_on_loss {
-            self.ssthresh = self.recalc_ssthresh();
-            self.cwnd = self.ssthresh + u64::from(dupacks);
-        } else {
-            self.cwnd += self.segs(dupacks as usize * mss);
-        }
-    }
-
-    fn on_recovery_dupack(&mut self, _mss: usize) {
-        self.cwnd += 1;
-    }
-
-    fn on_partial_ack(&mut self, acked: usize, _mss: usize) {
-        // RFC 6582 3.2 step 5.
-        self.cwnd = (self.cwnd.saturating_sub(self.segs(acked)) + 1).max(1);
-    }
-
     fn on_recovery_exit(&mut self, flight: usize, _mss: usize) {
         if self.reduce_on_loss {
             // tcp_end_cwnd_reduction: cwnd = ssthresh.
@@ -313,22 +297,6 @@ impl CongestionControl for LinuxCubic {
         } else {
             self.cwnd = self.cwnd.max(self.segs(flight) + 1);
         }
-        self.cwnd_cnt = 0;
-    }
-
-    fn on_loss_repair(&mut self, _flight: usize, _mss: usize) {
-        self.ss_exit.on_loss(false);
-        if self.reduce_on_loss {
-            self.ssthresh = self.recalc_ssthresh();
-            self.cwnd = self.ssthresh;
-            self.cwnd_cnt = 0;
-        }
-    }
-
-    fn on_congestion_signal(&mut self, _flight: usize, _mss: usize) {
-        self.ss_exit.on_loss(false);
-        self.ssthresh = self.recalc_ssthresh();
-        self.cwnd = self.ssthresh;
         self.cwnd_cnt = 0;
     }
 
@@ -358,6 +326,39 @@ impl CongestionControl for LinuxCubic {
             let shifted = e + idle.as_micros() as u64 / JIFFY_US;
             self.epoch_start = Some(shifted.min(jiffies(now)).max(e));
         }
+    }
+}
+
+/// Windows in segments: bytes round up to whole segments (`segs`).
+impl RenoRecovery for LinuxCubic {
+    fn window(&self) -> usize {
+        self.cwnd as usize
+    }
+    fn set_window(&mut self, w: usize) {
+        self.cwnd = w as u64;
+    }
+    fn threshold(&self) -> usize {
+        self.ssthresh as usize
+    }
+    fn units(&self, bytes: usize) -> usize {
+        self.segs(bytes) as usize
+    }
+    fn segment(&self, _mss: usize) -> usize {
+        1
+    }
+    fn reduces_on_repair(&self) -> bool {
+        self.reduce_on_loss
+    }
+    /// tcp_cubic.c bictcp_recalc_ssthresh; HyStart hears of the loss.
+    fn decrease(&mut self, _flight: usize, _mss: usize) {
+        self.ss_exit.on_loss(false);
+        self.ssthresh = self.recalc_ssthresh();
+    }
+    fn note_noise_loss(&mut self) {
+        self.ss_exit.on_loss(false);
+    }
+    fn restart_growth(&mut self) {
+        self.cwnd_cnt = 0;
     }
 }
 

@@ -5,8 +5,7 @@
 //! With `loss_is = "noise"` (RFC 1106 4.2) a repaired loss leaves the window
 //! alone, as in the other modules; a timeout still collapses it.
 
-use crate::cc::{CcFactory, CcInit, CongestionControl};
-use crate::config::{LossIs, SlowStart};
+use super::{CcFactory, CcInit, CongestionControl, LossIs, SlowStart};
 
 /// Tahoe: NewReno's growth, one segment after every loss.
 #[derive(Debug, Clone)]

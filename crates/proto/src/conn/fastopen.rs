@@ -1,0 +1,112 @@
+//! TCP Fast Open (RFC 7413): the server's take of SYN data and cookie, and the
+//! client's cookie option and data in its SYN.
+
+use super::Connection;
+use crate::state::State;
+use crate::wire::TcpRepr;
+
+impl Connection {
+    /// RFC 7413 4.3: a SYN with a valid cookie (or, when the listener waives
+    /// cookies, an empty Fast Open option) has its data taken into the
+    /// receive buffer and acknowledged by the SYN-ACK; a SYN asking for a
+    /// cookie, or carrying a wrong one, gets one in the SYN-ACK and its data
+    /// is dropped (the client sends it again after the handshake, 4.2.2).
+    pub(super) fn fast_open_server(&mut self, seg: &TcpRepr, payload: &[u8]) {
+        let fo_cfg = &self.cfg.fast_open;
+        let opt = seg.options.fast_open;
+        // Only a SYN that carries data or asks for Fast Open, and only while
+        // the queue has room (RFC 7413 5.1).
+        if !fo_cfg.server || (payload.is_empty() && opt.is_none()) || fo_cfg.queue == 0 {
+            return;
+        }
+        let valid = fo_cfg.server_no_cookie
+            || opt
+                .is_some_and(|o| !o.cookie.is_request() && fo_cfg.server_cookie == Some(o.cookie));
+        if valid {
+            self.tfo.child = true;
+            if !payload.is_empty() {
+                let keep = payload.len().min(self.syn_window());
+                let r = self.recv_buf.insert(0, &payload[..keep]);
+                self.counters.bytes_delivered += r.advanced as u64;
+                self.tfo.syn_data = true;
+                self.tfo.syn_data_acked = true;
+            }
+        } else if let (Some(o), Some(cookie)) = (opt, fo_cfg.server_cookie) {
+            // A request or a wrong cookie: answer with the right one (4.3.1).
+            self.tfo.reply = Some(crate::fastopen::FastOpenOption {
+                experimental: o.experimental,
+                cookie,
+            });
+        }
+    }
+
+    /// Changes the Fast Open settings of a connection not yet synchronized
+    /// (TCP_FASTOPEN on a listener, set after listen()).
+    pub fn set_fast_open(&mut self, f: crate::fastopen::FastOpenConfig) {
+        self.cfg.fast_open = f;
+    }
+
+    /// Fast Open progress: whether SYN data was sent or taken, and the cookie
+    /// a server gave this client (the caller keeps it in its [`CookieCache`](crate::fastopen::CookieCache)).
+    pub fn fast_open(&self) -> &crate::fastopen::TfoState {
+        &self.tfo
+    }
+
+    /// Fast Open on the SYN or SYN-ACK `r`: the server's cookie reply; on an
+    /// active open the cookie option and, when a cookie is known, data in
+    /// the first SYN (RFC 7413 4.2.1); a retransmitted SYN carries no data (4.2.2).
+    pub(super) fn syn_fast_open(&mut self, r: &mut TcpRepr, payload: &mut Vec<u8>) {
+        if self.state == State::SynReceived {
+            r.options.fast_open = self.tfo.reply;
+            return;
+        }
+        let fo = self.cfg.fast_open.clone();
+        // A retransmitted SYN goes plain, without data or option, as Linux's
+        // does: the path may drop what it does not know (RFC 7413 4.2.2).
+        if !fo.client || self.retries > 0 {
+            return;
+        }
+        let cookie = fo.cookie.filter(|c| !c.is_request());
+        if cookie.is_some() || !fo.client_no_cookie {
+            r.options.fast_open = Some(crate::fastopen::FastOpenOption {
+                experimental: fo.experimental,
+                cookie: cookie.unwrap_or_default(),
+            });
+        }
+        let may_carry = (cookie.is_some() || fo.client_no_cookie) && self.retries == 0;
+        if may_carry && !self.send_buf.is_empty() {
+            // Linux's room for SYN data: the MSS less the most options take.
+            let mss = self.cfg.mss.min(fo.peer_mss.unwrap_or(u16::MAX));
+            let room = (mss as usize).saturating_sub(crate::wire::MAX_OPTIONS_LEN);
+            let len = self.send_buf.len().min(room).min(self.snd_wnd.max(room));
+            self.send_buf.copy_out(self.send_buf.head(), len, payload);
+            self.snd_nxt = self.iss + 1 + len;
+            if self.snd_max < self.snd_nxt {
+                self.snd_max = self.snd_nxt;
+            }
+            self.tfo.syn_data = true;
+            self.tfo.syn_data_len = len;
+            // Linux queues the SYN's data as a segment of its own.
+            self.delivered_ends.push_back(self.iss + 1 + len);
+        }
+    }
+
+    /// RFC 7413 4.2.2: a cookie the SYN-ACK carries is kept for the cache.
+    /// tcp_rcv_fastopen_synack: a cookie our SYN did not ask for (no Fast
+    /// Open option in it, as in cookie-less mode) is ignored.
+    pub(super) fn fast_open_syn_ack(&mut self, seg: &TcpRepr) {
+        let fo_cfg = &self.cfg.fast_open;
+        let asked = fo_cfg.client
+            && (fo_cfg.cookie.is_some_and(|c| !c.is_request()) || !fo_cfg.client_no_cookie);
+        if let Some(fo) = seg
+            .options
+            .fast_open
+            .filter(|f| !f.cookie.is_request() && asked)
+        {
+            self.tfo.learned = Some(fo);
+        }
+        if self.cfg.fast_open.client {
+            self.tfo.peer_mss = seg.options.mss;
+        }
+    }
+}
