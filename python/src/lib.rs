@@ -41,6 +41,7 @@ fn bad(py: Python<'_>, key: &str, message: String) -> PyErr {
             line: None,
             key: key.to_string(),
             message,
+            also: Vec::new(),
         },
     )
 }

@@ -14,10 +14,6 @@ use tinygram_proto::policy::SendPolicyKind;
 use tinygram_proto::profile::{self, Profile};
 use tinygram_proto::Config;
 
-/// Linux's SYN-ACK retransmissions before a passive open gives up
-/// (net.ipv4.tcp_synack_retries; TCP_SYNACK_RETRIES = 5, include/net/tcp.h).
-pub const LINUX_SYNACK_RETRIES: u32 = 5;
-
 /// Whose defaults new sockets get: a stack profile (`tinygram profiles`).
 /// `rfc` (alias `tinygram`) is the engine's own defaults.
 #[derive(Clone, Copy, Debug)]
@@ -68,12 +64,6 @@ impl Stack {
             SendPolicyKind::NoDelay => SendPolicyKind::Nagle,
             p => p,
         }
-    }
-
-    /// SYN-ACK retransmissions for a listener whose script did not set
-    /// `TCP_TINYGRAM_SYN_RETRIES` (`None`: the socket's value stands).
-    pub fn synack_retries(self) -> Option<u32> {
-        (self.0.name == profile::LINUX.name).then_some(LINUX_SYNACK_RETRIES)
     }
 }
 

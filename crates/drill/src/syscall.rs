@@ -3,7 +3,6 @@
 use crate::ast::*;
 use crate::report::{FailKind, Failure};
 use crate::runner::{instant, Res, Runner, CLIENT_PORT, LOCAL_ISN, SERVER_PORT};
-use crate::stack::Stack;
 use std::collections::BTreeSet;
 use std::str::FromStr;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
@@ -436,12 +435,6 @@ impl<'a> Runner<'a> {
                 }
                 let backlog = spec.args.get(1).and_then(int_of).unwrap_or(0).max(0) as u32;
                 self.fast_open_listener(&mut cfg, &sock, backlog);
-                let synack = self.host.synack_retries();
-                if let Some(n) = synack.or(self.settings.stack.synack_retries()) {
-                    if !sock.set_by_script.contains("TCP_TINYGRAM_SYN_RETRIES") {
-                        cfg.syn_retries = n;
-                    }
-                }
                 if let Err(e) = cfg.validate() {
                     return Err(self.fail(
                         idx,
@@ -734,7 +727,6 @@ impl<'a> Runner<'a> {
                                     .conn
                                     .as_ref()
                                     .is_some_and(|c| c.state() == tinygram_proto::State::Listen);
-                                let linux = self.settings.stack == Stack::linux();
                                 if listening {
                                     self.conn = None;
                                 } else if let Some(c) = self.conn.as_mut() {
@@ -743,7 +735,7 @@ impl<'a> Runner<'a> {
                                     // Open child too) is reset with RST|ACK
                                     // (tcp_send_active_reset).
                                     let full = c.fast_open().child || c.state().synchronized();
-                                    c.abort_reset(linux && full);
+                                    c.abort_reset(c.config().abort_rst_ack && full);
                                 }
                             }
                         }
@@ -753,7 +745,7 @@ impl<'a> Runner<'a> {
                             if c.recv_available() > 0 {
                                 // RFC 2525 2.17: unread data is lost, so reset;
                                 // Linux's RST also ACKs (tcp_close).
-                                c.abort_reset(self.settings.stack == Stack::linux());
+                                c.abort();
                             } else {
                                 // tcp_close sets RCV_SHUTDOWN as well.
                                 c.shutdown_read();
@@ -1423,7 +1415,7 @@ impl<'a> Runner<'a> {
             }
             "SO_SNDBUF" => {
                 let v = int(self)?.max(0) as usize;
-                cfg.snd_buf = sndbuf_for(self.settings.stack, v);
+                cfg.snd_buf = sndbuf_for(&cfg, v);
                 if live {
                     // Linux lets a live socket resize its send buffer (sock_setsockopt).
                     if let Some(c) = self.conn.as_mut() {
@@ -1479,7 +1471,11 @@ impl<'a> Runner<'a> {
             "TCP_TINYGRAM_INITIAL_WINDOW" => cfg.initial_window = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
             "TCP_TINYGRAM_DUPACK_THRESHOLD" => cfg.dupack_threshold = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
             "TCP_TINYGRAM_MAX_RETRIES" => cfg.max_retries = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
-            "TCP_TINYGRAM_SYN_RETRIES" => cfg.syn_retries = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,
+            "TCP_TINYGRAM_SYN_RETRIES" => {
+                let n = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?;
+                cfg.syn_retries = n;
+                cfg.synack_retries = n;
+            }
             // tcp(7): SYN retransmissions before giving up, 1 to 127.
             "TCP_SYNCNT" => match int(self)? {
                 n @ 1..=127 => {
@@ -1814,8 +1810,8 @@ const LINUX_MIN_SNDBUF: usize = 4608;
 /// to leave room for its bookkeeping and reports the doubled value (socket(7);
 /// sock_setsockopt in net/core/sock.c), with a floor of [`LINUX_MIN_SNDBUF`];
 /// tinygram takes it as is.
-fn sndbuf_for(stack: Stack, v: usize) -> usize {
-    if stack == Stack::linux() {
+fn sndbuf_for(cfg: &Config, v: usize) -> usize {
+    if cfg.so_sndbuf_doubles {
         v.saturating_mul(2).max(LINUX_MIN_SNDBUF)
     } else {
         v
@@ -1846,7 +1842,11 @@ fn apply_named(to: &mut Config, from: &Config, name: &str) {
         "TCP_TINYGRAM_INITIAL_WINDOW" => to.initial_window = from.initial_window,
         "TCP_TINYGRAM_DUPACK_THRESHOLD" => to.dupack_threshold = from.dupack_threshold,
         "TCP_TINYGRAM_MAX_RETRIES" => to.max_retries = from.max_retries,
-        "TCP_TINYGRAM_SYN_RETRIES" | "TCP_SYNCNT" => to.syn_retries = from.syn_retries,
+        "TCP_TINYGRAM_SYN_RETRIES" => {
+            to.syn_retries = from.syn_retries;
+            to.synack_retries = from.synack_retries;
+        }
+        "TCP_SYNCNT" => to.syn_retries = from.syn_retries,
         "TCP_TINYGRAM_LOSS_IS" => to.loss_is = from.loss_is,
         "TCP_TINYGRAM_SLOW_START" => to.slow_start = from.slow_start,
         "TCP_CONGESTION" => to.congestion = from.congestion.clone(),

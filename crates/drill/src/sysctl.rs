@@ -49,6 +49,9 @@ const SETTING_SYSCTLS: &[(&str, &str, ReadValue)] = &[
     ("net.ipv4.tcp_syn_retries", "syn_retries", |v| {
         v.trim().parse().ok().map(Value::Count)
     }),
+    ("net.ipv4.tcp_synack_retries", "synack_retries", |v| {
+        v.trim().parse().ok().map(Value::Count)
+    }),
     ("net.ipv4.tcp_reordering", "dupack_threshold", |v| {
         v.trim().parse().ok().map(Value::Count)
     }),
@@ -91,7 +94,6 @@ pub(crate) const TFO_SERVER_ALL: u32 = 0x400;
 pub(crate) struct HostSysctls {
     /// Engine settings the lines set ([`SETTING_SYSCTLS`]), the latest per setting.
     settings: Vec<(&'static str, Value)>,
-    synack_retries: Option<u32>,
     timestamps: Option<bool>,
     sack: Option<bool>,
     rfc5961_rst: Option<bool>,
@@ -212,10 +214,6 @@ impl HostSysctls {
                 self.notsent_lowat = num.filter(|&n| n <= u64::from(u32::MAX));
                 self.notsent_lowat.is_some()
             }
-            "net.ipv4.tcp_synack_retries" => {
-                self.synack_retries = num.and_then(|n| u32::try_from(n).ok());
-                self.synack_retries.is_some()
-            }
             "net.ipv4.tcp_timestamps" => {
                 self.timestamps = flag;
                 flag.is_some()
@@ -319,11 +317,6 @@ impl HostSysctls {
         if let Some(v) = self.ecn {
             cfg.options.ecn = v == 1 || (passive && v == 2);
         }
-    }
-
-    /// SYN-ACK retransmissions a listener gets, if a line set them.
-    pub(crate) fn synack_retries(&self) -> Option<u32> {
-        self.synack_retries
     }
 }
 

@@ -110,6 +110,7 @@ pub fn supported(set: &ScenarioSet, origin: &str) -> Result<(), ScenarioError> {
             message: "[[variant]] tables are not supported with [[flows]] or [bottleneck] yet; \
                       run each configuration with --set"
                 .into(),
+            also: Vec::new(),
         });
     }
     Ok(())

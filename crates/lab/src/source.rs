@@ -25,6 +25,7 @@ impl Source {
             line: None,
             key: String::new(),
             message: format!("cannot read scenario file: {e}"),
+            also: Vec::new(),
         })?;
         let name = path
             .file_stem()
@@ -67,6 +68,7 @@ fn plain(message: String) -> ScenarioError {
         line: None,
         key: String::new(),
         message,
+        also: Vec::new(),
     }
 }
 
@@ -85,6 +87,7 @@ fn check_no_null(v: &Value, at: &str) -> Result<(), ScenarioError> {
             line: None,
             key: at.to_string(),
             message: "None is not a value (leave the key out for its default)".into(),
+            also: Vec::new(),
         }),
         Value::Object(m) => m.iter().try_for_each(|(k, v)| check_no_null(v, &join(k))),
         Value::Array(a) => a
@@ -117,6 +120,7 @@ pub fn toml_value_text(key: &str, v: &Value) -> Result<String, ScenarioError> {
                     line: None,
                     key: key.to_string(),
                     message: "None is not a value".into(),
+                    also: Vec::new(),
                 })
             }
             Value::Bool(b) => (*b).into(),
@@ -129,6 +133,7 @@ pub fn toml_value_text(key: &str, v: &Value) -> Result<String, ScenarioError> {
                         line: None,
                         key: key.to_string(),
                         message: format!("{n} does not fit a TOML integer"),
+                        also: Vec::new(),
                     })
                 }
             },

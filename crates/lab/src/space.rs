@@ -245,6 +245,7 @@ fn err(at: &str, key: &str, message: impl Into<String>) -> ScenarioError {
         line: None,
         key: key.to_string(),
         message: message.into(),
+        also: Vec::new(),
     }
 }
 

@@ -242,8 +242,17 @@ pub struct Config {
     /// Data retransmissions of one segment before the connection is aborted
     /// (Linux tcp_retries2 = 15).
     pub max_retries: u32,
-    /// SYN / SYN-ACK retransmissions before giving up (Linux tcp_syn_retries = 6).
+    /// SYN retransmissions before an active open gives up (Linux tcp_syn_retries = 6).
     pub syn_retries: u32,
+    /// SYN-ACK retransmissions before a passive open gives up (Linux tcp_synack_retries).
+    pub synack_retries: u32,
+    /// A RST sent when the application aborts carries an ACK of RCV.NXT
+    /// (Linux tcp_send_active_reset); RFC 9293 3.10.5's RST has none.
+    pub abort_rst_ack: bool,
+    /// `SO_SNDBUF` sets twice the size asked, at least 4,608 bytes, to leave
+    /// room for bookkeeping (Linux sock_setsockopt; socket(7)). Read by the
+    /// socket layer (drill), not the engine.
+    pub so_sndbuf_doubles: bool,
     /// Maximum segment lifetime; TIME-WAIT lasts 2 x MSL (RFC 9293 3.4.2).
     pub msl: Duration,
     /// Initial congestion window in segments (RFC 6928: 10).
@@ -387,6 +396,44 @@ pub struct Config {
     /// the default) or a bare ACK carrying SND.UNA - 1, which the peer must
     /// answer with its window (Linux tcp_write_wakeup, tcp_xmit_probe_skb).
     pub window_probe: WindowProbe,
+    /// What `snd_buf` limits: every byte not yet acknowledged (BSD, Linux) or
+    /// only the bytes not yet sent (the Mentat TCP of Solaris).
+    pub snd_buf_counts: SndBufCounts,
+}
+
+/// The bytes the send buffer's limit counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SndBufCounts {
+    /// Unacknowledged and unsent bytes: BSD's sb_hiwat, Linux's sk_sndbuf.
+    #[default]
+    Queued,
+    /// Unsent bytes only: sent, unacknowledged bytes do not count (illumos
+    /// tcp_impl.h TCP_UNSENT_BYTES against conn_sndbuf, the Mentat TCP).
+    Unsent,
+}
+
+impl SndBufCounts {
+    pub fn name(self) -> &'static str {
+        match self {
+            SndBufCounts::Queued => "queued",
+            SndBufCounts::Unsent => "unsent",
+        }
+    }
+}
+
+impl std::str::FromStr for SndBufCounts {
+    type Err = String;
+    /// `"queued"` or `"unsent"`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "queued" => Ok(SndBufCounts::Queued),
+            "unsent" => Ok(SndBufCounts::Unsent),
+            _ => Err(format!(
+                "unknown snd_buf_counts {s:?}{} (expected \"queued\" or \"unsent\")",
+                crate::suggest::did_you_mean(s, ["queued", "unsent"])
+            )),
+        }
+    }
 }
 
 /// The segment a zero-window probe is.
@@ -426,6 +473,9 @@ impl Default for Config {
             rto_tick: None,
             max_retries: 15,
             syn_retries: 6,
+            synack_retries: 6,
+            abort_rst_ack: false,
+            so_sndbuf_doubles: false,
             msl: Duration::from_secs(30),
             initial_window: 10,
             options: OptionSet::default(),
@@ -470,6 +520,7 @@ impl Default for Config {
             cubic: crate::cc::CubicVariant::Rfc9438,
             slow_start_after_idle: false,
             window_probe: WindowProbe::Byte,
+            snd_buf_counts: SndBufCounts::Queued,
         }
     }
 }

@@ -14,7 +14,7 @@
 
 use crate::bigwin;
 use crate::cc::{AckSample, CcInit, CongestionControl, CwndUsage, CwndValidation, SendTimes};
-use crate::config::{BufferLimit, Config};
+use crate::config::{BufferLimit, Config, SndBufCounts};
 use crate::counters::Counters;
 use crate::isn::IsnGenerator;
 use crate::nak::{NakReceiver, NakSender};
@@ -353,7 +353,7 @@ impl Connection {
             irs: SeqNumber(0),
             rcv_adv: SeqNumber(0),
             rcv_wnd_last: 0,
-            send_buf: SendBuffer::new(cfg.snd_buf),
+            send_buf: SendBuffer::new(),
             recv_buf: RecvBuffer::new(rcv_buf_size, cfg.max_ooo_ranges),
             fin_queued: false,
             fin_rcvd: false,
@@ -501,10 +501,18 @@ impl Connection {
     /// Bytes `write` would accept now.
     pub fn send_space(&self) -> usize {
         if self.can_write() {
-            self.send_buf.space()
+            self.send_room()
         } else {
             0
         }
+    }
+    /// Room under `snd_buf` for what it counts (`Config::snd_buf_counts`).
+    fn send_room(&self) -> usize {
+        let held = match self.cfg.snd_buf_counts {
+            SndBufCounts::Queued => self.send_buf.len(),
+            SndBufCounts::Unsent => (self.send_buf.end() - self.off_of(self.snd_max)) as usize,
+        };
+        self.cfg.snd_buf.saturating_sub(held)
     }
     /// Bytes written but not yet acknowledged (sent or not).
     pub fn send_queued(&self) -> usize {
@@ -644,7 +652,6 @@ impl Connection {
     /// connect/accept); what is queued stays.
     pub fn set_send_buffer(&mut self, bytes: usize) {
         self.cfg.snd_buf = bytes;
-        self.send_buf.set_capacity(bytes);
     }
     /// Sets the SYN retransmissions a live connection still opening may make
     /// (TCP_SYNCNT after connect: tcp(7); Linux's tcp_write_timeout reads it).
@@ -708,7 +715,8 @@ impl Connection {
         if self.snd_una == self.snd_max && !data.is_empty() {
             self.idle_check = true;
         }
-        Ok(self.send_buf.write(data, more_follows))
+        let room = self.send_room();
+        Ok(self.send_buf.write(data, more_follows, room))
     }
 
     /// Closes a record at the last written byte (send(2) MSG_EOR): no later
@@ -852,7 +860,7 @@ impl Connection {
 
     /// Aborts (RFC 9293 3.10.5): RST to the peer if synchronized, then CLOSED.
     pub fn abort(&mut self) {
-        self.abort_reset(false);
+        self.abort_reset(self.cfg.abort_rst_ack);
     }
 
     /// [`Connection::abort`], the RST optionally carrying an ACK of RCV.NXT
@@ -1034,7 +1042,15 @@ impl Connection {
     fn on_retransmit_timeout(&mut self, now: Instant) {
         match self.state {
             State::SynSent | State::SynReceived => {
-                if self.retries >= self.cfg.syn_retries {
+                // A passive open's SYN-ACKs count against synack_retries
+                // (Linux's request sockets); an active open's, a
+                // simultaneous open included, against syn_retries.
+                let limit = if self.passive {
+                    self.cfg.synack_retries
+                } else {
+                    self.cfg.syn_retries
+                };
+                if self.retries >= limit {
                     self.enter_closed(Some(ConnError::TimedOut));
                     return;
                 }

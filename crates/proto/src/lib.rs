@@ -34,7 +34,9 @@ pub mod trace;
 pub mod wire;
 
 pub use cc::{CcFactory, CcInit, CongestionControl};
-pub use config::{BufferLimit, Config, ConfigError, LossIs, OptionSet, RecoverySet, SlowStart};
+pub use config::{
+    BufferLimit, Config, ConfigError, LossIs, OptionSet, RecoverySet, SlowStart, SndBufCounts,
+};
 pub use conn::{rst_reply, ConnError, Connection, WriteError};
 pub use counters::Counters;
 pub use isn::{IsnGenerator, IsnSeries};

@@ -6,12 +6,11 @@ use std::collections::VecDeque;
 
 /// Unacknowledged and unsent bytes, addressed by stream offset (bytes since the
 /// connection's first data byte; never wraps).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct SendBuffer {
     data: VecDeque<u8>,
     /// Stream offset of `data[0]`: bytes already acknowledged.
     head: u64,
-    capacity: usize,
     /// Stream offsets (exclusive ends) where application data ends, ascending,
     /// all greater than `head`.
     boundaries: VecDeque<u64>,
@@ -36,16 +35,9 @@ impl SendBuffer {
         crate::prefetch::prefetch_bytes(ends.as_ptr().cast(), core::mem::size_of_val(ends).min(64));
     }
 
-    pub fn new(capacity: usize) -> Self {
-        SendBuffer {
-            data: VecDeque::new(),
-            head: 0,
-            capacity,
-            boundaries: VecDeque::new(),
-            flushed: 0,
-            cut_short: false,
-            records: VecDeque::new(),
-        }
+    /// An empty buffer; its limit is the connection's (`Config::snd_buf`).
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// Stream offset of the first unacknowledged byte.
@@ -67,20 +59,11 @@ impl SendBuffer {
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }
-    /// Changes the limit (SO_SNDBUF on a live socket); data already held
-    /// stays, and writes wait until it drains below the new limit.
-    pub fn set_capacity(&mut self, capacity: usize) {
-        self.capacity = capacity;
-    }
-    /// Room for more application data.
-    pub fn space(&self) -> usize {
-        self.capacity.saturating_sub(self.data.len())
-    }
-
-    /// Appends what fits; records an end of application data after it unless
+    /// Appends what fits in `room` (the connection decides what its limit
+    /// counts); records an end of application data after it unless
     /// `more_follows` (MSG_MORE) or nothing was taken.
-    pub fn write(&mut self, bytes: &[u8], more_follows: bool) -> usize {
-        let n = bytes.len().min(self.space());
+    pub fn write(&mut self, bytes: &[u8], more_follows: bool, room: usize) -> usize {
+        let n = bytes.len().min(room);
         self.data.extend(&bytes[..n]);
         if n == bytes.len() {
             self.cut_short = false;
@@ -193,12 +176,18 @@ impl SendBuffer {
 mod tests {
     use super::*;
 
+    /// Writes what fits under a limit of `cap` queued bytes.
+    fn put(b: &mut SendBuffer, bytes: &[u8], more: bool, cap: usize) -> usize {
+        let room = cap.saturating_sub(b.len());
+        b.write(bytes, more, room)
+    }
+
     #[test]
     fn boundaries_follow_writes() {
-        let mut b = SendBuffer::new(100);
-        assert_eq!(b.write(b"hello", false), 5);
-        assert_eq!(b.write(b"wor", true), 3);
-        assert_eq!(b.write(b"ld", false), 2);
+        let mut b = SendBuffer::new();
+        assert_eq!(put(&mut b, b"hello", false, 100), 5);
+        assert_eq!(put(&mut b, b"wor", true, 100), 3);
+        assert_eq!(put(&mut b, b"ld", false, 100), 2);
         assert!(b.is_boundary(5));
         assert!(!b.is_boundary(8));
         assert_eq!(b.next_boundary_after(5), Some(10));
@@ -213,11 +202,11 @@ mod tests {
     /// including after acknowledgements drop boundaries from the front.
     #[test]
     fn boundary_search_matches_linear_scan() {
-        let mut b = SendBuffer::new(1 << 16);
+        let mut b = SendBuffer::new();
         let mut ends = Vec::new();
         for i in 0..500u64 {
             let n = 1 + (i * 7919 % 13) as usize;
-            b.write(&vec![0u8; n], i % 5 == 3);
+            put(&mut b, &vec![0u8; n], i % 5 == 3, 1 << 16);
             if i % 5 != 3 {
                 ends.push(b.end());
             }
@@ -232,45 +221,45 @@ mod tests {
             }
         }
         assert!(b.ends_with_boundary());
-        b.write(b"x", true);
+        put(&mut b, b"x", true, 1 << 16);
         assert!(!b.ends_with_boundary());
     }
 
     #[test]
     fn a_write_that_does_not_fit_is_cut_short_until_completed_or_flushed() {
-        let mut b = SendBuffer::new(10);
-        assert_eq!(b.write(b"0123456789abc", false), 10);
+        let mut b = SendBuffer::new();
+        assert_eq!(put(&mut b, b"0123456789abc", false, 10), 10);
         assert!(b.write_cut_short());
         assert!(!b.ends_with_boundary());
         // A full buffer takes nothing and leaves the write cut short.
-        assert_eq!(b.write(b"abc", false), 0);
+        assert_eq!(put(&mut b, b"abc", false, 10), 0);
         assert!(b.write_cut_short());
         b.ack(5);
-        assert_eq!(b.write(b"abc", false), 3);
+        assert_eq!(put(&mut b, b"abc", false, 10), 3);
         assert!(!b.write_cut_short());
         assert!(b.ends_with_boundary());
         b.ack(8);
-        assert_eq!(b.write(b"0123456789abc", false), 10);
+        assert_eq!(put(&mut b, b"0123456789abc", false, 10), 10);
         b.flush();
         assert!(!b.write_cut_short(), "a flush pushes the tail");
     }
 
     #[test]
     fn capacity_limits_write_and_partial_write_has_no_boundary() {
-        let mut b = SendBuffer::new(4);
-        assert_eq!(b.write(b"abcdef", false), 4);
+        let mut b = SendBuffer::new();
+        assert_eq!(put(&mut b, b"abcdef", false, 4), 4);
         assert_eq!(b.next_boundary_after(0), None);
         b.mark_boundary();
         assert_eq!(b.next_boundary_after(0), Some(4));
-        assert_eq!(b.space(), 0);
+        assert_eq!(put(&mut b, b"g", false, 4), 0);
     }
 
     #[test]
     fn record_ends_survive_until_acknowledged() {
-        let mut b = SendBuffer::new(100);
-        b.write(&[0; 10], false);
+        let mut b = SendBuffer::new();
+        put(&mut b, &[0; 10], false, 100);
         b.mark_record_end();
-        b.write(&[0; 5], false);
+        put(&mut b, &[0; 5], false, 100);
         assert_eq!(b.next_record_end_after(0), Some(10));
         assert_eq!(b.next_record_end_after(10), None);
         b.mark_record_end();
@@ -283,10 +272,10 @@ mod tests {
 
     #[test]
     fn copy_across_ring_wrap() {
-        let mut b = SendBuffer::new(8);
-        b.write(b"abcdefgh", false);
+        let mut b = SendBuffer::new();
+        put(&mut b, b"abcdefgh", false, 8);
         b.ack(6);
-        b.write(b"ijkl", false);
+        put(&mut b, b"ijkl", false, 8);
         let mut out = Vec::new();
         b.copy_out(6, 6, &mut out);
         assert_eq!(out, b"ghijkl");

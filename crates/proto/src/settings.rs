@@ -5,7 +5,7 @@
 //! default of each row is read from `Config::default()`.
 
 use crate::cc::{CcFactory, CubicVariant, CwndValidation};
-use crate::config::{Config, LossIs, OptionSet, RecoverySet, SlowStart, WindowProbe};
+use crate::config::{Config, LossIs, OptionSet, RecoverySet, SlowStart, SndBufCounts, WindowProbe};
 use crate::policy::ack::{DelackCount, WindowAdvertise, WindowUpdate};
 use crate::policy::{AckPolicyKind, SendPolicyKind};
 use crate::time::Duration;
@@ -429,8 +429,11 @@ pub const SETTINGS: &[Setting] = &[
         "receive buffer: the most window ever offered",
         "assumption: the classic 64 KiB buffer"),
     bytes!(snd_buf,
-        "send buffer: unacknowledged plus unsent bytes accepted from the application",
+        "send buffer: the bytes accepted from the application and held (what they are: snd_buf_counts)",
         "assumption: 256 KiB"),
+    named!(snd_buf_counts, SndBufCounts, |c: &SndBufCounts| c.name().to_string(),
+        "what snd_buf limits: \"queued\" (unacknowledged plus unsent bytes: BSD sb_hiwat, Linux sk_sndbuf) or \"unsent\" (unsent bytes only: the Mentat TCP of Solaris)",
+        "4.4BSD sosend sbspace; illumos tcp_impl.h TCP_UNSENT_BYTES"),
     row!(options, Kind::Names { like: "option names like \"timestamps\"" },
         "TCP options offered besides MSS: wscale, timestamps, sack, bigwin, nak, ecn (RFC 3168)",
         "RFC 7323, RFC 2018, RFC 1106, RFC 3168",
@@ -484,8 +487,17 @@ pub const SETTINGS: &[Setting] = &[
         "retransmissions of one segment before aborting (Linux tcp_retries2)",
         "Linux net.ipv4.tcp_retries2"),
     count!(syn_retries, 0,
-        "SYN retransmissions before giving up (Linux tcp_syn_retries)",
+        "SYN retransmissions before an active open gives up (Linux tcp_syn_retries)",
         "Linux net.ipv4.tcp_syn_retries"),
+    count!(synack_retries, 0,
+        "SYN-ACK retransmissions before a passive open gives up (Linux tcp_synack_retries)",
+        "Linux net.ipv4.tcp_synack_retries"),
+    flag!(abort_rst_ack,
+        "the RST of an aborted connection carries an ACK of RCV.NXT (Linux tcp_send_active_reset); RFC 9293 3.10.5's RST has none",
+        "RFC 9293 3.10.5; Linux tcp_output.c tcp_send_active_reset"),
+    flag!(so_sndbuf_doubles,
+        "SO_SNDBUF sets twice the size asked, at least 4608 bytes (Linux sock_setsockopt; socket(7)); read by drill's socket layer",
+        "Linux net/core/sock.c sock_setsockopt; socket(7)"),
     time!(msl,
         "maximum segment lifetime; TIME-WAIT lasts 2 MSL (RFC 9293 3.4.2)",
         "RFC 9293 3.4.2"),

@@ -168,9 +168,11 @@ fn syn_ack_retransmitted_with_backoff_in_virtual_time() {
     assert_eq!(p.now, tinygram_proto::Instant::from_millis(3030));
     assert_eq!(p.conns[A].state(), State::Established);
 
-    // All SYN-ACKs lost: after syn_retries retransmissions the server gives up.
+    // All SYN-ACKs lost: after synack_retries retransmissions the server
+    // gives up; syn_retries bounds only active opens.
     let mut b = cfg();
-    b.syn_retries = 2;
+    b.synack_retries = 2;
+    b.syn_retries = 0;
     let mut a = cfg();
     a.rto_initial = Duration::from_secs(60);
     let mut p = Pair::new(a, b, 1, 2, ms(10));
@@ -766,4 +768,33 @@ fn headroom_transmit_matches_plain_transmit() {
     );
     assert_eq!(c1[0].counters(), c2[0].counters());
     assert_eq!(c1[1].counters(), c2[1].counters());
+}
+
+/// `snd_buf_counts`: BSD and Linux count sent, unacknowledged bytes against
+/// the send buffer; the Mentat TCP of Solaris counts only unsent bytes
+/// (illumos tcp_impl.h TCP_UNSENT_BYTES), so once the bytes leave, the
+/// application may write as much again before the first ACK returns.
+#[test]
+fn send_buffer_counts_queued_or_only_unsent_bytes() {
+    for (counts, room_in_flight) in [("queued", 0), ("unsent", 4000)] {
+        let mut c = cfg();
+        c.snd_buf = 4000;
+        c.send_policy = tinygram_proto::policy::SendPolicyKind::NoDelay;
+        tinygram_proto::settings::set_text(&mut c, "snd_buf_counts", counts).unwrap();
+        let mut p = Pair::new(c, cfg(), 1000, 5000, ms(10));
+        p.run_until(ms(1000), true, |p| p.conns[B].state() == State::Established);
+        assert_eq!(
+            p.write(A, 4000),
+            4000,
+            "{counts}: the first write fills the buffer"
+        );
+        // The data leaves at once (initial window of 10); its ACK is 20 ms away.
+        let t = p.now + ms(1);
+        p.advance_to(t, true);
+        assert_eq!(p.conns[A].bytes_in_flight(), 4000, "{counts}");
+        assert_eq!(p.conns[A].send_space(), room_in_flight, "{counts}");
+        assert_eq!(p.write(A, 10_000), room_in_flight, "{counts}");
+        p.run(ms(2000));
+        p.check_integrity(B);
+    }
 }

@@ -187,6 +187,28 @@ pub struct ScenarioError {
     /// Full dotted key (`"link.forward.rate"`), empty for file-level errors.
     pub key: String,
     pub message: String,
+    /// Further mistakes found in the same reading, in file order: a file
+    /// with several is reported whole, not one error per attempt.
+    pub also: Vec<ScenarioError>,
+}
+
+impl ScenarioError {
+    /// One error standing for several: the first, with the rest in `also`.
+    /// `None` for an empty list.
+    pub fn all(errors: Vec<ScenarioError>) -> Option<ScenarioError> {
+        let mut flat: Vec<ScenarioError> = Vec::new();
+        for mut e in errors {
+            let more = std::mem::take(&mut e.also);
+            flat.push(e);
+            flat.extend(more);
+        }
+        flat.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
+        flat.dedup();
+        let mut it = flat.into_iter();
+        let mut first = it.next()?;
+        first.also = it.collect();
+        Some(first)
+    }
 }
 
 impl fmt::Display for ScenarioError {
@@ -199,7 +221,11 @@ impl fmt::Display for ScenarioError {
         if !self.key.is_empty() && self.file != format!("--set {}", self.key) {
             write!(f, ": {}", self.key)?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", self.message)?;
+        for e in &self.also {
+            write!(f, "\n{e}")?;
+        }
+        Ok(())
     }
 }
 
@@ -500,6 +526,7 @@ fn err(file: &str, line: Option<usize>, key: &str, message: impl Into<String>) -
         line,
         key: key.to_string(),
         message: message.into(),
+        also: Vec::new(),
     }
 }
 
@@ -794,22 +821,25 @@ impl Doc {
 
     /// Every key must be known, and workload keys must belong to the workload type.
     fn check_keys(&self, wtype: &str) -> Result<(), ScenarioError> {
+        let mut errors = Vec::new();
         for e in &self.entries {
             if TABLES.contains(&e.key.as_str()) {
-                return Err(err(
+                errors.push(err(
                     &e.file,
                     e.key_line,
                     &e.key,
                     format!("expected a table, {}", found(&e.value)),
                 ));
+                continue;
             }
             if !all_keys().any(|k| k.key == e.key) {
-                return Err(err(
+                errors.push(err(
                     &e.file,
                     e.key_line,
                     &e.key,
                     unknown_key_message(&e.key),
                 ));
+                continue;
             }
             if let Some(short) = e.key.strip_prefix("workload.") {
                 if short == "type" {
@@ -826,7 +856,7 @@ impl Doc {
                         .find(|(_, keys)| keys.contains(&short))
                         .map(|(t, _)| *t)
                         .unwrap_or("?");
-                    return Err(err(
+                    errors.push(err(
                         &e.file,
                         e.key_line,
                         &e.key,
@@ -835,10 +865,11 @@ impl Doc {
                             allowed.join(", ")
                         ),
                     ));
+                    continue;
                 }
             }
         }
-        Ok(())
+        ScenarioError::all(errors).map_or(Ok(()), Err)
     }
 
     // ---- typed getters: Ok(None) when the key is absent ----
@@ -1372,7 +1403,25 @@ impl Doc {
                 s
             }
         };
-        self.check_keys(&wtype)?;
+        let keys = self.check_keys(&wtype);
+        let (forward, reverse) = (self.link("forward"), self.link("reverse"));
+        let (client, server) = (self.host("client"), self.host("server"));
+        let workload = self.workload(&wtype);
+        let errors: Vec<ScenarioError> = [keys.err(), forward.as_ref().err().cloned()]
+            .into_iter()
+            .chain([
+                reverse.as_ref().err().cloned(),
+                client.as_ref().err().cloned(),
+            ])
+            .chain([
+                server.as_ref().err().cloned(),
+                workload.as_ref().err().cloned(),
+            ])
+            .flatten()
+            .collect();
+        if let Some(e) = ScenarioError::all(errors) {
+            return Err(e);
+        }
         let name = self
             .string("name")?
             .map(|(_, s)| s)
@@ -1390,11 +1439,11 @@ impl Doc {
             name,
             seed,
             duration,
-            forward: self.link("forward")?,
-            reverse: self.link("reverse")?,
-            client: self.host("client")?,
-            server: self.host("server")?,
-            workload: self.workload(&wtype)?,
+            forward: forward?,
+            reverse: reverse?,
+            client: client?,
+            server: server?,
+            workload: workload?,
             topology: None,
         };
         self.check_feasible(&sc)?;
@@ -1544,6 +1593,30 @@ mod tests {
             "message {:?} lacks {msg:?}",
             e.message
         );
+    }
+
+    /// A file with several mistakes reports each, in file order, not only the first.
+    #[test]
+    fn every_mistake_in_a_file_is_reported() {
+        let text = "[client]\nsend_polcy = \"nagle\"\ndelack = \"abc\"\n[server]\nack_policy = \"bogus\"\n[link]\nwarp = 9\n";
+        let e = parse(text).expect_err("four mistakes");
+        let all: Vec<(Option<usize>, &str)> = std::iter::once(&e)
+            .chain(&e.also)
+            .map(|e| (e.line, e.key.as_str()))
+            .collect();
+        assert_eq!(
+            all,
+            [
+                (Some(2), "client.send_polcy"),
+                (Some(3), "client.delack"),
+                (Some(5), "server.ack_policy"),
+                (Some(7), "link.warp"),
+            ],
+            "{e}"
+        );
+        let shown = e.to_string();
+        assert_eq!(shown.lines().count(), 4, "{shown}");
+        assert!(shown.lines().all(|l| l.starts_with("s.toml:")), "{shown}");
     }
 
     #[test]

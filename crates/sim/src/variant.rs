@@ -129,6 +129,7 @@ fn fail(origin: &str, line: Option<usize>, key: &str, message: impl Into<String>
         line,
         key: key.to_string(),
         message: message.into(),
+        also: Vec::new(),
     }
 }
 
