@@ -669,10 +669,10 @@ pub(super) fn doupnik_section(quick: bool, at: &At, done: &[Done]) -> Section {
                         Some(if r.server_profile == "solaris7" {
                             format!(
                             "ours stalls where the paper's {} server did not: {rps:.1} req/s against {p:.0} published. \
-                             The response's last write (232 bytes) reaches the solaris7 server's send \
-                             buffer (8 KB) while earlier data is unacknowledged, so liberal Nagle holds \
-                             it (usable data under the Nagle limit, min(MSS, tcp_naglim_def)), and the \
-                             {} client's delayed ACK releases it. Later Solaris source (illumos \
+                             The file's last write arrives while earlier data is unacknowledged and \
+                             leaves usable data under the Nagle limit (min(MSS, tcp_naglim_def)), so \
+                             liberal Nagle holds it and the {} client's delayed ACK releases it; the \
+                             send buffer (unsent bytes only, as tcp_xmit_hiwat) does not hold it. Later Solaris source (illumos \
                              tcp_output.c tcp_wput_data) also requires the previous segment sent to be \
                              under the limit before holding, which would send this tail after a full \
                              segment; whether Solaris 7 had that clause is not documented, and Davids' \
