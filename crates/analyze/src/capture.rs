@@ -108,6 +108,8 @@ pub enum CaptureError {
     Damaged { frames: u64, err: String },
     #[error("unsupported link type {0} (supported: Ethernet, Linux cooked SLL/SLL2, raw IP, BSD loopback)")]
     UnsupportedLink(String),
+    #[error("the capture holds more than {limit} TCP flows (address pairs; frame {frames} began one more): diagnose keeps a summary of each, about 110 bytes, and stops here rather than use more memory; split the capture (editcap -c N) or filter it (tcpdump -r IN -w OUT 'host A')")]
+    TooManyFlows { limit: usize, frames: u64 },
 }
 
 /// A capture's TCP segments, read into compact records (not the frames).
@@ -161,19 +163,50 @@ pub fn read_bytes(bytes: &[u8]) -> Result<Capture, CaptureError> {
 /// Reads a pcap or pcapng capture from any reader, a chunk at a time; `name`
 /// says what it is in an I/O error.
 pub fn read<R: Read>(src: R, name: &str) -> Result<Capture, CaptureError> {
-    let mut feed = Feed::new(src, name);
-    let magic = feed.peek(4)?;
     let mut cap = Capture::default();
-    if PCAP_MAGICS.iter().any(|m| m[..] == *magic) {
-        read_pcap(&mut feed, &mut cap)?;
-    } else if magic == PCAPNG_MAGIC {
-        read_pcapng(&mut feed, &mut cap)?;
-    } else {
-        return Err(CaptureError::NotACapture);
-    }
-    cap.packets.shrink_to_fit();
-    cap.endpoint_ids = HashMap::new();
+    scan(src, name, &mut cap, &mut |_| {})?;
+    cap.finish();
     Ok(cap)
+}
+
+/// One TCP segment as the reader parsed it, handed to a [`Sink`].
+pub struct Segment<'a> {
+    /// Capture timestamp, nanoseconds (as [`Packet::ts_ns`]).
+    pub ts_ns: u64,
+    pub src: SocketAddr,
+    pub dst: SocketAddr,
+    pub flags: Flags,
+    /// TCP payload bytes, from the IP length.
+    pub payload_len: u32,
+    tcp: &'a Tcp,
+}
+
+/// What a read does with each TCP segment: a [`Capture`] keeps every one;
+/// other sinks keep a summary, or only some flows' segments.
+pub trait Sink {
+    /// The read's counters, which the reader keeps up to date.
+    fn stats(&mut self) -> &mut ReadStats;
+    /// One TCP segment; an error ends the read with it.
+    fn segment(&mut self, s: &Segment) -> Result<(), CaptureError>;
+}
+
+/// Reads a pcap or pcapng capture from any reader into `sink`, a chunk at a
+/// time; `progress(bytes)` hears how far the read got after each chunk.
+pub fn scan<R: Read>(
+    src: R,
+    name: &str,
+    sink: &mut impl Sink,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(), CaptureError> {
+    let mut feed = Feed::new(src, name, progress);
+    let magic = feed.peek(4)?;
+    if PCAP_MAGICS.iter().any(|m| m[..] == *magic) {
+        read_pcap(&mut feed, sink)
+    } else if magic == PCAPNG_MAGIC {
+        read_pcapng(&mut feed, sink)
+    } else {
+        Err(CaptureError::NotACapture)
+    }
 }
 
 /// Bytes read per `read` call.
@@ -187,6 +220,9 @@ const MAX_RECORD: usize = 64 * 1024 * 1024;
 struct Feed<'n, R> {
     src: R,
     name: &'n str,
+    /// Told the bytes read so far after each read.
+    progress: &'n mut dyn FnMut(u64),
+    read: u64,
     buf: Vec<u8>,
     /// Unparsed bytes are `buf[start..end]`.
     start: usize,
@@ -208,13 +244,17 @@ enum Fed {
 enum FeedError {
     Capture(CaptureError),
     Parse(PcapError),
+    /// The sink refused a segment.
+    Sink(CaptureError),
 }
 
 impl<'n, R: Read> Feed<'n, R> {
-    fn new(src: R, name: &'n str) -> Self {
+    fn new(src: R, name: &'n str, progress: &'n mut dyn FnMut(u64)) -> Self {
         Feed {
             src,
             name,
+            progress,
+            read: 0,
             buf: Vec::new(),
             start: 0,
             end: 0,
@@ -250,7 +290,11 @@ impl<'n, R: Read> Feed<'n, R> {
         loop {
             match self.src.read(&mut self.buf[self.end..]) {
                 Ok(0) => self.eof = true,
-                Ok(n) => self.end += n,
+                Ok(n) => {
+                    self.end += n;
+                    self.read += n as u64;
+                    (self.progress)(self.read);
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(err) => {
                     return Err(CaptureError::Io {
@@ -297,6 +341,7 @@ fn feed_err(e: FeedError, frames: u64, what: &'static str) -> CaptureError {
         FeedError::Capture(CaptureError::Damaged { err, .. }) => {
             CaptureError::Damaged { frames, err }
         }
+        FeedError::Sink(e) => e,
         FeedError::Capture(e) => e,
         FeedError::Parse(e) => map_err(e, frames, what),
     }
@@ -312,8 +357,8 @@ fn map_err(e: PcapError, frames: u64, what: &'static str) -> CaptureError {
     }
 }
 
-fn read_pcap<R: Read>(feed: &mut Feed<R>, cap: &mut Capture) -> Result<(), CaptureError> {
-    cap.stats.format = "pcap";
+fn read_pcap<R: Read>(feed: &mut Feed<R>, cap: &mut impl Sink) -> Result<(), CaptureError> {
+    cap.stats().format = "pcap";
     let mut parser = None;
     let header = feed.next(|b| {
         let (rest, p) = PcapParser::new(b)?;
@@ -333,26 +378,32 @@ fn read_pcap<R: Read>(feed: &mut Feed<R>, cap: &mut Capture) -> Result<(), Captu
     };
     let link = parser.header().datalink;
     check_link(link)?;
-    cap.stats.link_types.push(format!("{link:?}"));
+    cap.stats().link_types.push(format!("{link:?}"));
     let frac_ns = match parser.header().ts_resolution {
         pcap_file::TsResolution::MicroSecond => 1000,
         pcap_file::TsResolution::NanoSecond => 1,
     };
-    cap.stats.ts_resolution_ns = frac_ns;
+    cap.stats().ts_resolution_ns = frac_ns;
     loop {
         // Raw records: pcap-file's checked packets refuse an original length
         // above the snap length, which is every frame a short snap length cut.
+        let mut refused = None;
         let fed = feed.next(|b| {
             let (rest, pkt) = parser.next_raw_packet(b)?;
             let ts = u64::from(pkt.ts_sec) * 1_000_000_000 + u64::from(pkt.ts_frac) * frac_ns;
-            cap.push_frame(link, ts, &pkt.data);
+            refused = push_frame(cap, link, ts, &pkt.data).err();
             Ok(b.len() - rest.len())
         });
-        match fed.map_err(|e| feed_err(e, cap.stats.frames, "a packet record"))? {
+        let fed = match refused {
+            Some(e) => Err(FeedError::Sink(e)),
+            None => fed,
+        };
+        let frames = cap.stats().frames;
+        match fed.map_err(|e| feed_err(e, frames, "a packet record"))? {
             Fed::Record => {}
             Fed::End => break,
             Fed::Cut => {
-                cap.stats.truncated = Some("a packet record".into());
+                cap.stats().truncated = Some("a packet record".into());
                 break;
             }
         }
@@ -370,8 +421,8 @@ struct Iface {
     offset_ns: i128,
 }
 
-fn read_pcapng<R: Read>(feed: &mut Feed<R>, cap: &mut Capture) -> Result<(), CaptureError> {
-    cap.stats.format = "pcapng";
+fn read_pcapng<R: Read>(feed: &mut Feed<R>, cap: &mut impl Sink) -> Result<(), CaptureError> {
+    cap.stats().format = "pcapng";
     let mut parser = None;
     let header = feed.next(|b| {
         let (rest, p) = PcapNgParser::new(b)?;
@@ -401,11 +452,12 @@ fn read_pcapng<R: Read>(feed: &mut Feed<R>, cap: &mut Capture) -> Result<(), Cap
         if let Some(e) = refused {
             return Err(e);
         }
-        match fed.map_err(|e| feed_err(e, cap.stats.frames, "a block"))? {
+        let frames = cap.stats().frames;
+        match fed.map_err(|e| feed_err(e, frames, "a block"))? {
             Fed::Record => {}
             Fed::End => break,
             Fed::Cut => {
-                cap.stats.truncated = Some("a block".into());
+                cap.stats().truncated = Some("a block".into());
                 break;
             }
         }
@@ -417,15 +469,15 @@ fn read_pcapng<R: Read>(feed: &mut Feed<R>, cap: &mut Capture) -> Result<(), Cap
 fn pcapng_block(
     block: Block,
     ifaces: &mut Vec<Iface>,
-    cap: &mut Capture,
+    cap: &mut impl Sink,
 ) -> Result<(), CaptureError> {
     match block {
         Block::SectionHeader(_) => ifaces.clear(),
         Block::InterfaceDescription(idb) => {
             check_link(idb.linktype)?;
             let name = format!("{:?}", idb.linktype);
-            if !cap.stats.link_types.contains(&name) {
-                cap.stats.link_types.push(name);
+            if !cap.stats().link_types.contains(&name) {
+                cap.stats().link_types.push(name);
             }
             // if_tsresol (pcapng 4.2): 10^-n seconds, or 2^-n with the top bit set; default 10^-6.
             let (mut num, mut den) = (1000u128, 1u128);
@@ -454,7 +506,8 @@ fn pcapng_block(
             }
             // Whole nanoseconds per tick, at least one (times are kept in ns).
             let tick_ns = num.div_ceil(den).clamp(1, u128::from(u64::MAX)) as u64;
-            cap.stats.ts_resolution_ns = cap.stats.ts_resolution_ns.max(tick_ns);
+            let st = cap.stats();
+            st.ts_resolution_ns = st.ts_resolution_ns.max(tick_ns);
             ifaces.push(Iface {
                 link: idb.linktype,
                 num,
@@ -465,14 +518,15 @@ fn pcapng_block(
         Block::EnhancedPacket(epb) => {
             let Some(ifc) = ifaces.get(epb.interface_id as usize) else {
                 return Err(CaptureError::Damaged {
-                    frames: cap.stats.frames,
+                    frames: cap.stats().frames,
                     err: format!("packet on undeclared interface {}", epb.interface_id),
                 });
             };
             // pcap-file hands the raw 64-bit timestamp over as if it were nanoseconds.
             let raw = epb.timestamp.as_nanos();
+            let frames = cap.stats().frames;
             let ts = packet_time_ns(raw, ifc).ok_or_else(|| CaptureError::Damaged {
-                frames: cap.stats.frames,
+                frames,
                 err: format!(
                     "packet timestamp {raw} (x{}/{} ns, if_tsoffset {} s) lies outside 1970..2554",
                     ifc.num,
@@ -480,11 +534,11 @@ fn pcapng_block(
                     ifc.offset_ns / 1_000_000_000
                 ),
             })?;
-            cap.push_frame(ifc.link, ts, &epb.data);
+            push_frame(cap, ifc.link, ts, &epb.data)?;
         }
         Block::SimplePacket(spb) => {
             if let Some(ifc) = ifaces.first() {
-                cap.push_frame(ifc.link, 0, &spb.data);
+                push_frame(cap, ifc.link, 0, &spb.data)?;
             }
         }
         _ => {}
@@ -515,50 +569,94 @@ fn check_link(link: DataLink) -> Result<(), CaptureError> {
     }
 }
 
-impl Capture {
-    fn push_frame(&mut self, link: DataLink, ts_ns: u64, frame: &[u8]) {
-        self.stats.frames += 1;
-        match parse_frame(link, frame) {
-            Frame::Tcp(t) => {
-                self.stats.tcp_segments += 1;
-                if t.checksum_ok == Some(false) {
-                    self.stats.bad_checksums += 1;
-                }
-                self.stats.start_ns = if self.packets.is_empty() {
-                    ts_ns
-                } else {
-                    self.stats.start_ns.min(ts_ns)
-                };
-                let (src, dst) = (self.endpoint_id(t.src), self.endpoint_id(t.dst));
-                let r = &t.repr;
-                let o = &r.options;
-                // Only a SYN's options, SACK blocks and NAKs are read later.
-                let options = if r.flags.syn() || !o.sack_blocks.is_empty() || o.nak.is_some() {
-                    self.options.push(*o);
-                    (self.options.len() - 1) as u32
-                } else {
-                    u32::MAX
-                };
-                self.packets.push(Packet {
-                    ts_ns,
-                    header_hash: t.header_hash,
-                    seq: r.seq,
-                    ack: r.ack,
-                    src,
-                    dst,
-                    payload_len: t.payload_len,
-                    options,
-                    window: r.window,
-                    big_window_upper: o.big_window_upper,
-                    ip_id: t.ip_id,
-                    ip_header_len: t.ip_header_len,
-                    header_len: t.header_len,
-                    flags: r.flags,
-                });
+/// Counts one frame and hands its TCP segment, if it holds one, to the sink.
+fn push_frame(
+    sink: &mut impl Sink,
+    link: DataLink,
+    ts_ns: u64,
+    frame: &[u8],
+) -> Result<(), CaptureError> {
+    let stats = sink.stats();
+    stats.frames += 1;
+    match parse_frame(link, frame) {
+        Frame::Tcp(t) => {
+            stats.tcp_segments += 1;
+            if t.checksum_ok == Some(false) {
+                stats.bad_checksums += 1;
             }
-            Frame::Other => self.stats.other_frames += 1,
-            Frame::Malformed => self.stats.malformed += 1,
+            stats.start_ns = if stats.tcp_segments == 1 {
+                ts_ns
+            } else {
+                stats.start_ns.min(ts_ns)
+            };
+            sink.segment(&Segment {
+                ts_ns,
+                src: t.src,
+                dst: t.dst,
+                flags: t.repr.flags,
+                payload_len: t.payload_len,
+                tcp: &t,
+            })
         }
+        Frame::Other => {
+            stats.other_frames += 1;
+            Ok(())
+        }
+        Frame::Malformed => {
+            stats.malformed += 1;
+            Ok(())
+        }
+    }
+}
+
+impl Sink for Capture {
+    fn stats(&mut self) -> &mut ReadStats {
+        &mut self.stats
+    }
+
+    fn segment(&mut self, s: &Segment) -> Result<(), CaptureError> {
+        self.push(s);
+        Ok(())
+    }
+}
+
+impl Capture {
+    /// Keeps one segment as a compact record.
+    pub fn push(&mut self, s: &Segment) {
+        let t = s.tcp;
+        let (src, dst) = (self.endpoint_id(t.src), self.endpoint_id(t.dst));
+        let r = &t.repr;
+        let o = &r.options;
+        // Only a SYN's options, SACK blocks and NAKs are read later.
+        let options = if r.flags.syn() || !o.sack_blocks.is_empty() || o.nak.is_some() {
+            self.options.push(*o);
+            (self.options.len() - 1) as u32
+        } else {
+            u32::MAX
+        };
+        self.packets.push(Packet {
+            ts_ns: s.ts_ns,
+            header_hash: t.header_hash,
+            seq: r.seq,
+            ack: r.ack,
+            src,
+            dst,
+            payload_len: t.payload_len,
+            options,
+            window: r.window,
+            big_window_upper: o.big_window_upper,
+            ip_id: t.ip_id,
+            ip_header_len: t.ip_header_len,
+            header_len: t.header_len,
+            flags: r.flags,
+        });
+    }
+
+    /// Frees what only reading needed (the address index) and spare capacity.
+    pub fn finish(&mut self) {
+        self.packets.shrink_to_fit();
+        self.options.shrink_to_fit();
+        self.endpoint_ids = HashMap::new();
     }
 
     fn endpoint_id(&mut self, a: SocketAddr) -> u32 {
@@ -763,7 +861,8 @@ mod tests {
     #[test]
     fn the_reader_holds_one_chunk_not_the_file() {
         let pcap = bulk_pcap();
-        let mut feed = Feed::new(&pcap[..], "bulk");
+        let mut quiet = |_| {};
+        let mut feed = Feed::new(&pcap[..], "bulk", &mut quiet);
         let mut cap = Capture::default();
         read_pcap(&mut feed, &mut cap).unwrap();
         assert_eq!(feed.buf.len(), CHUNK, "the buffer grew past one chunk");

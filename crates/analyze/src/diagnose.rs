@@ -7,9 +7,10 @@
 //! capture) is estimated from the handshake and from the fastest
 //! data-to-ACK samples; delays are measured net of it.
 
-use crate::capture::{Capture, ReadStats};
+use crate::capture::{Capture, CaptureError, ReadStats};
 use crate::exchange::{self, Exchange, HeldPart, Shape};
 use crate::flow::{flows, Dir, Flow, Seg};
+use crate::flowtable::{FlowTable, Summarised};
 use crate::holds::{holds, Hold};
 use crate::sendrule::{send_rules, SendRules};
 use serde::Serialize;
@@ -183,6 +184,8 @@ pub struct Finding {
 /// One flow's report.
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowReport {
+    /// The flow's number from 1, in order of first appearance (`whatif --flow N`).
+    pub flow: usize,
     pub client: String,
     pub server: String,
     pub start_s: f64,
@@ -213,28 +216,86 @@ pub struct FlowReport {
 #[derive(Clone, Debug, Serialize)]
 pub struct Diagnosis {
     pub capture: ReadStats,
+    /// The flows analysed in full, in capture order.
     pub flows: Vec<FlowReport>,
+    /// The flows past the limit of those analysed, counted; absent when
+    /// every flow was analysed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summarised: Option<Summarised>,
 }
 
-/// Diagnoses every TCP flow of a capture.
+impl Diagnosis {
+    /// Flows in the capture, analysed or summarised.
+    pub fn flow_count(&self) -> u64 {
+        self.flows.len() as u64 + self.summarised.as_ref().map_or(0, |s| s.flows)
+    }
+}
+
+/// Diagnoses every TCP flow of a capture read whole.
 pub fn diagnose(cap: &Capture, th: &Thresholds) -> (Diagnosis, Vec<Flow>) {
     let fl = flows(cap);
-    let step = Rounding::of(&cap.stats);
     let reports = fl
         .iter()
-        .map(|f| {
-            let mut r = diagnose_flow(f, th);
-            step.report(&mut r);
-            r
-        })
+        .enumerate()
+        .map(|(i, f)| report(i + 1, f, &cap.stats, th))
         .collect();
     (
         Diagnosis {
             capture: cap.stats.clone(),
             flows: reports,
+            summarised: None,
         },
         fl,
     )
+}
+
+fn report(n: usize, f: &Flow, stats: &ReadStats, th: &Thresholds) -> FlowReport {
+    let mut r = diagnose_flow(f, th);
+    r.flow = n;
+    Rounding::of(stats).report(&mut r);
+    r
+}
+
+/// A diagnosis of a capture file in memory bounded by flows as well as
+/// segments: the busiest `max_flows` flows analysed in full, the rest
+/// counted (and listed by [`FlowTable::summaries`]).
+pub struct FileDiagnosis {
+    pub diagnosis: Diagnosis,
+    /// The flows analysed, with their numbers, in capture order.
+    pub flows: Vec<(usize, Flow)>,
+    /// Every flow's summary.
+    pub table: FlowTable,
+}
+
+/// Diagnoses a capture file: a first pass summarises every flow (at most
+/// [`crate::flowtable::MAX_TRACKED`] address pairs), the `max_flows`
+/// busiest (bounded by [`crate::flowtable::MAX_MAX_FLOWS`]) are read again
+/// and analysed in full. `progress(pass, bytes)` hears each pass's progress
+/// (pass 1 or 2).
+pub fn diagnose_file(
+    path: &std::path::Path,
+    max_flows: usize,
+    th: &Thresholds,
+    progress: &mut dyn FnMut(u8, u64),
+) -> Result<FileDiagnosis, CaptureError> {
+    let max_flows = max_flows.clamp(1, crate::flowtable::MAX_MAX_FLOWS);
+    let mut table = FlowTable::survey(path, &mut |b| progress(1, b))?;
+    table.select_busiest(max_flows);
+    let sel = table.read_selected(path, &mut |b| progress(2, b))?;
+    let reports = sel
+        .flows
+        .iter()
+        .map(|(n, f)| report(*n, f, &sel.stats, th))
+        .collect();
+    Ok(FileDiagnosis {
+        diagnosis: Diagnosis {
+            capture: sel.stats,
+            flows: reports,
+            summarised: table.summarised(max_flows),
+        },
+        flows: sel.flows,
+        table,
+    })
 }
 
 /// Rounds reported times to the capture's timestamp resolution, so numbers
@@ -333,7 +394,7 @@ fn side_name(d: Dir) -> &'static str {
     }
 }
 
-/// Diagnoses one flow.
+/// Diagnoses one flow (numbered 1: a caller that knows its number sets `flow`).
 pub fn diagnose_flow(f: &Flow, th: &Thresholds) -> FlowReport {
     let dist = distances(f);
     let mut findings = Vec::new();
@@ -365,6 +426,7 @@ pub fn diagnose_flow(f: &Flow, th: &Thresholds) -> FlowReport {
             .flat_map(|x| x.events.iter().map(move |e| event_span(x.kind, e))),
     );
     FlowReport {
+        flow: 1,
         client: f.addr(0).to_string(),
         server: f.addr(1).to_string(),
         start_s: t0,

@@ -168,7 +168,13 @@ impl Unwrap {
 /// Groups a capture's segments into flows, in order of first appearance.
 pub fn flows(cap: &Capture) -> Vec<Flow> {
     let packets = &cap.packets;
-    let t0 = packets.iter().map(|p| p.ts_ns).min().unwrap_or(0);
+    // Times count from the capture's first TCP segment, which a capture
+    // holding only some flows' segments did not keep.
+    let t0 = if cap.stats.tcp_segments > 0 {
+        cap.stats.start_ns
+    } else {
+        packets.iter().map(|p| p.ts_ns).min().unwrap_or(0)
+    };
     let mut index: HashMap<(u32, u32), usize> = HashMap::new();
     let mut raw: Vec<Vec<&Packet>> = Vec::new();
     for p in packets {

@@ -192,6 +192,12 @@ fn timer(s: f64) -> String {
     }
 }
 
+/// A drop probability as `link.loss` takes it: four decimals, below 1 (a
+/// link that loses every frame delivers nothing, and the scenario refuses it).
+fn loss(p: f64) -> String {
+    format!("{:.4}", p.clamp(0.0, 0.9999))
+}
+
 fn toml_list(v: &[String]) -> String {
     let q: Vec<String> = v.iter().map(|x| format!("\"{x}\"")).collect();
     format!("[{}]", q.join(", "))
@@ -240,16 +246,13 @@ impl FlowInference {
         }
         let l = &p.loss;
         let sweep = if l.value.range.is_open() && l.confidence == Confidence::Low {
-            vec![
-                format!("{:.4}", l.value.range.lo),
-                format!("{:.4}", l.value.range.hi),
-            ]
+            vec![loss(l.value.range.lo), loss(l.value.range.hi)]
         } else {
             vec![]
         };
         put(
             "link.loss".into(),
-            format!("{:.4}", l.value.rate),
+            loss(l.value.rate),
             l.confidence,
             sweep,
             &l.evidence,

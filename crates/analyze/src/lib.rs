@@ -8,6 +8,7 @@ pub mod diagnose;
 pub mod evidence;
 pub mod exchange;
 pub mod flow;
+pub mod flowtable;
 mod hold_findings;
 pub mod holds;
 pub mod infer;
@@ -16,12 +17,13 @@ pub mod timeseq;
 
 pub use capture::{read_bytes, read_file, Capture, CaptureError, Packet, ReadStats};
 pub use diagnose::{
-    diagnose, Diagnosis, Finding, FlowReport, Kind, Recommendation, Remedy, ReplayEffect,
-    Thresholds,
+    diagnose, diagnose_file, Diagnosis, FileDiagnosis, Finding, FlowReport, Kind, Recommendation,
+    Remedy, ReplayEffect, Thresholds,
 };
 pub use evidence::{Confidence, Inferred, Span};
 pub use exchange::{exchanges, Exchange, Exchanges, Shape};
 pub use flow::{flows, Flow, Seg};
+pub use flowtable::{FlowSummary, FlowTable, Selected, Summarised};
 pub use holds::{holds, Hold, HoldCause};
 pub use infer::{infer, FlowInference, ScenarioKey, SideInference};
 pub use sendrule::{send_rules, SendRule, SendRules};

@@ -138,6 +138,18 @@ pub fn table(r: &FlowsResult) -> String {
         thousands(access),
         thousands(r.rsts_sent)
     );
+    if let Some(l) = &r.listen {
+        let _ = writeln!(
+            s,
+            "  listeners past their backlog: {} SYN cookies sent, {} accepted, {} rejected; {} SYNs dropped; at most {} half-open; {} flood SYNs",
+            thousands(l.syn_cookies_sent),
+            thousands(l.syn_cookies_accepted),
+            thousands(l.syn_cookies_rejected),
+            thousands(l.syns_dropped),
+            thousands(l.most_half_open),
+            thousands(l.flood_syns)
+        );
+    }
     let _ = writeln!(
         s,
         "\nworst flows (integrity failures, slowest p99, least goodput):"

@@ -76,6 +76,23 @@ enum Cmd {
         /// Runs simulations: seconds per flow, so not the default.
         #[arg(long)]
         rank: bool,
+        /// Flows analysed in full, those that carried most payload (then
+        /// most segments, then the longest); the rest are counted and
+        /// summarised in a line each. At most 1,000,000.
+        #[arg(long, value_name = "N", default_value_t = tinygram_analyze::flowtable::DEFAULT_MAX_FLOWS,
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=tinygram_analyze::flowtable::MAX_MAX_FLOWS as u64))]
+        max_flows: usize,
+        /// Flows the text report shows in full when there are more: those
+        /// that lost most time, worst first; the rest are counted.
+        #[arg(long, value_name = "N", default_value_t = capture::DEFAULT_TOP)]
+        top: usize,
+        /// Show every analysed flow in full and every summarised flow as a
+        /// line (--json always lists them all).
+        #[arg(long)]
+        all: bool,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// What would each fix have done? Infers a captured exchange's path, stacks
     /// and application, replays it, and runs each send/ACK policy and stack
@@ -240,10 +257,11 @@ fn scenario_keys_help() -> String {
             k.doc
         );
     }
-    s += "\nMany flows ([bottleneck] and [[flows]] tables; without them: two hosts, one link):\n";
+    s += "\nMany flows ([bottleneck], [[flows]] and [flood] tables; without them: two hosts, one link):\n";
     for k in tinygram_sim::scenario::BOTTLENECK_KEYS
         .iter()
         .chain(tinygram_sim::scenario::FLOW_KEYS)
+        .chain(tinygram_sim::scenario::FLOOD_KEYS)
     {
         s += &format!("  {:<28} default {:<14} {}\n", k.key, k.default, k.doc);
     }
@@ -416,7 +434,23 @@ fn main() -> ExitCode {
             plot,
             plot_flows,
             rank,
-        } => capture::diagnose_cmd(&file, json, plot.as_deref(), plot_flows, rank),
+            max_flows,
+            top,
+            all,
+            quiet,
+        } => capture::diagnose_cmd(
+            &file,
+            &capture::DiagnoseOpts {
+                json,
+                plot: plot.as_deref(),
+                plot_flows,
+                rank,
+                max_flows,
+                top: if all { usize::MAX } else { top },
+                all,
+                quiet,
+            },
+        ),
         Cmd::Drill(args) => tinygram_drill::run(&args),
         Cmd::Whatif(args) => whatif::run(&args),
         Cmd::Reproduce {

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use tinygram_analyze::{Flow, FlowTable};
 use tinygram_lab::whatif::{self, Options, Report};
 
 /// The arguments of `tinygram whatif`.
@@ -92,7 +93,15 @@ pub fn run(a: &WhatifArgs) -> ExitCode {
 
 /// The scenario of each flow, the JSON report and the HTML page.
 fn write_dir(dir: &Path, r: &Report, capture: &Path) -> Result<Vec<String>, String> {
-    let original = tinygram_analyze::read_file(capture).map_err(|e| e.to_string())?;
+    // Only the replayed flows' segments: a survey, then those flows.
+    let mut table = FlowTable::survey(capture, &mut |_| {}).map_err(|e| e.to_string())?;
+    for f in &r.flows {
+        table.select_number(f.flow);
+    }
+    let original = table
+        .read_selected(capture, &mut |_| {})
+        .map_err(|e| e.to_string())?
+        .flows;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create it: {e}"))?;
     let mut files = Vec::new();
     let mut put = |name: String, text: &str| -> Result<(), String> {
@@ -123,15 +132,7 @@ fn stalled_turn(f: &whatif::FlowWhatif) -> Option<usize> {
 
 /// The time-sequence graph (SVG) of turn `k` of the flow in `pcap`, for the
 /// data of `dir`, with a little of what came before and after.
-fn turn_svg(
-    cap: &tinygram_analyze::Capture,
-    flow: usize,
-    pick: TurnPick,
-    dir: usize,
-    title: &str,
-) -> Result<String, String> {
-    let flows = tinygram_analyze::flows(cap);
-    let f = flows.get(flow).ok_or("no such flow")?;
+fn turn_svg(f: &Flow, pick: TurnPick, dir: usize, title: &str) -> Result<String, String> {
     let ex = tinygram_analyze::exchanges(f);
     let e = match pick {
         TurnPick::Exchange(i) => ex.exchanges.get(i),
@@ -147,6 +148,18 @@ fn turn_svg(
     let ts = tinygram_analyze::timeseq::TimeSeq::of(f, dir);
     let w = ts.window(e.start_s - margin, e.start_s + took + margin, title);
     tinygram_report::plot::render_svg_string(&w)
+}
+
+/// Turn `k` of a replay's (only) flow.
+fn first_turn_svg(
+    cap: &tinygram_analyze::Capture,
+    k: usize,
+    dir: usize,
+    title: &str,
+) -> Result<String, String> {
+    let flows = tinygram_analyze::flows(cap);
+    let f = flows.first().ok_or("no such flow")?;
+    turn_svg(f, TurnPick::Answered(k), dir, title)
 }
 
 /// Which exchange of a capture to draw.
@@ -166,7 +179,7 @@ fn esc(s: &str) -> String {
 
 /// The HTML page: inferred values, the replay's match, the alternatives, and
 /// the slowest exchange as captured, as replayed and under the best fix.
-pub fn html(r: &Report, original: &tinygram_analyze::Capture) -> String {
+pub fn html(r: &Report, original: &[(usize, Flow)]) -> String {
     use std::fmt::Write;
     let mut s = String::from(
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>tinygram whatif</title>\n<style>\
@@ -260,23 +273,23 @@ pub fn html(r: &Report, original: &tinygram_analyze::Capture) -> String {
             let ex_index = f.turn_exchange.get(k).copied().unwrap_or(k);
             figs.push((
                 "as captured".to_string(),
-                turn_svg(
-                    original,
-                    f.flow - 1,
-                    TurnPick::Exchange(ex_index),
-                    dir,
-                    "as captured",
-                ),
+                original
+                    .iter()
+                    .find(|(n, _)| *n == f.flow)
+                    .ok_or_else(|| "no such flow".to_string())
+                    .and_then(|(_, fl)| {
+                        turn_svg(fl, TurnPick::Exchange(ex_index), dir, "as captured")
+                    }),
             ));
             let replay = whatif::replay_pcap(f, None)
                 .and_then(|p| tinygram_analyze::read_bytes(&p).map_err(|e| e.to_string()))
-                .and_then(|c| turn_svg(&c, 0, TurnPick::Answered(k), dir, "as replayed"));
+                .and_then(|c| first_turn_svg(&c, k, dir, "as replayed"));
             figs.push(("as replayed".to_string(), replay));
             if let Some(best) = whatif::best(f) {
                 let name = f.alternatives[best].name.clone();
                 let alt = whatif::replay_pcap(f, Some(best))
                     .and_then(|p| tinygram_analyze::read_bytes(&p).map_err(|e| e.to_string()))
-                    .and_then(|c| turn_svg(&c, 0, TurnPick::Answered(k), dir, &name));
+                    .and_then(|c| first_turn_svg(&c, k, dir, &name));
                 figs.push((format!("under the best alternative: {name}"), alt));
             }
             let _ = writeln!(

@@ -4,9 +4,13 @@
 //! normally on any input; a panic, overflow or failed invariant is a finding.
 
 pub mod engine;
+pub mod infer;
 mod input;
 pub mod parsers;
+pub mod settings;
 
 pub use engine::engine;
+pub use infer::infer;
 pub use input::Input;
 pub use parsers::{drill_script, options, pcap, scenario, segment};
+pub use settings::settings;

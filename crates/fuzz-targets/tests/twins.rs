@@ -5,7 +5,9 @@
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use tinygram_fuzz_targets::engine::{config, Harness, Start};
-use tinygram_fuzz_targets::{drill_script, engine, options, pcap, scenario, segment, Input};
+use tinygram_fuzz_targets::{
+    drill_script, engine, infer, options, pcap, scenario, segment, settings, Input,
+};
 use tinygram_proto::Config;
 
 fn cases(default: u32) -> u32 {
@@ -94,6 +96,49 @@ proptest! {
     }
 }
 
+/// A settings line: a key of the table (or a near miss) set to a value of
+/// some kind, or a profile.
+fn settings_line() -> impl Strategy<Value = String> {
+    let names: Vec<&'static str> = tinygram_proto::settings::SETTINGS
+        .iter()
+        .map(|s| s.name)
+        .collect();
+    let key = prop_oneof![
+        4 => proptest::sample::select(names),
+        1 => Just("nosuchkey"),
+    ];
+    let value = prop_oneof![
+        "[0-9]{1,20}",
+        "[0-9]{1,6}(us|ms|s|m|)",
+        Just("none".to_string()),
+        "(true|false|yes)",
+        "-?[0-9]{1,4}\\.[0-9]{0,3}(e[0-9]{1,3})?",
+        "(nagle|nodelay|minshall|delayed|cubic|reno|wscale|sack|timestamps|linux|old-seq|byte)(,[a-z]{0,6}){0,2}",
+        ".{0,8}",
+    ];
+    prop_oneof![
+        9 => (key, value).prop_map(|(k, v)| format!("{k}={v}")),
+        1 => "(rfc|linux|freebsd|solaris7|uw7|bsd43-tahoe|macosx|nope)".prop_map(|p| format!("profile {p}")),
+    ]
+}
+
+proptest! {
+    #![proptest_config(cfg(2000))]
+    #[test]
+    fn settings_twin(lines in proptest::collection::vec(settings_line(), 0..10)) {
+        settings(lines.join("\n").as_bytes());
+    }
+}
+
+proptest! {
+    #![proptest_config(cfg(300))]
+    /// Described conversations (bytes that do not start like a capture).
+    #[test]
+    fn infer_twin(data in proptest::collection::vec(any::<u8>(), 0..900)) {
+        infer(&data);
+    }
+}
+
 proptest! {
     #![proptest_config(cfg(600))]
     #[test]
@@ -177,13 +222,15 @@ fn replay(target: &str, f: fn(&[u8])) -> usize {
 #[test]
 fn seed_corpus_replays() {
     type Target = fn(&[u8]);
-    let targets: [(&str, Target); 6] = [
+    let targets: [(&str, Target); 8] = [
         ("segment", segment),
         ("options", options),
         ("engine", engine),
         ("pcap", pcap),
         ("scenario", scenario),
         ("drill", drill_script),
+        ("infer", infer),
+        ("settings", settings),
     ];
     for (name, f) in targets {
         let n = replay(name, f);

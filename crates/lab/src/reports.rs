@@ -58,11 +58,18 @@ pub fn drill_json(script: &str, settings: &tinygram_drill::Settings) -> Value {
     })
 }
 
-/// `tinygram diagnose FILE --json` as a function.
+/// `tinygram diagnose FILE --json` as a function: the busiest
+/// `DEFAULT_MAX_FLOWS` flows analysed, the rest counted under `summarised`
+/// (not listed one by one, as the CLI's `flow_summaries` does).
 pub fn diagnose_json(path: &Path) -> Result<Value, String> {
-    let cap = tinygram_analyze::read_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let (d, _) = tinygram_analyze::diagnose(&cap, &tinygram_analyze::Thresholds::default());
-    serde_json::to_value(&d).map_err(|e| format!("cannot encode the diagnosis: {e}"))
+    let d = tinygram_analyze::diagnose_file(
+        path,
+        tinygram_analyze::flowtable::DEFAULT_MAX_FLOWS,
+        &tinygram_analyze::Thresholds::default(),
+        &mut |_, _| {},
+    )
+    .map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::to_value(&d.diagnosis).map_err(|e| format!("cannot encode the diagnosis: {e}"))
 }
 
 #[cfg(test)]

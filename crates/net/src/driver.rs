@@ -8,7 +8,7 @@ use crate::app::AppSpec;
 use crate::device::{DeviceConfig, Tun};
 use crate::explain::Explain;
 use crate::host::{ClosedSummary, ConnReport, Host, HostCounters};
-use crate::isn::IsnKey;
+use crate::isn::{FromOs, IsnKey};
 use crate::offload::{
     check_rx, finish_partial_checksum, payload_of, plan_runs, super_headers, RxOffload, VnetError,
     VnetHdr, VNET_HDR_LEN,
@@ -239,7 +239,8 @@ pub fn run_on(tun: &impl PacketDevice, opts: &RunOptions) -> Result<RunReport, N
         .map_err(|e| NetError::Config(format!("cannot draw the ISN secret from the OS: {e}")))?;
     let mut host = Host::new(opts.device.addr, opts.config.clone(), seed, isn_key);
     host.set_prefix(opts.device.prefix);
-    host.backlog = opts.backlog;
+    // A `backlog` setting (`--set backlog=N`) wins over `--backlog`.
+    host.backlog = opts.config.backlog.map_or(opts.backlog, |b| b as usize);
     match &opts.role {
         Role::Serve { port, app, .. } => host.listen(*port, app.clone()),
         Role::Connect {
@@ -550,11 +551,18 @@ pub fn summary(r: &RunReport) -> String {
             h.syn_cookies_sent, h.syn_cookies_accepted, h.syn_cookies_rejected, h.martian_sources
         );
     }
-    if h.refused_for_memory + h.memory_aborts > 0 {
+    if h.syns_dropped_backlog_full > 0 {
         let _ = writeln!(
             s,
-            "  memory budget: {} new connection(s) refused, {} aborted (longest without progress first)",
-            h.refused_for_memory, h.memory_aborts
+            "  {} SYN(s) dropped: the backlog was full and syn_cookies is off",
+            h.syns_dropped_backlog_full
+        );
+    }
+    if h.refused_for_memory + h.memory_aborts + h.memory_peak > 0 {
+        let _ = writeln!(
+            s,
+            "  memory budget: {} new connection(s) refused, {} aborted (longest without progress first); buffers peaked at {} bytes",
+            h.refused_for_memory, h.memory_aborts, h.memory_peak
         );
     }
     let c = &r.closed;
@@ -996,6 +1004,8 @@ mod tests {
                 syn_cookies_rejected: 24,
                 refused_for_memory: 40,
                 memory_aborts: 41,
+                memory_peak: 42,
+                syns_dropped_backlog_full: 43,
             },
             closed: ClosedSummary {
                 connections: 1030,
@@ -1031,7 +1041,8 @@ mod tests {
             "38 reads, 39 writes; offloads: 31 super-packets in (32 segments), 34 out (35 segments), 33 partial checksums in, 36 bad virtio-net headers (last: GSO packet with gso_size 0), 37 frames refused by the device",
             "14 bad (15 bad checksums, 20 malformed for a connection: its invalid_segments), 16 not for us, 13 not IPv4/TCP",
             "22 SYN cookie(s) sent, 23 accepted, 24 rejected; 21 from multicast/broadcast/loopback sources dropped",
-            "memory budget: 40 new connection(s) refused, 41 aborted (longest without progress first)",
+            "43 SYN(s) dropped: the backlog was full and syn_cookies is off",
+            "memory budget: 40 new connection(s) refused, 41 aborted (longest without progress first); buffers peaked at 42 bytes",
             "1030 connection(s) ended (25 with an error, 26 B in, 27 B out, 28 B lost to resets in SYN-RECEIVED); the last 1000 are listed",
         ] {
             assert!(s.contains(want), "{want:?} missing from\n{s}");

@@ -1,27 +1,29 @@
-//! One IPv4 host on the wire: checks and demultiplexes arriving packets to
-//! connections by 4-tuple (a hash map: O(1) per packet), opens a connection
-//! per SYN on a listening port up to a backlog of half-open connections and
-//! answers SYNs beyond it with SYN cookies (RFC 4987 3.6), answers everything
-//! else with a RST (RFC 9293 3.10.7.1), keeps every connection's deadline in
-//! a min-heap so a step touches only connections with events, and frames
-//! what the engines emit as IPv4 packets with checksums.
+//! One IPv4 host on the wire: checks arriving packets (IPv4 header,
+//! checksums, martian sources, offloads), demultiplexes them to connections
+//! by 4-tuple (a hash map: O(1) per packet), hands segments for no
+//! connection to proto's sans-IO [`Endpoint`] (listen backlog, SYN cookies,
+//! RSTs), keeps every connection's deadline in proto's [`Deadlines`] heap so
+//! a step touches only connections with events, enforces the memory budget,
+//! and frames what the engines emit as IPv4 packets with checksums.
 //!
 //! The host alone owns demultiplexing, timers and the device's packets; an
 //! application acts on its own connection through an [`AppIo`] handle.
 
 use crate::app::{App, AppIo, AppSpec, Transmit};
 use crate::explain::Explain;
-use crate::isn::{IsnKey, Rfc6528Isn, COOKIE_LIFETIME};
+use crate::isn::{IsnKey, Rfc6528Isn};
 use crate::offload::RxOffload;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::net::{Ipv4Addr, SocketAddrV4};
+use tinygram_proto::endpoint::{closed, Deadlines, Endpoint, Unmatched};
 use tinygram_proto::wire::{Ipv4Repr, TcpOptions, TcpSegment, WireError};
 use tinygram_proto::wire::{ECN_CE, ECN_ECT0};
 use tinygram_proto::{Config, Connection, Flags, Instant, State, TcpRepr};
 
 /// Remote address, remote port, local port.
-pub type FourTuple = (Ipv4Addr, u16, u16);
+pub type FourTuple = tinygram_proto::endpoint::FourTuple<Ipv4Addr>;
+
+pub use tinygram_proto::endpoint::COOKIE_MSS;
 
 /// Half-open connections a listener keeps before it answers with SYN
 /// cookies (Linux's long-standing `somaxconn` default).
@@ -64,12 +66,17 @@ pub struct HostCounters {
     /// ACKs to the listening port whose cookie did not verify (forged, or
     /// older than two cookie periods): answered with a RST.
     pub syn_cookies_rejected: u64,
+    /// SYNs dropped unanswered: the backlog was full and `syn_cookies` off.
+    pub syns_dropped_backlog_full: u64,
     /// SYNs and cookie ACKs dropped unanswered because the host's buffers
     /// were past the accept threshold of the memory budget.
     pub refused_for_memory: u64,
     /// Connections aborted (with a RST) because the host's buffers were past
     /// the memory budget: the one longest without progress first.
     pub memory_aborts: u64,
+    /// With a memory budget, the most buffer memory the live connections
+    /// held at the end of a step (the budget acts at the end of each step).
+    pub memory_peak: u64,
 }
 
 /// One connection with its application.
@@ -229,17 +236,6 @@ impl Transmit for Link<'_> {
     }
 }
 
-/// The MSS values a SYN cookie's 3-bit index stands for (RFC 4987 3.6:
-/// "a small table of commonly used MSS values"): Linux's IPv4 four, plus
-/// jumbo and loopback-sized ones for TUN devices with a large MTU.
-pub const COOKIE_MSS: [u16; 8] = [536, 1200, 1300, 1440, 1460, 4016, 8960, 65495];
-
-/// The largest table entry not above the peer's MSS (536 without the option).
-fn cookie_mss_index(peer_mss: Option<u16>) -> u8 {
-    let mss = peer_mss.unwrap_or(536);
-    COOKIE_MSS.iter().rposition(|&m| m <= mss).unwrap_or(0) as u8
-}
-
 /// A source no segment may come from (RFC 1122 3.2.1.3): multicast,
 /// "this network" 0.0.0.0/8, the reserved class E 240.0.0.0/4 (the limited
 /// broadcast included), loopback, our own address, and, when the host knows
@@ -277,7 +273,8 @@ pub struct Host {
     pub closed: ClosedSummary,
     /// How many finished reports to keep whole.
     pub keep_reports: usize,
-    /// Half-open connections a listener keeps before it sends SYN cookies.
+    /// Half-open connections a listener keeps before it sends SYN cookies
+    /// (the `backlog` setting if given, else [`DEFAULT_BACKLOG`]).
     pub backlog: usize,
     /// The budget for all connections' buffer memory, send and receive (the
     /// scenario's host `memory` key, given as `Config::host_budget`); see
@@ -285,23 +282,18 @@ pub struct Host {
     pub memory: Option<usize>,
     /// Buffer memory of the live connections, as of their last step.
     memory_used: usize,
-    half_open: usize,
-    /// When the last SYN cookie left: cookie ACKs are only looked at for
-    /// a cookie lifetime after it, so a host not under a flood never builds
-    /// a connection from an unsolicited ACK.
-    last_cookie: Option<Instant>,
+    /// The listener, its backlog and SYN cookies; the secret of every
+    /// connection's RFC 6528 ISN generator and of the cookies.
+    endpoint: Endpoint,
     /// Connections with input or a fired timer, waiting for the next step.
     ready: Vec<FourTuple>,
-    /// Deadlines, earliest first; an entry whose slot is armed for another
-    /// time is stale and skipped.
-    timers: BinaryHeap<Reverse<(Instant, FourTuple)>>,
+    /// Each connection's deadline (a slot's `armed`), earliest first.
+    deadlines: Deadlines<FourTuple>,
     pub counters: HostCounters,
     pub explain: Explain,
     /// IP packets ready for the device.
     pub outbox: Vec<Vec<u8>>,
     wire: Wire,
-    /// The secret of every connection's RFC 6528 ISN generator and of the SYN cookies.
-    isn_key: IsnKey,
     payload: Vec<u8>,
 }
 
@@ -310,6 +302,7 @@ impl Host {
     /// `isn_key` keys the ISNs and SYN cookies (`IsnKey::from_os()` on a real network).
     pub fn new(addr: Ipv4Addr, config: Config, seed: u64, isn_key: IsnKey) -> Host {
         let memory = config.host_budget;
+        let backlog = config.backlog.map_or(DEFAULT_BACKLOG, |b| b as usize);
         Host {
             addr,
             prefix: None,
@@ -319,13 +312,12 @@ impl Host {
             finished: VecDeque::new(),
             closed: ClosedSummary::default(),
             keep_reports: DEFAULT_KEEP_REPORTS,
-            backlog: DEFAULT_BACKLOG,
+            backlog,
             memory,
             memory_used: 0,
-            half_open: 0,
-            last_cookie: None,
+            endpoint: Endpoint::new(isn_key),
             ready: Vec::new(),
-            timers: BinaryHeap::new(),
+            deadlines: Deadlines::default(),
             counters: HostCounters::default(),
             explain: Explain::default(),
             outbox: Vec::new(),
@@ -337,7 +329,6 @@ impl Host {
                 partial_csum: false,
                 spare: Vec::new(),
             },
-            isn_key,
             payload: Vec::new(),
         }
     }
@@ -349,13 +340,17 @@ impl Host {
     }
 
     /// Accept connections on `port`, each served by a fresh `app`.
+    /// The host has one listener: listening again moves it.
     pub fn listen(&mut self, port: u16, app: AppSpec) {
-        self.listen = Some((port, app));
+        if let Some((old, _)) = self.listen.replace((port, app)) {
+            self.endpoint.unlisten(old);
+        }
+        self.endpoint.listen(port, self.config.clone());
     }
 
     /// Half-open connections now counted against the backlog.
     pub fn half_open(&self) -> usize {
-        self.half_open
+        self.endpoint.half_open()
     }
 
     /// Opens a connection to `to` from `local_port`; the SYN leaves on the next step.
@@ -374,7 +369,8 @@ impl Host {
     /// answers the next SYN with a later ISN, and no connection's ISNs tell
     /// anything about another's.
     fn isn_source(&self, local_port: u16, remote: SocketAddrV4) -> Rfc6528Isn {
-        self.isn_key
+        self.endpoint
+            .key()
             .generator(SocketAddrV4::new(self.addr, local_port), remote)
     }
 
@@ -508,25 +504,41 @@ impl Host {
             self.enqueue(key);
             return;
         }
-        let listener = match &self.listen {
-            Some((port, app)) if *port == seg.dst_port => Some(app.clone()),
-            _ => None,
+        let Some((port, app)) = self.listen.clone().filter(|(p, _)| *p == seg.dst_port) else {
+            return self.unmatched(now, src, seg, payload, None);
         };
-        let f = seg.flags;
-        match listener {
-            Some(_)
-                if !self.may_accept()
-                    && !f.rst()
-                    && (f.syn() && !f.ack() || f.ack() && !f.syn() && self.cookies_recent(now)) =>
-            {
-                self.counters.refused_for_memory += 1;
-            }
-            Some(app) if f.syn() && !f.ack() && !f.rst() => {
-                if self.half_open >= self.backlog {
-                    self.send_cookie(now, src, seg);
-                    return;
-                }
-                let isn = self.isn_source(seg.dst_port, SocketAddrV4::new(src, seg.src_port));
+        if let Some(l) = self.endpoint.listener_mut(port) {
+            l.config.backlog = Some(u32::try_from(self.backlog).unwrap_or(u32::MAX));
+        }
+        self.unmatched(now, src, seg, payload, Some(&app));
+    }
+
+    /// A segment from `src` for no connection: what the endpoint says to do
+    /// with it, done (`app`: the listener's, if the port is listening).
+    fn unmatched(
+        &mut self,
+        now: Instant,
+        src: Ipv4Addr,
+        seg: &TcpRepr,
+        payload: &[u8],
+        app: Option<&AppSpec>,
+    ) {
+        let remote = SocketAddrV4::new(src, seg.src_port);
+        let tuple = (SocketAddrV4::new(self.addr, seg.dst_port), remote);
+        // Past the accept threshold, a request for a new connection first
+        // frees connections stalled for 2 x rto_max (Linux tcp_out_of_resources).
+        if !self.may_accept() && self.endpoint.asks_in(now, seg) {
+            self.reclaim_stale(now);
+        }
+        let accepting = self.may_accept();
+        let key = (src, seg.src_port, seg.dst_port);
+        match self
+            .endpoint
+            .unmatched(now, tuple, seg, payload.len(), accepting)
+        {
+            Unmatched::Open => {
+                let app = app.expect("only a listening port opens");
+                let isn = self.isn_source(seg.dst_port, remote);
                 let mut slot = Slot::new(
                     Connection::listen(self.conn_config(), seg.dst_port, isn),
                     app.build(true),
@@ -535,91 +547,49 @@ impl Host {
                 slot.half_open = true;
                 slot.peer_syn_options = Some(seg.options);
                 slot.conn.handle_segment(now, seg, payload);
-                self.half_open += 1;
                 self.counters.connections += 1;
                 self.conns.insert(key, slot);
                 self.enqueue(key);
             }
-            Some(app) if f.ack() && !f.syn() && !f.rst() && self.cookies_recent(now) => {
-                if !self.accept_cookie(now, src, seg, payload, &app) {
-                    self.counters.syn_cookies_rejected += 1;
-                    self.answer_with_rst(src, seg, payload.len());
-                }
+            Unmatched::FromCookie { mss } => {
+                let app = app.expect("only a listening port checks cookies");
+                let isn = self.isn_source(seg.dst_port, remote);
+                let conn =
+                    Connection::from_syn_cookie(self.conn_config(), seg, payload, mss, isn, now);
+                self.counters.connections += 1;
+                self.counters.syn_cookies_accepted += 1;
+                self.conns
+                    .insert(key, Slot::new(conn, app.build(true), now));
+                self.enqueue(key);
             }
-            _ => self.answer_with_rst(src, seg, payload.len()),
+            Unmatched::SendCookie(synack) => {
+                self.wire.push(src, &synack, &[], false);
+                self.flush_wire();
+                self.counters.syn_cookies_sent += 1;
+            }
+            Unmatched::CookieRejected(rst) => {
+                self.counters.syn_cookies_rejected += 1;
+                self.send_rst(src, &rst);
+            }
+            Unmatched::Reset(rst) => self.send_rst(src, &rst),
+            Unmatched::Refused => self.counters.refused_for_memory += 1,
+            Unmatched::BacklogFull => self.counters.syns_dropped_backlog_full += 1,
+            Unmatched::Ignored => {}
         }
     }
 
-    /// RFC 9293 3.10.7.1: a segment for no connection gets a RST (never a RST for a RST).
-    fn answer_with_rst(&mut self, src: Ipv4Addr, seg: &TcpRepr, payload_len: usize) {
-        if let Some(rst) = tinygram_proto::rst_reply(seg, payload_len) {
-            self.counters.rsts_for_closed_ports += 1;
-            self.wire.push(src, &rst, &[], false);
-            self.flush_wire();
-        }
-    }
-
-    /// Whether a cookie left recently enough for a cookie ACK to be valid.
-    fn cookies_recent(&self, now: Instant) -> bool {
-        self.last_cookie
-            .is_some_and(|t| now.saturating_duration_since(t) <= COOKIE_LIFETIME)
-    }
-
-    /// Answers a SYN beyond the backlog without keeping state (RFC 4987 3.6):
-    /// the SYN-ACK's ISS is the cookie, which carries the peer's MSS.
-    fn send_cookie(&mut self, now: Instant, src: Ipv4Addr, syn: &TcpRepr) {
-        let index = cookie_mss_index(syn.options.mss);
-        let local = SocketAddrV4::new(self.addr, syn.dst_port);
-        let remote = SocketAddrV4::new(src, syn.src_port);
-        let cookie = self.isn_key.syn_cookie(local, remote, syn.seq, now, index);
-        let mss = COOKIE_MSS[index as usize];
-        let synack = Connection::cookie_syn_ack(&self.config, syn, cookie, mss, now);
-        self.wire.push(src, &synack, &[], false);
+    /// RFC 9293 3.10.7.1: a segment for no connection gets a RST.
+    fn send_rst(&mut self, src: Ipv4Addr, rst: &TcpRepr) {
+        self.counters.rsts_for_closed_ports += 1;
+        self.wire.push(src, rst, &[], false);
         self.flush_wire();
-        self.counters.syn_cookies_sent += 1;
-        self.last_cookie = Some(now);
-    }
-
-    /// An ACK for no connection on the listening port: if it returns a valid
-    /// cookie, the connection it completes (established, its data taken).
-    fn accept_cookie(
-        &mut self,
-        now: Instant,
-        src: Ipv4Addr,
-        ack: &TcpRepr,
-        payload: &[u8],
-        app: &AppSpec,
-    ) -> bool {
-        let local = SocketAddrV4::new(self.addr, ack.dst_port);
-        let remote = SocketAddrV4::new(src, ack.src_port);
-        let (their_isn, cookie) = (ack.seq - 1, ack.ack - 1);
-        let Some(index) = self
-            .isn_key
-            .check_syn_cookie(local, remote, their_isn, cookie, now)
-        else {
-            return false;
-        };
-        let isn = self.isn_source(ack.dst_port, remote);
-        let mss = COOKIE_MSS[index as usize];
-        let conn = Connection::from_syn_cookie(self.conn_config(), ack, payload, mss, isn, now);
-        let key = (src, ack.src_port, ack.dst_port);
-        self.counters.connections += 1;
-        self.counters.syn_cookies_accepted += 1;
-        self.conns
-            .insert(key, Slot::new(conn, app.build(true), now));
-        self.enqueue(key);
-        true
     }
 
     /// Fires due timers, runs the applications of connections that had
     /// input or a timer, drains their output into the outbox and retires
     /// finished connections. Connections without events are not touched.
     pub fn step(&mut self, now: Instant) {
-        while let Some(&Reverse((t, key))) = self.timers.peek() {
-            if t > now {
-                break;
-            }
-            self.timers.pop();
+        while let Some((t, key)) = self.deadlines.pop_due(now) {
             let Some(slot) = self.conns.get_mut(&key) else {
                 continue;
             };
@@ -657,7 +627,7 @@ impl Host {
             let state = slot.conn.state();
             if slot.half_open && state != State::SynReceived {
                 slot.half_open = false;
-                self.half_open -= 1;
+                self.endpoint.settled(key.2);
             }
             // A reset in SYN-RECEIVED sends a passive open back to LISTEN
             // (RFC 9293 3.10.7.4); the listener here is the host, so it ends.
@@ -671,7 +641,12 @@ impl Host {
         self.ready = ready;
         self.enforce_memory(now);
         self.flush_wire();
-        self.compact_timers();
+        self.deadlines.compact(
+            self.conns.len(),
+            self.conns
+                .iter()
+                .filter_map(|(k, s)| s.armed.map(|t| (t, *k))),
+        );
     }
 
     /// Whether the memory budget lets a new connection in ([`crate::budget`]).
@@ -710,49 +685,57 @@ impl Host {
             return;
         };
         while self.memory_used > budget {
+            let fair = crate::budget::fair_share(self.memory_used, self.conns.len());
             let idle = self
                 .conns
                 .iter()
                 .map(|(k, s)| (*k, s.last_progress, s.memory));
-            let Some(key) = crate::budget::oldest_idle(idle) else {
+            let Some(key) = crate::budget::oldest_idle(idle, fair) else {
                 break;
             };
-            let mut slot = self.conns.remove(&key).expect("key listed");
-            slot.conn.abort();
-            Link {
-                wire: &mut self.wire,
-                payload: &mut self.payload,
-                remote: key.0,
-                our_syn: &mut slot.our_syn_options,
-            }
-            .transmit(&mut slot.conn, now);
-            self.counters.memory_aborts += 1;
-            self.retire(key, slot);
+            self.abort_for_memory(key, now);
         }
+        self.counters.memory_peak = self.counters.memory_peak.max(self.memory_used as u64);
+    }
+
+    /// Past the accept threshold, aborts connections without progress for
+    /// longer than twice `rto_max`, longest idle first, until a new one fits
+    /// ([`crate::budget`]).
+    fn reclaim_stale(&mut self, now: Instant) {
+        let rto_max = self.config.rto_max;
+        while !self.may_accept() {
+            let fair = crate::budget::fair_share(self.memory_used, self.conns.len());
+            let stale = self.conns.iter().filter_map(|(k, s)| {
+                let idle = now.saturating_duration_since(s.last_progress);
+                crate::budget::stale(idle, rto_max).then_some((*k, s.last_progress, s.memory))
+            });
+            let Some(key) = crate::budget::oldest_idle(stale, fair) else {
+                break;
+            };
+            self.abort_for_memory(key, now);
+        }
+        self.flush_wire();
+    }
+
+    /// Aborts one connection (a RST to the peer) to free its buffers.
+    fn abort_for_memory(&mut self, key: FourTuple, now: Instant) {
+        let mut slot = self.conns.remove(&key).expect("key listed");
+        slot.conn.abort();
+        Link {
+            wire: &mut self.wire,
+            payload: &mut self.payload,
+            remote: key.0,
+            our_syn: &mut slot.our_syn_options,
+        }
+        .transmit(&mut slot.conn, now);
+        self.counters.memory_aborts += 1;
+        self.retire(key, slot);
     }
 
     /// Puts the connection's next deadline in the heap if it changed.
     fn arm(&mut self, key: FourTuple, slot: &mut Slot) {
-        let next = slot.conn.poll_timeout();
-        if next != slot.armed {
-            slot.armed = next;
-            if let Some(t) = next {
-                self.timers.push(Reverse((t, key)));
-            }
-        }
-    }
-
-    /// Rebuilds the heap from the armed deadlines once stale entries
-    /// outnumber live ones well (a busy connection re-arms on every ACK).
-    fn compact_timers(&mut self) {
-        if self.timers.len() <= 4 * self.conns.len() + 1024 {
-            return;
-        }
-        self.timers = self
-            .conns
-            .iter()
-            .filter_map(|(k, s)| s.armed.map(|t| Reverse((t, *k))))
-            .collect();
+        self.deadlines
+            .arm(key, &mut slot.armed, slot.conn.poll_timeout());
     }
 
     /// Moves framed packets to the public outbox, in order.
@@ -776,14 +759,10 @@ impl Host {
                 our_syn: &mut slot.our_syn_options,
             }
             .transmit(&mut slot.conn, now);
-            if slot.half_open {
-                slot.half_open = false;
-                self.half_open -= 1;
-            }
             self.retire(key, slot);
         }
         self.ready.clear();
-        self.timers.clear();
+        self.deadlines.clear();
         self.flush_wire();
     }
 
@@ -796,7 +775,7 @@ impl Host {
 
     fn retire(&mut self, key: FourTuple, slot: Slot) {
         if slot.half_open {
-            self.half_open -= 1;
+            self.endpoint.settled(key.2);
         }
         self.memory_used -= slot.memory;
         let r = self.report(key, &slot);
@@ -806,11 +785,7 @@ impl Host {
         c.bytes_in += r.app.bytes_in;
         c.bytes_out += r.app.bytes_out;
         c.bytes_lost_to_reset += r.counters.bytes_lost_to_reset;
-        self.finished.push_back(r);
-        while self.finished.len() > self.keep_reports {
-            self.finished.pop_front();
-            self.closed.reports_dropped += 1;
-        }
+        self.closed.reports_dropped += closed::keep_last(&mut self.finished, self.keep_reports, r);
     }
 
     /// A snapshot of one connection. A passive open reset in SYN-RECEIVED
@@ -863,7 +838,7 @@ impl Host {
     /// The earliest engine deadline over all connections (possibly a stale
     /// one, which only wakes the driver early).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.peek().map(|Reverse((t, _))| *t)
+        self.deadlines.next()
     }
 }
 
@@ -871,6 +846,7 @@ impl Host {
 mod tests {
     //! The host layer without a device: raw IPv4 packets in, raw IPv4 packets out.
     use super::*;
+    use crate::isn::FromOs;
     use std::collections::BTreeMap;
     use tinygram_proto::wire::internet_checksum;
     use tinygram_proto::Flags;
@@ -1394,6 +1370,46 @@ mod tests {
         assert_eq!(h.conns.len(), 1);
     }
 
+    /// Listening on another port moves the listener: a SYN to the old one gets a RST.
+    #[test]
+    fn listening_again_moves_the_listener() {
+        let mut h = server();
+        h.listen(9090, AppSpec::Echo);
+        h.handle_packet(t(0), &packet(A, US, &syn(40000, 8080, 100), &[]));
+        h.handle_packet(t(0), &packet(A, US, &syn(40001, 9090, 100), &[]));
+        h.step(t(0));
+        let out = drain(&mut h);
+        assert!(out
+            .iter()
+            .any(|o| o.seg.flags.rst() && o.seg.dst_port == 40000));
+        assert!(out
+            .iter()
+            .any(|o| o.seg.flags.syn() && o.seg.dst_port == 40001));
+        assert_eq!(h.conns.len(), 1);
+    }
+
+    /// With `syn_cookies` off a SYN past the backlog is dropped unanswered
+    /// and counted; the `backlog` setting sizes the host's backlog.
+    #[test]
+    fn without_cookies_syns_past_the_backlog_are_dropped() {
+        let cfg = Config {
+            backlog: Some(2),
+            syn_cookies: false,
+            ..Config::default()
+        };
+        let mut h = Host::new(US, cfg, 7, IsnKey::fixed([7; 16]));
+        h.listen(8080, AppSpec::Echo);
+        assert_eq!(h.backlog, 2);
+        for port in 40000..40005u16 {
+            h.handle_packet(t(0), &packet(A, US, &syn(port, 8080, 100), &[]));
+        }
+        h.step(t(0));
+        assert_eq!(drain(&mut h).len(), 2, "two SYN-ACKs, no cookies");
+        assert_eq!(h.half_open(), 2);
+        assert_eq!(h.counters.syns_dropped_backlog_full, 3);
+        assert_eq!(h.counters.syn_cookies_sent, 0);
+    }
+
     /// A half-open connection holds no buffer memory; data makes the buffers
     /// grow, and the window advertised is the configured one all along.
     #[test]
@@ -1597,6 +1613,64 @@ mod tests {
         h.handle_packet(t(4_000_000), &packet(B, US, &syn(50000, 8080, 1), &[]));
         h.step(t(4_000_000));
         assert!(drain(&mut h).iter().any(|o| o.seg.flags.syn()));
+    }
+
+    /// Past the accept threshold a new SYN reclaims: connections without
+    /// progress for longer than twice rto_max are aborted, longest idle
+    /// first, until the new one fits; younger ones are not touched.
+    #[test]
+    fn a_new_syn_reclaims_connections_stalled_past_twice_rto_max() {
+        let cfg = Config {
+            rto_max: tinygram_proto::Duration::from_secs(1),
+            max_retries: 1000, // kept by the probe rules, as peers answering probes are
+            ..Config::default()
+        };
+        let mut h = Host::new(US, cfg, 7, IsnKey::fixed([7; 16]));
+        h.listen(8080, AppSpec::Source { bytes: 1 << 20 });
+        h.memory = Some(1 << 20);
+        let mut rsts = Vec::new();
+        let mut try_syn = |h: &mut Host, now: Instant, port: u16| {
+            h.handle_packet(now, &packet(A, US, &syn(port, 8080, 1000), &[]));
+            h.step(now);
+            let out = drain(h);
+            rsts.extend(
+                out.iter()
+                    .filter(|o| o.seg.flags.rst())
+                    .map(|o| o.seg.dst_port),
+            );
+            let sa = out.iter().find(|o| o.seg.flags.syn())?.seg;
+            let mut ack = third(port, 1000, &sa);
+            ack.window = 0;
+            ack.flags = Flags::ACK;
+            h.handle_packet(now, &packet(A, US, &ack, &[]));
+            h.step(now);
+            drain(h);
+            Some(())
+        };
+        // Three 256 KiB send buffers cross two thirds of 1 MiB at 0, 100, 200 ms.
+        for (i, port) in [40000, 40001, 40002].into_iter().enumerate() {
+            assert!(try_syn(&mut h, t(100 * i as u64), port).is_some());
+        }
+        assert!(h.memory_used() >= (1 << 20) / 3 * 2);
+        let mut at = 300;
+        let mut step_to = |h: &mut Host, to: u64| {
+            while at < to {
+                at += 50;
+                h.step(t(at));
+                drain(h);
+            }
+        };
+        // Within 2 s of their last progress nothing is reclaimed.
+        step_to(&mut h, 2000);
+        assert!(try_syn(&mut h, t(2000), 50000).is_none());
+        assert_eq!(h.counters.refused_for_memory, 1);
+        // Past it the oldest one goes, and only it: the new client is in.
+        step_to(&mut h, 2050);
+        assert!(try_syn(&mut h, t(2050), 50001).is_some());
+        assert_eq!(h.counters.memory_aborts, 1);
+        assert!(!h.conns.contains_key(&(A, 40000, 8080)));
+        assert!(h.conns.contains_key(&(A, 40001, 8080)));
+        assert_eq!(rsts, [40000], "the stalled connection is told");
     }
 
     /// Past the budget the connection longest without progress is aborted

@@ -229,9 +229,11 @@ pub struct Config {
     pub rcv_buf: usize,
     /// Send buffer: how much unacknowledged plus unsent data `write` accepts.
     pub snd_buf: usize,
-    /// Floor of RTO's variance term, as Linux's tcp_rto_min (200 ms): RTO is at
-    /// least SRTT + rto_min (RFC 6298 2.4 floors the whole RTO at 1 s).
+    /// The minimum RTO: of the whole RTO (RFC 6298 2.4: 1 s) or of its
+    /// variance term (Linux's tcp_rto_min, 200 ms), as `rto_floor` says.
     pub rto_min: Duration,
+    /// What `rto_min` bounds.
+    pub rto_floor: crate::rtt::RtoFloor,
     /// Upper bound on RTO (RFC 6298 2.5: at least 60 s).
     pub rto_max: Duration,
     /// RTO before any RTT sample (RFC 6298 2.1: 1 s).
@@ -242,6 +244,11 @@ pub struct Config {
     /// Data retransmissions of one segment before the connection is aborted
     /// (Linux tcp_retries2 = 15).
     pub max_retries: u32,
+    /// Retransmissions and unanswered zero-window probes of a connection the
+    /// application let go of (close(2)) before it is aborted: Linux's
+    /// tcp_orphan_retries, where 0 (the default) means 8 while the timer is
+    /// below `rto_max` and none once it reaches it.
+    pub orphan_retries: u32,
     /// SYN retransmissions before an active open gives up (Linux tcp_syn_retries = 6).
     pub syn_retries: u32,
     /// SYN-ACK retransmissions before a passive open gives up (Linux tcp_synack_retries).
@@ -305,6 +312,12 @@ pub struct Config {
     /// Set by the driver: what the host still has for this connection's
     /// receive buffer (RFC 1106 5; the simulator's per-host `memory`). `None`: no limit.
     pub host_budget: Option<usize>,
+    /// A listener's backlog: half-open connections (SYN-RECEIVED) it keeps
+    /// before SYNs get cookies or are dropped (RFC 4987 3.1). `None`: no limit.
+    pub backlog: Option<u32>,
+    /// Past the backlog, answer SYNs with SYN cookies (RFC 4987 3.6) rather
+    /// than drop them (Linux `tcp_syncookies = 1`, its default).
+    pub syn_cookies: bool,
     /// RFC 5961 checks: an in-window but inexact RST (3.2) or any SYN (4.2)
     /// gets a challenge ACK, and ACKs outside [SND.UNA - MAX.SND.WND, SND.MAX]
     /// are dropped (5.2). Off: RFC 793 behaviour, like FreeBSD's insecure_rst/insecure_syn.
@@ -467,11 +480,13 @@ impl Default for Config {
             mss: 1460,
             rcv_buf: 64 * 1024,
             snd_buf: 256 * 1024,
-            rto_min: Duration::from_millis(200),
+            rto_min: Duration::from_secs(1),
+            rto_floor: crate::rtt::RtoFloor::Rto,
             rto_max: Duration::from_secs(60),
             rto_initial: Duration::from_secs(1),
             rto_tick: None,
             max_retries: 15,
+            orphan_retries: 0,
             syn_retries: 6,
             synack_retries: 6,
             abort_rst_ack: false,
@@ -498,6 +513,8 @@ impl Default for Config {
             trace: false,
             buffer_cap: 16 << 20,
             host_budget: None,
+            backlog: None,
+            syn_cookies: true,
             rfc5961: true,
             invalid_ack_interval: Duration::from_millis(500),
             max_ooo_ranges: crate::recv_buf::DEFAULT_MAX_OOO_RANGES,

@@ -246,6 +246,9 @@ pub struct Connection {
     /// The application closed its end for reading (close(), SHUT_RD): new
     /// data arriving in FIN-WAIT is answered with a reset.
     rcv_shutdown: bool,
+    /// The application let go of the connection ([`Connection::release`]):
+    /// an orphan, retried only `orphan_retries` times (Linux's SOCK_DEAD).
+    orphaned: bool,
     /// The persist timer fired: send one segment even if the window says no.
     force_one: bool,
     /// A read opened the window and the ACK policy has yet to say when to announce it.
@@ -327,8 +330,9 @@ impl Connection {
         isn: SeqNumber,
         isn_gen: Box<dyn IsnGenerator>,
     ) -> Connection {
-        let rtt =
-            RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max).with_tick(cfg.rto_tick);
+        let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max)
+            .with_tick(cfg.rto_tick)
+            .with_floor(cfg.rto_floor);
         let mss = cfg.mss as usize;
         let (rcv_buf_size, rcv_buf_limit) = cfg.granted_rcv_buf();
         let counters = Counters {
@@ -406,6 +410,7 @@ impl Connection {
             chrono: Default::default(),
             user_timeout: Default::default(),
             rcv_shutdown: false,
+            orphaned: false,
             persist_backoff: 0,
             probes_out: 0,
             force_one: false,
@@ -858,6 +863,26 @@ impl Connection {
         }
     }
 
+    /// close(2): the application closes both directions and lets go of the
+    /// connection, which lives on as an orphan until its FIN is acknowledged,
+    /// retrying at most `orphan_retries` times (Linux's tcp_close, SOCK_DEAD).
+    pub fn release(&mut self) {
+        self.shutdown_read();
+        self.close();
+        self.orphaned = true;
+    }
+
+    /// The retry limit: `max_retries`, or for an orphan Linux's
+    /// tcp_orphan_retries(): `orphan_retries`, where 0 means 8 while the
+    /// timer is `alive` (below `rto_max`) and 0 once it is not.
+    fn retry_limit(&self, alive: bool) -> u32 {
+        match self.cfg.orphan_retries {
+            _ if !self.orphaned => self.cfg.max_retries,
+            0 if alive => 8,
+            n => n,
+        }
+    }
+
     /// Aborts (RFC 9293 3.10.5): RST to the peer if synchronized, then CLOSED.
     pub fn abort(&mut self) {
         self.abort_reset(self.cfg.abort_rst_ack);
@@ -1072,7 +1097,7 @@ impl Connection {
                     self.enter_closed(Some(ConnError::TimedOut));
                     return;
                 }
-                if self.retries >= self.cfg.max_retries {
+                if self.retries >= self.retry_limit(self.rtt.rto() < self.cfg.rto_max) {
                     // RFC 1122 4.2.3.5: give up; tell the peer.
                     self.pending_rst = Some(Box::new(self.rst_segment(self.snd_nxt, None)));
                     self.enter_closed(Some(ConnError::TimedOut));
@@ -1121,7 +1146,9 @@ impl Connection {
             // the probe segments": like Linux's tcp_probe_timer, give up after
             // max_retries (tcp_retries2) probes no ACK answered, without a
             // RST (tcp_write_err).
-            if self.probes_out >= self.cfg.max_retries {
+            // An orphan whose probe interval reached rto_max is given up
+            // at once (tcp_probe_timer's `!alive` check).
+            if self.probes_out >= self.retry_limit(self.persist_interval() < self.cfg.rto_max) {
                 self.counters.window_probe_aborts += 1;
                 self.enter_closed(Some(ConnError::TimedOut));
                 return;

@@ -10,6 +10,7 @@ pub mod chrono;
 pub mod config;
 pub mod conn;
 pub mod counters;
+pub mod endpoint;
 pub mod fastopen;
 pub mod isn;
 pub mod nak;
@@ -39,6 +40,7 @@ pub use config::{
 };
 pub use conn::{rst_reply, ConnError, Connection, WriteError};
 pub use counters::Counters;
+pub use endpoint::{Endpoint, Unmatched};
 pub use isn::{IsnGenerator, IsnSeries};
 pub use policy::{DelackCount, WindowAdvertise, WindowUpdate};
 pub use profile::Profile;

@@ -185,10 +185,11 @@ pub const RFC: Profile = Profile {
             "RFC 1122 4.2.3.3: the right edge moves by min(1/2 window, MSS)",
         ),
         s("rcv_buf", "65536", "assumption: the classic 64 KiB buffer"),
+        s("rto_min", "1s", "RFC 6298 2.4"),
         s(
-            "rto_min",
-            "200ms",
-            "assumption: Linux's TCP_RTO_MIN (RFC 6298 2.4 says 1 s)",
+            "rto_floor",
+            "rto",
+            "RFC 6298 2.4: the whole RTO is rounded up to the minimum",
         ),
         s("rto_max", "60s", "RFC 6298 2.5"),
         s("rto_initial", "1s", "RFC 6298 2.1"),
@@ -211,6 +212,7 @@ pub const LINUX: Profile = Profile {
         s("rcv_buf", "65536", "assumption: tcp_rmem[1] 131072 with tcp_adv_win_scale 1 offers about 64 KiB; autotuning is not modelled"),
         s("initial_window", "10", "include/net/tcp.h TCP_INIT_CWND"),
         s("rto_min", "200ms", "include/net/tcp.h TCP_RTO_MIN (HZ/5)"),
+        s("rto_floor", "variance", "tcp_input.c tcp_set_rto: RTO = SRTT + max(4 x RTTVAR, tcp_rto_min)"),
         s("rto_max", "120s", "include/net/tcp.h TCP_RTO_MAX"),
         s("rto_initial", "1s", "include/net/tcp.h TCP_TIMEOUT_INIT"),
         s("max_retries", "15", "net.ipv4.tcp_retries2"),
@@ -330,6 +332,7 @@ pub const FREEBSD: Profile = Profile {
             "tcp(4) net.inet.tcp.initcwnd_segments",
         ),
         s("rto_min", "30ms", "tcp(4) net.inet.tcp.rexmit_min"),
+        s("rto_floor", "variance", "assumption: tcp_timer.h TCPT_RANGESET adds tcp_rexmit_slop (200 ms) to SRTT + 4 x RTTVAR and floors that at rexmit_min; not modelled"),
         s("rto_initial", "1s", "tcp(4) net.inet.tcp.rexmit_initial"),
         s("rto_max", "64s", "tcp_timer.h TCPTV_REXMTMAX"),
         s("msl", "30s", "tcp(4) net.inet.tcp.msl"),
@@ -338,7 +341,7 @@ pub const FREEBSD: Profile = Profile {
 };
 
 /// 4.4BSD-derived settings shared by the BSD profiles of the 1990s.
-const BSD_1990S: [Setting; 8] = [
+const BSD_1990S: [Setting; 9] = [
     s(
         "send_policy",
         "nagle",
@@ -371,6 +374,7 @@ const BSD_1990S: [Setting; 8] = [
         "4.4BSD tcp_output.c: adv >= 2 * t_maxseg or 2 * adv >= sb_hiwat",
     ),
     s("dupack_threshold", "3", "4.4BSD tcp_input.c tcprexmtthresh"),
+    s("rto_floor", "variance", "assumption: the engine's former rule (4.4BSD TCPT_RANGESET floors the whole RTO)"),
 ];
 
 /// Doupnik's FreeBSD 3.2 host.
@@ -503,6 +507,7 @@ pub const SOLARIS7: Profile = Profile {
         s("options", "none", "assumption: no RFC 1323 options by default (ndd tcp_tstamp_if_wscale)"),
         s("initial_window", "1", "assumption: ndd tcp_slow_start_initial 1"),
         s("rto_min", "200ms", "ndd tcp_rexmit_interval_min 200 ms (Solaris 7)"),
+        s("rto_floor", "variance", "assumption: the engine's former rule (Solaris' source is not public)"),
         s("rto_initial", "3s", "ndd tcp_rexmit_interval_initial 3000 ms"),
         s("rto_max", "60s", "ndd tcp_rexmit_interval_max 60000 ms"),
     ],
@@ -566,6 +571,7 @@ pub const LINUX22: Profile = Profile {
             "200ms",
             "2.2 include/net/tcp.h TCP_RTO_MIN (HZ/5)",
         ),
+        s("rto_floor", "variance", "assumption: the engine's former rule (2.2's tcp_bound_rto floors the whole RTO)"),
         s(
             "rto_initial",
             "3s",
@@ -577,7 +583,7 @@ pub const LINUX22: Profile = Profile {
 
 /// Mac OS X settings Tiger and Leopard share (Cheshire, Nagle x delayed ACK);
 /// they differ only in the send policy.
-const XNU: [Setting; 12] = [
+const XNU: [Setting; 13] = [
     s("ack_policy", "delayed", "Cheshire: delayed ACK"),
     s("delack", "200ms", "Cheshire: the 200ms pause"),
     s(
@@ -617,6 +623,11 @@ const XNU: [Setting; 12] = [
         "assumption: xnu net.inet.tcp.slowstart_flightsize",
     ),
     s("rto_min", "1s", "assumption: xnu TCPTV_MIN, as 4.4BSD"),
+    s(
+        "rto_floor",
+        "variance",
+        "assumption: the engine's former rule (xnu TCPT_RANGESET floors the whole RTO)",
+    ),
     s("rto_initial", "3s", "assumption: xnu TCPTV_SRTTDFLT"),
 ];
 
@@ -697,6 +708,16 @@ pub const WINDOWS_XP: Profile = Profile {
         ),
         s("initial_window", "2", "assumption: two segments (RFC 2581)"),
         s("rto_initial", "3s", "Microsoft TcpInitialRTT 3 s"),
+        s(
+            "rto_min",
+            "200ms",
+            "assumption: the engine's former default (Windows XP's minimum is not documented)",
+        ),
+        s(
+            "rto_floor",
+            "variance",
+            "assumption: the engine's former rule",
+        ),
     ],
 };
 

@@ -13,6 +13,42 @@ pub struct RttEstimator {
     max: Duration,
     /// Coarse timer tick (BSD's 500 ms slow timeout): the RTO is a whole number of ticks.
     tick: Option<Duration>,
+    floor: RtoFloor,
+}
+
+/// What the minimum RTO bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RtoFloor {
+    /// The variance term: RTO >= SRTT + min (Linux tcp_set_rto, tcp_rto_min),
+    /// so an ACK delayed by up to `min` after one RTT never times out.
+    #[default]
+    Variance,
+    /// The whole RTO: RTO >= min (RFC 6298 2.4).
+    Rto,
+}
+
+impl RtoFloor {
+    pub fn name(self) -> &'static str {
+        match self {
+            RtoFloor::Variance => "variance",
+            RtoFloor::Rto => "rto",
+        }
+    }
+}
+
+impl std::str::FromStr for RtoFloor {
+    type Err = String;
+    /// `"variance"` or `"rto"`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "variance" => Ok(RtoFloor::Variance),
+            "rto" => Ok(RtoFloor::Rto),
+            _ => Err(format!(
+                "unknown rto_floor {s:?}{} (expected \"variance\" or \"rto\")",
+                crate::suggest::did_you_mean(s, ["variance", "rto"])
+            )),
+        }
+    }
 }
 
 /// RFC 6298 2: clock granularity G; our virtual clock is exact, so 1 ms
@@ -29,7 +65,14 @@ impl RttEstimator {
             min,
             max,
             tick: None,
+            floor: RtoFloor::Variance,
         }
+    }
+
+    /// Sets what `min` bounds: the variance term (Linux) or the whole RTO (RFC 6298 2.4).
+    pub fn with_floor(mut self, floor: RtoFloor) -> Self {
+        self.floor = floor;
+        self
     }
 
     /// Counts the RTO in whole ticks of `tick`, rounded up (4.4BSD tcp_timer.h:
@@ -54,10 +97,14 @@ impl RttEstimator {
             }
         }
         let srtt = self.srtt.unwrap_or(r);
-        // RFC 6298 2.3 is SRTT + max(G, 4*RTTVAR) floored at the minimum as a whole;
-        // like Linux (tcp_set_rto) we floor the variance term instead, so that an
-        // ACK delayed by up to `min` after one RTT never causes a spurious timeout.
-        self.rto = (srtt + GRANULARITY.max(self.rttvar * 4).max(self.min)).min(self.max);
+        let var = GRANULARITY.max(self.rttvar * 4);
+        self.rto = match self.floor {
+            // Linux tcp_set_rto: the minimum floors the variance term.
+            RtoFloor::Variance => srtt + var.max(self.min),
+            // RFC 6298 2.3-2.4: SRTT + max(G, 4*RTTVAR), rounded up to the minimum.
+            RtoFloor::Rto => (srtt + var).max(self.min),
+        }
+        .min(self.max);
         // RFC 6298 5.7 note: a new sample after backoff ends the backoff.
         self.backoff = 0;
     }
@@ -145,5 +192,26 @@ mod tests {
         assert_eq!(e.rto(), ms(5000));
         e.reset_backoff();
         assert_eq!(e.rto(), ms(201));
+    }
+
+    /// RFC 6298 2.4 rounds the whole RTO up to the minimum; Linux adds the
+    /// minimum to SRTT in place of a smaller variance term.
+    #[test]
+    fn the_minimum_floors_the_rto_or_the_variance_term() {
+        let mut whole = RttEstimator::new(ms(1000), ms(1000), ms(60_000)).with_floor(RtoFloor::Rto);
+        let mut var = RttEstimator::new(ms(1000), ms(1000), ms(60_000));
+        whole.sample(ms(100));
+        var.sample(ms(100));
+        assert_eq!(whole.rto(), ms(1000), "max(100 + 4 x 50, 1000)");
+        assert_eq!(var.rto(), ms(1100), "100 + max(4 x 50, 1000)");
+        // Above the minimum the two agree: SRTT + 4 x RTTVAR.
+        let mut whole = RttEstimator::new(ms(1000), ms(200), ms(60_000)).with_floor(RtoFloor::Rto);
+        whole.sample(ms(400));
+        assert_eq!(whole.rto(), ms(1200), "400 + 4 x 200");
+        assert_eq!("rto".parse::<RtoFloor>(), Ok(RtoFloor::Rto));
+        assert!("whole"
+            .parse::<RtoFloor>()
+            .unwrap_err()
+            .contains("expected"));
     }
 }

@@ -8,6 +8,7 @@ use crate::cc::{CcFactory, CubicVariant, CwndValidation};
 use crate::config::{Config, LossIs, OptionSet, RecoverySet, SlowStart, SndBufCounts, WindowProbe};
 use crate::policy::ack::{DelackCount, WindowAdvertise, WindowUpdate};
 use crate::policy::{AckPolicyKind, SendPolicyKind};
+use crate::rtt::RtoFloor;
 use crate::time::Duration;
 use core::fmt;
 
@@ -18,6 +19,8 @@ pub enum Kind {
     Flag,
     /// A whole number from `min` to `max`.
     Count { min: u64, max: u64 },
+    /// A whole number up to `max`, or `none`: no limit.
+    Limit { max: u64 },
     /// A size in bytes up to `max`; `none` allowed when `none` is set.
     Bytes { max: u64, none: bool },
     /// A number with a fraction; `like` says what it counts ("a number of RTTs like 1.5").
@@ -36,6 +39,7 @@ impl Kind {
         match self {
             Kind::Flag => "bool",
             Kind::Count { .. } => "integer",
+            Kind::Limit { .. } => "integer or \"none\"",
             Kind::Bytes { none: false, .. } => "size",
             Kind::Bytes { none: true, .. } => "size or \"none\"",
             Kind::Number { .. } => "number",
@@ -152,6 +156,9 @@ impl Setting {
             (Kind::Count { min, max }, Value::Count(n)) if !(min..=max).contains(&n) => {
                 return Err(format!("{n} is out of range ({min} to {max})"))
             }
+            (Kind::Limit { max }, Value::Count(n)) if n > max => {
+                return Err(format!("{n} is out of range (0 to {max}, or \"none\")"))
+            }
             (Kind::Bytes { max, .. }, Value::Count(n)) if n > max => {
                 return Err("size too large for this machine".to_string())
             }
@@ -169,7 +176,7 @@ impl Setting {
         let v = text.trim();
         let optional = matches!(
             self.kind,
-            Kind::Time { none: true } | Kind::Bytes { none: true, .. }
+            Kind::Time { none: true } | Kind::Bytes { none: true, .. } | Kind::Limit { .. }
         );
         if optional && v == "none" {
             return Ok(Value::None);
@@ -179,7 +186,7 @@ impl Setting {
                 v.parse()
                     .map_err(|_| format!("expected true or false, found {v:?}"))?,
             ),
-            Kind::Count { .. } | Kind::Bytes { .. } => Value::Count(
+            Kind::Count { .. } | Kind::Limit { .. } | Kind::Bytes { .. } => Value::Count(
                 v.parse()
                     .map_err(|_| format!("expected a whole number, found {v:?}"))?,
             ),
@@ -468,8 +475,11 @@ pub const SETTINGS: &[Setting] = &[
         get |c: &CcFactory| Value::Name(c.name().to_string()),
         put |v: Value| CcFactory::by_name(name_of(&v)?)),
     time!(rto_min,
-        "lower bound on the retransmission timeout (Linux; RFC 6298 2.4 says 1s)",
-        "assumption: Linux's TCP_RTO_MIN (RFC 6298 2.4 says 1 s)"),
+        "lower bound on the retransmission timeout: of the whole RTO or of its variance term, as rto_floor says",
+        "RFC 6298 2.4 (1 s)"),
+    named!(rto_floor, RtoFloor, |f: &RtoFloor| f.name().to_string(),
+        "what rto_min bounds: the whole \"rto\" (RFC 6298 2.4) or the \"variance\" term, RTO >= SRTT + rto_min (Linux tcp_set_rto)",
+        "RFC 6298 2.4; Linux tcp_input.c tcp_set_rto"),
     time!(rto_max,
         "upper bound on the retransmission timeout (RFC 6298 2.5)",
         "RFC 6298 2.5"),
@@ -486,6 +496,9 @@ pub const SETTINGS: &[Setting] = &[
     count!(max_retries, 0,
         "retransmissions of one segment before aborting (Linux tcp_retries2)",
         "Linux net.ipv4.tcp_retries2"),
+    count!(orphan_retries, 0,
+        "retries of a connection the application closed (an orphan) before aborting; 0: 8 while the RTO is below rto_max, else none (Linux tcp_orphan_retries)",
+        "Linux net.ipv4.tcp_orphan_retries; tcp_timer.c tcp_orphan_retries, tcp_write_timeout, tcp_probe_timer"),
     count!(syn_retries, 0,
         "SYN retransmissions before an active open gives up (Linux tcp_syn_retries)",
         "Linux net.ipv4.tcp_syn_retries"),
@@ -498,6 +511,17 @@ pub const SETTINGS: &[Setting] = &[
     flag!(so_sndbuf_doubles,
         "SO_SNDBUF sets twice the size asked, at least 4608 bytes (Linux sock_setsockopt; socket(7)); read by drill's socket layer",
         "Linux net/core/sock.c sock_setsockopt; socket(7)"),
+    row!(backlog, Kind::Limit { max: u32::MAX as u64 },
+        "a listener's half-open connections (SYN-RECEIVED) before SYNs get cookies or are dropped; \"none\": no limit (tun: --backlog, 128)",
+        "RFC 4987 3.1; Linux listen(2) backlog, net.core.somaxconn",
+        get |b: &Option<u32>| b.map_or(Value::None, |n| Value::Count(u64::from(n))),
+        put |v: Value| match v {
+            Value::None => Ok(None),
+            v => v.count().map(|n| Some(n as u32)),
+        }),
+    flag!(syn_cookies,
+        "past the backlog, answer SYNs with SYN cookies (true) rather than drop them (false)",
+        "RFC 4987 3.6; Linux net.ipv4.tcp_syncookies"),
     time!(msl,
         "maximum segment lifetime; TIME-WAIT lasts 2 MSL (RFC 9293 3.4.2)",
         "RFC 9293 3.4.2"),

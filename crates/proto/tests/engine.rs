@@ -350,19 +350,20 @@ fn delayed_ack_every_second_segment_and_timer() {
 fn rto_backoff_doubles_in_virtual_time() {
     let mut p = established();
     let rto = p.conns[A].rto();
-    assert_eq!(rto, ms(220)); // srtt 20 ms + max(4 x 10 ms, rto_min 200 ms)
+    // RFC 6298 2.3-2.4: max(srtt 20 ms + 4 x 10 ms, rto_min 1 s).
+    assert_eq!(rto, ms(1000));
     p.fate = Box::new(|side, _, _| if side == A { Fate::Drop } else { Fate::Deliver });
     let base = p.log.len();
     let t0 = p.now;
     p.write(A, 100);
-    p.run(Duration::from_secs(20));
+    p.run(Duration::from_secs(40));
     let times: Vec<u64> = p.log[base..]
         .iter()
         .filter(|l| l.from == A && l.len > 0)
         .take(6)
         .map(|l| (l.at - t0).as_millis() as u64)
         .collect();
-    assert_eq!(times, vec![0, 220, 660, 1540, 3300, 6820]);
+    assert_eq!(times, vec![0, 1000, 3000, 7000, 15000, 31000]);
     let sends = p.log[base..]
         .iter()
         .filter(|l| l.from == A && l.len > 0)
@@ -525,6 +526,85 @@ fn unanswered_zero_window_probes_are_bounded() {
     assert_eq!(most, 4);
     assert_eq!(c.window_probe_aborts, 1);
     assert_eq!(c.rsts_sent, 0, "tcp_write_err sends no RST");
+}
+
+/// A connection whose peer holds a zero window and then falls silent, its
+/// application gone (`release`) or not: the probes it sends before it is
+/// dropped, and whether that was the probe limit.
+fn probes_until_dropped(a: Config, release: bool) -> (u64, u64) {
+    let mut b = cfg();
+    b.rcv_buf = 8 * 1460;
+    let mut p = Pair::new(a, b, 1, 2, ms(10));
+    p.run_until(ms(100), true, |p| p.conns[B].state() == State::Established);
+    p.write(A, 30_000);
+    if release {
+        p.conns[A].release();
+    }
+    // B falls silent as soon as its window is closed.
+    p.run_until(Duration::from_secs(5), false, |p| p.conns[A].snd_wnd() == 0);
+    assert_eq!(p.conns[A].snd_wnd(), 0, "the window closed");
+    let (probes, pending) = (p.conns[A].counters().window_probes, p.conns[A].probes_out());
+    p.fate = Box::new(|side, _, _| if side == B { Fate::Drop } else { Fate::Deliver });
+    p.run_until(Duration::from_secs(7200), false, |p| {
+        p.conns[A].state() == State::Closed
+    });
+    assert_eq!(p.conns[A].state(), State::Closed, "{}", p.dump());
+    let c = p.conns[A].counters();
+    (
+        c.window_probes - probes + u64::from(pending),
+        c.window_probe_aborts,
+    )
+}
+
+/// Linux's tcp_orphan_retries (tcp_probe_timer): a connection the
+/// application closed gives up a silent zero window after 8 probes (the
+/// default 0, while the probe interval is below rto_max), not max_retries;
+/// `orphan_retries` sets the limit, and a connection still held keeps
+/// max_retries.
+#[test]
+fn an_orphan_gives_up_a_silent_zero_window_sooner() {
+    let mut linux = cfg();
+    linux.rto_max = Duration::from_secs(120);
+    assert_eq!(probes_until_dropped(linux.clone(), true), (8, 1));
+    assert_eq!(probes_until_dropped(linux.clone(), false), (15, 1));
+    let mut three = linux.clone();
+    tinygram_proto::settings::set_text(&mut three, "orphan_retries", "3").unwrap();
+    assert_eq!(probes_until_dropped(three, true), (3, 1));
+    // With rto_max at 10 s the probe interval (0.2 s, doubling) reaches it
+    // after six probes: the orphan is no longer alive and is dropped at once.
+    let mut short = linux;
+    short.rto_max = Duration::from_secs(10);
+    assert_eq!(probes_until_dropped(short, true), (6, 1));
+}
+
+/// Linux's tcp_write_timeout: an orphan whose data goes unacknowledged is
+/// dropped after `orphan_retries` retransmissions (0: 8 while the RTO is
+/// below rto_max), a connection still held after max_retries.
+#[test]
+fn an_orphan_gives_up_unacknowledged_data_sooner() {
+    let timeouts = |release: bool| {
+        let mut a = cfg();
+        a.rto_max = Duration::from_secs(120);
+        let mut p = Pair::new(a, cfg(), 1, 2, ms(10));
+        p.run_until(ms(100), true, |p| p.conns[B].state() == State::Established);
+        p.fate = Box::new(|side, _, _| if side == B { Fate::Drop } else { Fate::Deliver });
+        p.write(A, 1000);
+        if release {
+            p.conns[A].release();
+        }
+        p.run_until(Duration::from_secs(7200), false, |p| {
+            p.conns[A].state() == State::Closed
+        });
+        assert_eq!(
+            p.conns[A].error(),
+            Some(ConnError::TimedOut),
+            "{}",
+            p.dump()
+        );
+        p.conns[A].counters().timeouts
+    };
+    assert_eq!(timeouts(true), 8);
+    assert_eq!(timeouts(false), 15);
 }
 
 fn lossy_bulk(loss_every: u32, seed: u64) {

@@ -1,7 +1,7 @@
 //! The engine's SYN cookie entry points, and bytes lost when a reset sends a
 //! passive open in SYN-RECEIVED back to LISTEN.
 
-use tinygram_proto::wire::TcpOptions;
+use tinygram_proto::wire::{TcpOptions, Timestamps};
 use tinygram_proto::{Config, Connection, Flags, Instant, SeqNumber, State, TcpRepr};
 
 fn t(ms: u64) -> Instant {
@@ -19,6 +19,8 @@ fn syn() -> TcpRepr {
             mss: Some(1460),
             window_scale: Some(7),
             sack_permitted: true,
+            timestamps: Some(Timestamps { tsval: 1, tsecr: 0 }),
+            nak_permitted: true,
             ..TcpOptions::default()
         },
         ..TcpRepr::default()
@@ -30,7 +32,10 @@ fn syn() -> TcpRepr {
 /// The cookie ACK then builds an ESTABLISHED connection that took its data.
 #[test]
 fn a_cookie_ack_builds_an_established_connection() {
-    let cfg = Config::default();
+    let mut cfg = Config::default();
+    for o in ["wscale", "sack", "timestamps", "bigwin", "nak"] {
+        cfg.options.enable(o).unwrap();
+    }
     let cookie = SeqNumber(0xdead_beef);
     let sa = Connection::cookie_syn_ack(&cfg, &syn(), cookie, 1300, t(0));
     assert_eq!(sa.flags, Flags::SYN | Flags::ACK);
@@ -38,6 +43,8 @@ fn a_cookie_ack_builds_an_established_connection() {
     assert_eq!((sa.src_port, sa.dst_port), (80, 40000));
     assert_eq!(sa.options.mss, Some(cfg.mss));
     assert!(sa.options.window_scale.is_none() && !sa.options.sack_permitted);
+    assert!(sa.options.timestamps.is_none(), "no timestamps: {sa:?}");
+    assert!(sa.options.big_window_offer.is_none() && !sa.options.nak_permitted);
 
     let ack = TcpRepr {
         src_port: 40000,

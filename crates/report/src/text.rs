@@ -3,7 +3,7 @@
 use std::fmt::Write;
 use tinygram_analyze::diagnose::FlowReport;
 use tinygram_analyze::exchange::Write as AppWrite;
-use tinygram_analyze::{Diagnosis, Shape};
+use tinygram_analyze::{Diagnosis, FlowSummary, Shape};
 
 fn ms(s: f64) -> String {
     if s >= 1.0 {
@@ -19,6 +19,13 @@ const SHOWN: usize = 5;
 /// Renders a diagnosis as text: per flow, its findings with times, the time
 /// lost, and the fixes with the side that must make each.
 pub fn diagnosis(d: &Diagnosis, name: &str) -> String {
+    diagnosis_top(d, name, usize::MAX)
+}
+
+/// [`diagnosis`] showing at most `top` flows in full: every analysed flow in
+/// capture order when they fit, else the `top` that lost most time (then
+/// carried most), worst first, and the rest counted in a line.
+pub fn diagnosis_top(d: &Diagnosis, name: &str, top: usize) -> String {
     let mut s = String::new();
     let c = &d.capture;
     let _ = writeln!(
@@ -27,7 +34,7 @@ pub fn diagnosis(d: &Diagnosis, name: &str) -> String {
         c.frames,
         c.format,
         c.tcp_segments,
-        d.flows.len(),
+        d.flow_count(),
         c.link_types.join(", ")
     );
     if c.bad_checksums > 0 {
@@ -40,94 +47,191 @@ pub fn diagnosis(d: &Diagnosis, name: &str) -> String {
     if c.malformed > 0 {
         let _ = writeln!(s, "  note: {} malformed TCP header(s) skipped", c.malformed);
     }
-    for (i, f) in d.flows.iter().enumerate() {
+    if let Some(x) = &d.summarised {
         let _ = writeln!(
             s,
-            "\nflow {}: {} (client) <-> {} (server)",
-            i + 1,
-            f.client,
-            f.server
+            "  note: {} flow(s) past --max-flows {} summarised, not analysed (the {} that carried most were): {} segment(s), {} B of payload, {} unanswered SYN(s); --all lists them, one line each",
+            x.flows,
+            x.max_flows,
+            d.flows.len(),
+            x.segments,
+            x.payload_bytes,
+            x.syn_unanswered
         );
-        let _ = writeln!(
-            s,
-            "  {} segments over {} from {:.6} s; client sent {} B (MSS {}), server sent {} B (MSS {})",
-            f.segments,
-            ms(f.duration_s),
-            f.start_s,
-            f.client_bytes,
-            f.client_mss,
-            f.server_bytes,
-            f.server_mss
-        );
-        let _ = writeln!(
-            s,
-            "  round trip from the capture point: to the client {:.3} ms, to the server {:.3} ms{}",
-            f.capture_to_client_rtt_ms,
-            f.capture_to_server_rtt_ms,
-            if f.handshake_seen {
-                ""
-            } else {
-                " (no handshake in the capture)"
-            }
-        );
-        exchanges(&mut s, f);
-        if f.findings.is_empty() {
+        if x.too_big > 0 {
             let _ = writeln!(
                 s,
-                "  no findings: no held tails, stalls, window limits, timeouts or storms"
+                "  note: {} of them left out for their size: the flows analysed hold at most {} segments (about 190 bytes each in memory); split the capture by time (editcap -A/-B) to analyse them",
+                x.too_big, x.max_segments
             );
-            continue;
         }
-        let _ = writeln!(s, "  time lost: {}", ms(f.time_lost_s));
-        for x in &f.findings {
+    }
+    let shown = shown_flows(&d.flows, top);
+    if shown.len() < d.flows.len() {
+        let _ = writeln!(
+            s,
+            "  the {} flow(s) that lost most time, worst first, of {} analysed; --top N shows more, --all every one",
+            shown.len(),
+            d.flows.len()
+        );
+    }
+    for &i in &shown {
+        flow(&mut s, &d.flows[i]);
+    }
+    let hidden: Vec<&FlowReport> = (0..d.flows.len())
+        .filter(|i| !shown.contains(i))
+        .map(|i| &d.flows[i])
+        .collect();
+    if !hidden.is_empty() {
+        let troubled = hidden.iter().filter(|f| !f.findings.is_empty()).count();
+        let lost: f64 = hidden.iter().map(|f| f.time_lost_s).sum();
+        let _ = writeln!(
+            s,
+            "\n... and {} more analysed flow(s) not shown: {} with findings ({} lost in all), {} without",
+            hidden.len(),
+            troubled,
+            ms(lost),
+            hidden.len() - troubled
+        );
+    }
+    s
+}
+
+/// Indices of the flows to show in full: all when `top` allows, else the
+/// `top` that lost most time, then carried most, then the earliest.
+fn shown_flows(flows: &[FlowReport], top: usize) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..flows.len()).collect();
+    if flows.len() <= top {
+        return idx;
+    }
+    let bytes = |f: &FlowReport| f.client_bytes + f.server_bytes;
+    idx.sort_by(|&a, &b| {
+        let (x, y) = (&flows[a], &flows[b]);
+        y.time_lost_s
+            .total_cmp(&x.time_lost_s)
+            .then(bytes(y).cmp(&bytes(x)))
+            .then(a.cmp(&b))
+    });
+    idx.truncate(top);
+    idx
+}
+
+/// One line for a flow summarised, not analysed (past `--max-flows`).
+pub fn summary_line(x: &FlowSummary) -> String {
+    let which = if x.connections > 1 {
+        format!(
+            "flows {}-{} ({} connections on one address pair)",
+            x.flow,
+            x.flow + x.connections as usize - 1,
+            x.connections
+        )
+    } else {
+        format!("flow {}", x.flow)
+    };
+    let state = match x.state {
+        "syn_unanswered" => "SYN unanswered",
+        "open" => "handshake seen, no FIN or RST",
+        "closed" => "closed by FIN",
+        "reset" => "reset",
+        _ => "no handshake in the capture",
+    };
+    format!(
+        "{which}: {} (client) <-> {} (server): {} segment(s) over {} from {:.6} s; client sent {} B, server sent {} B; {state} [summary only]",
+        x.client,
+        x.server,
+        x.segments,
+        ms(x.duration_s),
+        x.start_s,
+        x.client_bytes,
+        x.server_bytes
+    )
+}
+
+/// One analysed flow in full.
+fn flow(s: &mut String, f: &FlowReport) {
+    let _ = writeln!(
+        s,
+        "\nflow {}: {} (client) <-> {} (server)",
+        f.flow, f.client, f.server
+    );
+    let _ = writeln!(
+        s,
+        "  {} segments over {} from {:.6} s; client sent {} B (MSS {}), server sent {} B (MSS {})",
+        f.segments,
+        ms(f.duration_s),
+        f.start_s,
+        f.client_bytes,
+        f.client_mss,
+        f.server_bytes,
+        f.server_mss
+    );
+    let _ = writeln!(
+        s,
+        "  round trip from the capture point: to the client {:.3} ms, to the server {:.3} ms{}",
+        f.capture_to_client_rtt_ms,
+        f.capture_to_server_rtt_ms,
+        if f.handshake_seen {
+            ""
+        } else {
+            " (no handshake in the capture)"
+        }
+    );
+    exchanges(s, f);
+    if f.findings.is_empty() {
+        let _ = writeln!(
+            s,
+            "  no findings: no held tails, stalls, window limits, timeouts or storms"
+        );
+        return;
+    }
+    let _ = writeln!(s, "  time lost: {}", ms(f.time_lost_s));
+    for x in &f.findings {
+        let _ = writeln!(
+            s,
+            "\n  [{}] data from the {}: {} occurrence(s), {} lost",
+            x.kind.title(),
+            x.sender,
+            x.count,
+            ms(x.time_lost_s)
+        );
+        let _ = writeln!(s, "    {}", x.summary);
+        for e in x.events.iter().take(SHOWN) {
             let _ = writeln!(
                 s,
-                "\n  [{}] data from the {}: {} occurrence(s), {} lost",
-                x.kind.title(),
-                x.sender,
-                x.count,
-                ms(x.time_lost_s)
+                "    at {:>12.6} s  lost {:>10}  {}",
+                e.at_s,
+                ms(e.lost_s),
+                e.detail
             );
-            let _ = writeln!(s, "    {}", x.summary);
-            for e in x.events.iter().take(SHOWN) {
+        }
+        if x.events.len() > SHOWN {
+            let _ = writeln!(
+                s,
+                "    ... and {} more (see --json)",
+                x.events.len() - SHOWN
+            );
+        }
+        for r in &x.recommendations {
+            let _ = writeln!(s, "    fix ({}): {}", r.side, r.fix);
+            if let Some(e) = &r.replay {
                 let _ = writeln!(
                     s,
-                    "    at {:>12.6} s  lost {:>10}  {}",
-                    e.at_s,
-                    ms(e.lost_s),
-                    e.detail
+                    "      replayed ({}): median exchange {:.1} -> {:.1} ms{}",
+                    e.alternative,
+                    e.baseline_p50_ms,
+                    e.p50_ms,
+                    if e.replay_matches {
+                        String::new()
+                    } else {
+                        format!(
+                            " (a direction, not a number: the replay is {:.0} % off the capture)",
+                            e.baseline_error * 100.0
+                        )
+                    }
                 );
-            }
-            if x.events.len() > SHOWN {
-                let _ = writeln!(
-                    s,
-                    "    ... and {} more (see --json)",
-                    x.events.len() - SHOWN
-                );
-            }
-            for r in &x.recommendations {
-                let _ = writeln!(s, "    fix ({}): {}", r.side, r.fix);
-                if let Some(e) = &r.replay {
-                    let _ = writeln!(
-                        s,
-                        "      replayed ({}): median exchange {:.1} -> {:.1} ms{}",
-                        e.alternative,
-                        e.baseline_p50_ms,
-                        e.p50_ms,
-                        if e.replay_matches {
-                            String::new()
-                        } else {
-                            format!(
-                                " (a direction, not a number: the replay is {:.0} % off the capture)",
-                                e.baseline_error * 100.0
-                            )
-                        }
-                    );
-                }
             }
         }
     }
-    s
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {

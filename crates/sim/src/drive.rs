@@ -29,6 +29,8 @@ pub(crate) enum Ev {
     ToBottleneck { pkt: u32 },
     /// Bottleneck direction `dir` finished serializing a frame.
     BottleneckFree { dir: u8 },
+    /// The run's SYN flood sends its `n`th SYN ([`crate::flood`]).
+    Flood { n: u32 },
 }
 
 /// The event queue of a run.
@@ -98,6 +100,9 @@ pub(crate) struct Endpoint {
     pub remote_port: u16,
     /// The application has seen the connection established.
     pub established: bool,
+    /// Opened by a SYN and counted in its listener's backlog until it
+    /// leaves SYN-RECEIVED.
+    pub half_open: bool,
     pub app: App,
     pub conn: Connection,
 }

@@ -5,8 +5,11 @@
 //! queue discipline ([`crate::qdisc`]).
 //!
 //! Each host demultiplexes arriving segments by 4-tuple to its connections; a
-//! server host accepts every connection of a flow group on one listening port
-//! and answers segments for no connection with an RST (RFC 9293 3.10.7.1).
+//! segment for none goes to the host's sans-IO endpoint (proto's, as on the
+//! TUN host): a server host accepts every connection of a flow group on one
+//! listening port, up to its `backlog` of half-open ones and past it with SYN
+//! cookies (RFC 4987 3.6) or not at all, and everything else gets an RST
+//! (RFC 9293 3.10.7.1).
 //! One seeded RNG (connection open times, link randomness) and one event
 //! queue ordered by (time, insertion) make a run a function of its scenario.
 //! Engine timers are lazy queue entries in a calendar of 1 ms buckets
@@ -17,10 +20,12 @@
 //! delivers straight to the other host.
 
 use crate::drive::{self, Core, Endpoint, Ev, Queue, Wires, NO_EP};
+use crate::flood::SynFlood;
+use crate::host::{address, Key, NetHost, Slot};
 use crate::link::{Fate, Link};
 use crate::metrics::{
     Delivery, Flow, FlowResult, FlowsResult, GroupResult, Histogram, LatencyHistogram, LinkDrops,
-    QueueResult, RunEnd, Tail,
+    ListenResult, QueueResult, RunEnd, Tail,
 };
 use crate::packet::{Packet, Pool};
 use crate::pattern::{Pattern, PERIOD};
@@ -31,11 +36,12 @@ use crate::workload::{App, Role};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
+use tinygram_proto::endpoint::IsnKey;
 use tinygram_proto::{
-    rst_reply, ConnError, Connection, Instant, IsnGenerator, SeqNumber, State, TcpRepr, TraceEvent,
+    Config, ConnError, Connection, Instant, IsnGenerator, SeqNumber, State, TcpRepr, TraceEvent,
+    Unmatched,
 };
 
 /// What a receiver does with arriving segments before TCP sees them.
@@ -51,54 +57,27 @@ pub const LIST_FLOWS_UP_TO: usize = 1000;
 /// How many of the worst flows results list.
 pub const WORST_FLOWS: usize = 10;
 /// The first client port of each client host.
-const FIRST_PORT: u32 = 1024;
-
-/// A fast, fixed hash for the demultiplexing tables (FxHash's multiply-rotate);
-/// lookups only, so iteration order never affects a run.
-#[derive(Default, Clone, Copy)]
-struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-    fn write_u16(&mut self, n: u16) {
-        self.write_u64(u64::from(n));
-    }
-}
-
-/// (remote host, local port, remote port): the 4-tuple, this host's address implied.
-type Key = (u32, u16, u16);
-
-/// What a 4-tuple leads to on a host.
-#[derive(Clone, Copy, Debug)]
-enum Slot {
-    /// An open connection (index into the endpoints).
-    Conn(u32),
-    /// A client of flow `.0` is connecting: its SYN creates the server's connection.
-    Expect(u32),
-}
-
-type Demux = HashMap<Key, Slot, BuildHasherDefault<FxHasher>>;
+pub(crate) const FIRST_PORT: u32 = 1024;
+/// The flow of an endpoint no flow expected (a connection a flood opened).
+const NO_FLOW: u32 = u32::MAX;
 
 /// splitmix64: one step of a tiny deterministic generator.
-fn splitmix(state: &mut u64) -> u64 {
+pub(crate) fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// Host `host`'s SYN-cookie secret, from the run's ISN seed.
+fn cookie_key(isn_seed: u64, host: usize) -> IsnKey {
+    let mut state = isn_seed ^ (host as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let (a, b) = (splitmix(&mut state), splitmix(&mut state));
+    let mut key = [0u8; 16];
+    key[..8].copy_from_slice(&a.to_le_bytes());
+    key[8..].copy_from_slice(&b.to_le_bytes());
+    IsnKey::fixed(key)
 }
 
 /// Per-connection ISNs from the run's seed (a fixed `isn` setting first):
@@ -116,23 +95,6 @@ impl IsnGenerator for FlowIsn {
                 .unwrap_or_else(|| splitmix(&mut self.state) as u32),
         )
     }
-}
-
-/// A host: its access link each way and its demultiplexer.
-pub(crate) struct NetHost {
-    name: String,
-    /// On the server side of the bottleneck.
-    server_side: bool,
-    /// Host to bottleneck (with no bottleneck: host to the other host).
-    pub up: Link,
-    /// Bottleneck to host (unused with no bottleneck: the other host's `up` arrives here).
-    down: Link,
-    demux: Demux,
-    /// Listening ports.
-    listening: Vec<u16>,
-    next_port: u32,
-    rsts_sent: u64,
-    unmatched: u64,
 }
 
 /// A connection between a client and a server host.
@@ -196,6 +158,8 @@ pub struct FlowSim {
     corrupt: Option<u32>,
     /// Captures and taps, each packet as it starts onto the bottleneck.
     watch: Watch,
+    /// The SYN flood, if the run has one, and the host it floods.
+    flood: Option<(SynFlood, u32)>,
 }
 
 pub use crate::wire::{Tap, WireEvent};
@@ -225,17 +189,13 @@ impl FlowSim {
                 } else {
                     (sc.forward.clone(), sc.reverse.clone())
                 };
-                hosts.push(NetHost {
-                    name: name.to_string(),
+                // Keyed once the run's ISN seed is drawn, below.
+                hosts.push(NetHost::new(
+                    name,
                     server_side,
-                    up: Link::new(up),
-                    down: Link::new(down),
-                    demux: Demux::default(),
-                    listening: Vec::new(),
-                    next_port: FIRST_PORT,
-                    rsts_sent: 0,
-                    unmatched: 0,
-                });
+                    (up, down),
+                    IsnKey::fixed([0; 16]),
+                ));
                 (hosts.len() - 1) as u32
             })
         };
@@ -244,8 +204,8 @@ impl FlowSim {
         let mut demux_exact = true;
         for (gi, g) in topo.groups.iter().enumerate() {
             let server = host(&g.server_host, true, &mut hosts);
-            if !hosts[server as usize].listening.contains(&g.port) {
-                hosts[server as usize].listening.push(g.port);
+            if hosts[server as usize].listener_group(g.port).is_none() {
+                hosts[server as usize].listening.push((g.port, gi as u32));
             }
             let clients: Vec<u32> = g
                 .client_hosts
@@ -270,7 +230,7 @@ impl FlowSim {
                 let id = flows.len() as u32;
                 if hosts[server as usize]
                     .demux
-                    .insert((ch, g.port, port), Slot::Expect(id))
+                    .insert((ch, port, g.port), Slot::Expect(id))
                     .is_some()
                 {
                     demux_exact = false;
@@ -302,7 +262,20 @@ impl FlowSim {
             wire_bytes: 0,
         };
         let isn_seed = rng.gen();
-        FlowSim {
+        // Each server's endpoint: its cookie key from the run's seed (no
+        // draw from the RNG, so a run's numbers stay as they were), its
+        // listeners with their group's server settings.
+        for (i, h) in hosts.iter_mut().enumerate() {
+            h.endpoint = tinygram_proto::Endpoint::new(cookie_key(isn_seed, i));
+            for &(port, gi) in &h.listening {
+                let server = &topo.groups[gi as usize].server;
+                let mut cfg = server.tcp.clone();
+                cfg.host_budget = server.memory;
+                h.endpoint.listen(port, cfg);
+            }
+        }
+        let flood = topo.flood.clone();
+        let mut sim = FlowSim {
             core: Core::new(Instant::ZERO + sc.duration, queue, flows.len() * 2),
             rng,
             hosts,
@@ -332,7 +305,13 @@ impl FlowSim {
             isn_seed,
             corrupt: None,
             watch: Watch::default(),
+            flood: None,
+        };
+        if let Some(f) = flood {
+            sim.syn_flood(f)
+                .expect("the scenario checked the flood's host and port");
         }
+        sim
     }
 
     /// Two hosts, a client and a server, joined by their access links alone
@@ -405,22 +384,20 @@ impl FlowSim {
                 local_port: local,
                 remote_port: remote,
                 established: false,
+                half_open: false,
                 app,
                 conn,
             });
-            let mut demux = Demux::default();
-            demux.insert(((1 - h) as u32, local, remote), Slot::Conn(ep));
-            hosts.push(NetHost {
-                name: name.to_string(),
-                server_side: h == 1,
-                up: Link::new(up.clone()),
-                down: Link::new(down.clone()),
-                demux,
-                listening: Vec::new(),
-                next_port: FIRST_PORT,
-                rsts_sent: 0,
-                unmatched: 0,
-            });
+            // No listener: the one connection exists from time zero.
+            let mut host = NetHost::new(
+                name,
+                h == 1,
+                (up.clone(), down.clone()),
+                IsnKey::fixed([0; 16]),
+            );
+            host.demux
+                .insert(((1 - h) as u32, remote, local), Slot::Conn(ep));
+            hosts.push(host);
         }
         let receiver = |cfg: &crate::scenario::HostConfig| Receiver {
             rx_coalesce: cfg.rx_coalesce,
@@ -459,6 +436,7 @@ impl FlowSim {
             isn_seed: 0,
             corrupt: None,
             watch: Watch::default(),
+            flood: None,
         }
     }
 
@@ -559,6 +537,7 @@ impl FlowSim {
             local_port,
             remote_port,
             established: false,
+            half_open: false,
         })
     }
 
@@ -583,12 +562,57 @@ impl FlowSim {
         self.flows[flow as usize].client = ep;
         if self.hosts[ch as usize]
             .demux
-            .insert((sh, cport, sport), Slot::Conn(ep))
+            .insert((sh, sport, cport), Slot::Conn(ep))
             .is_some()
         {
             self.demux_exact = false;
         }
         drive::service(self, ep);
+    }
+
+    /// Adds a SYN flood from spoofed sources against `flood.server_host`'s
+    /// listening port ([`crate::flood`]); a run has at most one.
+    pub fn syn_flood(&mut self, flood: SynFlood) -> Result<(), String> {
+        flood.check()?;
+        if self.flood.is_some() || self.direct {
+            return Err("a run takes one flood, and only over a bottleneck".to_string());
+        }
+        let host = self
+            .hosts
+            .iter()
+            .position(|h| h.name == flood.server_host && h.listener_group(flood.port).is_some())
+            .ok_or_else(|| {
+                format!(
+                    "no server host {:?} listens on port {} to flood",
+                    flood.server_host, flood.port
+                )
+            })?;
+        if flood.count > 0 {
+            self.core
+                .queue
+                .push(Instant::ZERO + flood.start, Ev::Flood { n: 0 });
+        }
+        self.flood = Some((flood, host as u32));
+        Ok(())
+    }
+
+    /// The flood's `n`th SYN reaches the bottleneck; the next one is
+    /// scheduled (one event queued at a time, however long the flood).
+    fn flood_syn(&mut self, n: u32) {
+        let (flood, host) = self.flood.as_ref().expect("a flood event has a flood");
+        let (src, syn) = flood.syn(n, self.seed);
+        let dst = *host;
+        if n + 1 < flood.count {
+            let at = Instant::ZERO + flood.start + flood.interval * (n + 1);
+            self.core.queue.push(at, Ev::Flood { n: n + 1 });
+        }
+        self.hosts[dst as usize].listen.flood_syns += 1;
+        let mut payload = self.pool.buffer();
+        payload.clear();
+        let pkt = self
+            .pool
+            .store(Packet::sent(syn, payload, (src, dst), NO_EP, false));
+        self.reach_bottleneck(pkt);
     }
 
     /// Runs to the end; `progress` is called now and then with the simulated time.
@@ -679,7 +703,12 @@ impl FlowSim {
     fn reach_bottleneck(&mut self, pkt: u32) {
         let now = self.core.now;
         let p = self.pool.get(pkt).expect("live packet");
-        let dir = usize::from(self.hosts[p.src as usize].server_side);
+        // A spoofed source is no host: it enters on the client side.
+        let dir = usize::from(
+            self.hosts
+                .get(p.src as usize)
+                .is_some_and(|h| h.server_side),
+        );
         let flow = (u64::from(p.src) << 40)
             ^ (u64::from(p.dst) << 16)
             ^ (u64::from(p.repr.src_port) << 32)
@@ -741,14 +770,28 @@ impl FlowSim {
     fn enter_downlink(&mut self, pkt: u32, at: Instant) {
         let p = self.pool.get_mut(pkt).expect("live packet");
         let dst = p.dst as usize;
-        let fate = p.offer(&mut self.hosts[dst].down, at, &mut self.rng);
+        // To a spoofed source (no host of the run): it leaves the bottleneck
+        // for a network the run does not model, and is gone.
+        let (fate, dir) = match self.hosts.get_mut(dst) {
+            Some(host) => (
+                p.offer(&mut host.down, at, &mut self.rng),
+                u8::from(!host.server_side),
+            ),
+            None => (
+                Fate::Delivered {
+                    at,
+                    duplicate_at: None,
+                },
+                1,
+            ),
+        };
         let p = self.pool.get(pkt).expect("live packet");
         if self.watch.on() {
             self.watch.see(&Frame {
                 at: self.core.now,
                 src: p.src,
                 dst: p.dst,
-                dir: u8::from(!self.hosts[dst].server_side),
+                dir,
                 repr: &p.repr,
                 payload: &p.payload,
                 ecn: p.ecn,
@@ -756,6 +799,7 @@ impl FlowSim {
             });
         }
         match fate {
+            Fate::Delivered { .. } if dst >= self.hosts.len() => self.pool.recycle(pkt),
             Fate::Dropped(_) => self.pool.recycle(pkt),
             Fate::Delivered { at, duplicate_at } => {
                 if let Some(dup) = duplicate_at {
@@ -767,6 +811,15 @@ impl FlowSim {
         }
     }
 
+    /// What the hosts' endpoints did past their backlogs, if anything.
+    fn listen_result(&self) -> Option<ListenResult> {
+        let mut r = ListenResult::default();
+        for h in &self.hosts {
+            r.add(&h.listen);
+        }
+        r.any().then_some(r)
+    }
+
     /// Demultiplexes an arriving segment by 4-tuple: to its connection, to a
     /// listener (a SYN of an expected client), or an RST reply.
     fn arrive(&mut self, pkt: u32) {
@@ -774,8 +827,7 @@ impl FlowSim {
         // one is a `memcpy`); what the lookup needs is read first.
         let p = self.pool.get(pkt).expect("live packet");
         let (h, to_ep, ce) = (p.dst as usize, p.to_ep, p.ecn == ecn::CE);
-        let (dst_port, flags) = (p.repr.dst_port, p.repr.flags);
-        let key = (p.src, dst_port, p.repr.src_port);
+        let key = (p.src, p.repr.src_port, p.repr.dst_port);
         let slot = if to_ep != NO_EP {
             Some(Slot::Conn(to_ep))
         } else {
@@ -783,15 +835,11 @@ impl FlowSim {
         };
         let ep = match slot {
             Some(Slot::Conn(ep)) => Some(ep),
-            Some(Slot::Expect(flow))
-                if flags.syn() && !flags.ack() && self.hosts[h].listening.contains(&dst_port) =>
-            {
-                Some(self.accept(flow))
-            }
-            _ => None,
+            Some(Slot::Expect(flow)) => self.unmatched(pkt, key, Some(flow)),
+            None => self.unmatched(pkt, key, None),
         };
-        match ep {
-            Some(ep) => {
+        if let Some(ep) = ep {
+            {
                 let now = self.core.now;
                 let conn = &mut self.core.eps[ep as usize].conn;
                 // RFC 3168 5: a CE mark reaches TCP with its segment (a
@@ -816,46 +864,143 @@ impl FlowSim {
                 self.pool.recycle(pkt);
                 drive::service(self, ep);
             }
-            None => {
-                let p = self.pool.take(pkt);
-                // No connection: RFC 9293 3.10.7.1, answer with a reset.
-                self.hosts[h].unmatched += 1;
-                if let Some(rst) = rst_reply(&p.repr, p.payload.len()) {
-                    self.hosts[h].rsts_sent += 1;
-                    let mut payload = p.payload;
-                    payload.clear();
-                    self.send(p.dst, p.src, rst, payload);
-                } else {
-                    self.pool.give_back(p.payload);
-                }
-            }
         }
     }
 
-    /// The server of flow `flow` accepts its connection.
-    fn accept(&mut self, flow: u32) -> u32 {
-        let f = &self.flows[flow as usize];
-        let (ch, sh, cport, sport) = (f.client_host, f.server_host, f.client_port, f.server_port);
-        let g = &self.groups[f.group as usize];
+    /// A segment for no connection of its host (`flow`: the flow its
+    /// 4-tuple expects): what the host's endpoint says to do, done. The
+    /// connection a SYN opened, for the caller to hand the SYN to.
+    fn unmatched(&mut self, pkt: u32, key: Key, flow: Option<u32>) -> Option<u32> {
+        let now = self.core.now;
+        let p = self.pool.get(pkt).expect("live packet");
+        let h = p.dst;
+        let tuple = (
+            address(p.dst, p.repr.dst_port),
+            address(p.src, p.repr.src_port),
+        );
+        let host = &mut self.hosts[h as usize];
+        let verdict = host
+            .endpoint
+            .unmatched(now, tuple, &p.repr, p.payload.len(), true);
+        let listen = &mut host.listen;
+        match verdict {
+            Unmatched::Open => {
+                let half_open = host.endpoint.half_open() as u64;
+                listen.most_half_open = listen.most_half_open.max(half_open);
+                let ep = self.accept(h, key, flow, |cfg, isn| Connection::listen(cfg, key.2, isn));
+                self.core.eps[ep as usize].half_open = true;
+                return Some(ep);
+            }
+            Unmatched::FromCookie { mss } => {
+                listen.syn_cookies_accepted += 1;
+                let p = self.pool.take(pkt);
+                let ep = self.accept(h, key, flow, |cfg, isn| {
+                    Connection::from_syn_cookie(cfg, &p.repr, &p.payload, mss, isn, now)
+                });
+                self.pool.give_back(p.payload);
+                drive::service(self, ep);
+            }
+            Unmatched::SendCookie(synack) => {
+                listen.syn_cookies_sent += 1;
+                self.reply(pkt, synack);
+            }
+            Unmatched::CookieRejected(rst) => {
+                listen.syn_cookies_rejected += 1;
+                host.rsts_sent += 1;
+                self.reply(pkt, rst);
+            }
+            Unmatched::Reset(rst) => {
+                host.rsts_sent += 1;
+                self.reply(pkt, rst);
+            }
+            Unmatched::BacklogFull => {
+                listen.syns_dropped += 1;
+                self.pool.recycle(pkt);
+            }
+            Unmatched::Refused | Unmatched::Ignored => self.pool.recycle(pkt),
+        }
+        None
+    }
+
+    /// Answers stored packet `pkt` with `seg` (a RST or a cookie SYN-ACK),
+    /// its payload buffer reused.
+    fn reply(&mut self, pkt: u32, seg: TcpRepr) {
+        let p = self.pool.take(pkt);
+        let mut payload = p.payload;
+        payload.clear();
+        self.send(p.dst, p.src, seg, payload);
+    }
+
+    /// Host `h` accepts the connection of 4-tuple `key` (the one `flow`
+    /// expects, or a stray one: a flood's), built by `build` from the
+    /// listening group's server settings and an ISN source.
+    fn accept(
+        &mut self,
+        h: u32,
+        key: Key,
+        flow: Option<u32>,
+        build: impl FnOnce(Config, FlowIsn) -> Connection,
+    ) -> u32 {
+        let group = match flow {
+            Some(f) => self.flows[f as usize].group,
+            None => self.hosts[h as usize]
+                .listener_group(key.2)
+                .expect("the endpoint opens only on a listening port"),
+        };
+        let g = &self.groups[group as usize];
         let mut cfg = g.server.tcp.clone();
         cfg.host_budget = g.server.memory;
         let isn = self.isn(self.core.eps.len(), g.server.isn);
-        let conn = Connection::listen(cfg, sport, isn);
-        let ep = self.endpoint(flow, Role::Server, conn, sh, ch);
-        self.flows[flow as usize].server = Some(ep);
-        let client = self.flows[flow as usize].client;
-        if client != u32::MAX {
-            self.core.eps[client as usize].peer_ep = ep;
-        }
+        let conn = build(cfg, isn);
+        let ep = match flow {
+            Some(flow) => {
+                let ep = self.endpoint(flow, Role::Server, conn, h, key.0);
+                self.flows[flow as usize].server = Some(ep);
+                let client = self.flows[flow as usize].client;
+                if client != u32::MAX {
+                    self.core.eps[client as usize].peer_ep = ep;
+                }
+                ep
+            }
+            None => self.stray_endpoint(group, conn, h, key),
+        };
         // The SYN's own entry (Expect of this flow) gives way; anything else was a clash.
-        match self.hosts[sh as usize]
-            .demux
-            .insert((ch, sport, cport), Slot::Conn(ep))
-        {
-            Some(Slot::Expect(f)) if f == flow => {}
+        match (
+            self.hosts[h as usize].demux.insert(key, Slot::Conn(ep)),
+            flow,
+        ) {
+            (Some(Slot::Expect(f)), Some(flow)) if f == flow => {}
+            (None, None) => {}
             _ => self.demux_exact = false,
         }
         ep
+    }
+
+    /// A server endpoint no flow expected (a flood's SYN opened it): the
+    /// listening group's workload, which runs only if it is established.
+    fn stray_endpoint(&mut self, group: u32, conn: Connection, host: u32, key: Key) -> u32 {
+        let (peer, remote_port, local_port) = key;
+        let app = App::with_patterns(
+            Role::Server,
+            self.workloads[group as usize].clone(),
+            self.patterns[1].clone(),
+            self.patterns[0].clone(),
+            0,
+            0,
+        )
+        .with_jitter_seed(self.seed);
+        self.core.add(Endpoint {
+            conn,
+            app,
+            host,
+            peer,
+            flow: NO_FLOW,
+            peer_ep: NO_EP,
+            local_port,
+            remote_port,
+            established: false,
+            half_open: false,
+        })
     }
 
     /// A flow's integrity verdict (the rule of [`crate::metrics::INTEGRITY_RULE`]).
@@ -1088,6 +1233,7 @@ impl FlowSim {
             queues,
             access_links,
             rsts_sent: self.hosts.iter().map(|h| h.rsts_sent).sum(),
+            listen: self.listen_result(),
             segments: flows.iter().map(|f| f.segments).sum(),
             data_segments: flows.iter().map(|f| f.data_segments).sum(),
             policy_holds: flows.iter().map(|f| f.policy_holds).sum(),
@@ -1149,13 +1295,20 @@ impl Wires for FlowSim {
 
     /// Marks the flow done when one of its applications is.
     fn serviced(&mut self, ep: u32) {
+        let e = &mut self.core.eps[ep as usize];
+        if e.half_open && e.conn.state() != State::SynReceived {
+            // Established, reset or timed out: its backlog place is free.
+            e.half_open = false;
+            let (h, port) = (e.host, e.local_port);
+            self.hosts[h as usize].endpoint.settled(port);
+        }
         if let Some(t) = &mut self.traces {
             self.core.eps[ep as usize]
                 .conn
                 .drain_trace(&mut t[ep as usize]);
         }
         let e = &self.core.eps[ep as usize];
-        if e.app.done {
+        if e.app.done && e.flow != NO_FLOW {
             let f = &mut self.flows[e.flow as usize];
             if f.done_at.is_none() {
                 f.done_at = Some(self.core.now);
@@ -1182,6 +1335,7 @@ impl Wires for FlowSim {
                 self.arrive(pkt);
             }
             Ev::RxFlush { ep } => self.flush_rx(ep as usize),
+            Ev::Flood { n } => self.flood_syn(n),
             ev => unreachable!("the network schedules no {ev:?}"),
         }
     }

@@ -101,9 +101,48 @@ pub fn estimate(sc: &Scenario) -> Footprint {
                     &g.workload,
                 );
             }
+            if let Some(f) = &t.flood {
+                flood_part(&mut parts, sc, t, f);
+            }
         }
     }
     Footprint { parts }
+}
+
+/// The server connections a SYN flood opens (kept to the run's end, as
+/// every connection is): one per SYN without a backlog; with one, at most
+/// a backlog's worth per shortest SYN-RECEIVED life (one initial RTO).
+fn flood_part(
+    parts: &mut Vec<Part>,
+    sc: &Scenario,
+    t: &crate::scenario::Topology,
+    f: &crate::flood::SynFlood,
+) {
+    let Some(g) = t
+        .groups
+        .iter()
+        .find(|g| g.server_host == f.server_host && g.port == f.port)
+    else {
+        return;
+    };
+    let tcp = &g.server.tcp;
+    let count = u64::from(f.count);
+    let opened = match tcp.backlog {
+        None => count,
+        Some(b) => {
+            let life = tcp.rto_initial.as_secs_f64().max(1e-3);
+            let lives = 1.0 + sc.duration.as_secs_f64() / life;
+            count.min((f64::from(b) * lives).min(u64::MAX as f64) as u64)
+        }
+    };
+    let one = (std::mem::size_of::<Connection>() + std::mem::size_of::<crate::workload::App>())
+        as u64
+        + PAIR_HEAP / 2;
+    parts.push(Part {
+        key: "flood.count".into(),
+        what: format!("{opened} connection(s) the flood opens, {} each", size(one)),
+        bytes: opened.saturating_mul(one),
+    });
 }
 
 /// The parts of `count` connection pairs with these hosts and workload;
@@ -248,6 +287,29 @@ mod tests {
         assert!(o1 < 20_000, "{o1}");
     }
 
+    /// A flood opens a connection per SYN unless a backlog bounds them.
+    #[test]
+    fn a_flood_is_counted_by_the_connections_it_can_open() {
+        let base = "[bottleneck]\n[[flows]]\ncount = 10\n[flood]\ncount = 10000000\n";
+        let e = Scenario::from_str(base, "s.toml", &[]).unwrap_err();
+        assert_eq!(e.key, "flood.count", "{e}");
+        assert!(
+            e.message.contains("10000000 connection(s) the flood opens"),
+            "{e}"
+        );
+        let bounded = est(&format!("{base}[server]\nbacklog = 8\n"));
+        let flood = bounded
+            .parts
+            .iter()
+            .find(|p| p.key == "flood.count")
+            .unwrap();
+        assert!(
+            flood.what.starts_with("488 connection(s)"),
+            "{}",
+            flood.what
+        );
+    }
+
     #[test]
     fn a_run_past_the_limit_is_refused_at_the_key_that_sizes_it() {
         let hosts: Vec<String> = (0..200).map(|i| format!("\"c{i}\"")).collect();
@@ -258,7 +320,7 @@ mod tests {
         let e = Scenario::from_str(flows, "s.toml", &[]).unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("flows[1].count", Some(3)), "{e}");
         assert!(
-            e.message.contains("112.4 GiB") && e.message.contains("memory_limit"),
+            e.message.contains("112.5 GiB") && e.message.contains("memory_limit"),
             "{e}"
         );
         assert!(e.message.contains("10000000 connection pair(s)"), "{e}");

@@ -3,8 +3,10 @@
 pub mod coalesce;
 mod drive;
 pub mod event;
+pub mod flood;
 pub mod flows;
 pub mod footprint;
+mod host;
 pub mod link;
 pub mod metrics;
 mod packet;

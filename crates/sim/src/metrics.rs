@@ -463,6 +463,41 @@ pub struct LinkDrops {
     pub dropped_ber: u64,
 }
 
+/// What the servers' listeners did past their backlog (RFC 4987), summed
+/// over hosts; in a result only when a cookie, a dropped SYN or a flood happened.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct ListenResult {
+    /// SYNs answered with a SYN cookie: the backlog was full.
+    pub syn_cookies_sent: u64,
+    /// Connections built from an ACK that returned a valid cookie.
+    pub syn_cookies_accepted: u64,
+    /// ACKs whose cookie did not verify, answered with a RST.
+    pub syn_cookies_rejected: u64,
+    /// SYNs dropped unanswered: the backlog was full and `syn_cookies` off.
+    pub syns_dropped: u64,
+    /// The most half-open connections one host's listeners held at once.
+    pub most_half_open: u64,
+    /// SYNs a flood sent from spoofed sources ([`crate::flood`]).
+    pub flood_syns: u64,
+}
+
+impl ListenResult {
+    /// Adds `o`'s counts (the largest `most_half_open`).
+    pub fn add(&mut self, o: &ListenResult) {
+        self.syn_cookies_sent += o.syn_cookies_sent;
+        self.syn_cookies_accepted += o.syn_cookies_accepted;
+        self.syn_cookies_rejected += o.syn_cookies_rejected;
+        self.syns_dropped += o.syns_dropped;
+        self.most_half_open = self.most_half_open.max(o.most_half_open);
+        self.flood_syns += o.flood_syns;
+    }
+
+    /// Whether anything past a backlog happened.
+    pub fn any(&self) -> bool {
+        self.syn_cookies_sent + self.syns_dropped + self.syn_cookies_rejected + self.flood_syns > 0
+    }
+}
+
 /// The result of a many-flow run (`[bottleneck]`, `[[flows]]`).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowsResult {
@@ -493,6 +528,9 @@ pub struct FlowsResult {
     pub access_links: Vec<LinkDrops>,
     /// RSTs sent for segments that matched no connection.
     pub rsts_sent: u64,
+    /// Listen backlogs, SYN cookies and floods, when any of them acted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listen: Option<ListenResult>,
     pub segments: u64,
     pub data_segments: u64,
     pub policy_holds: u64,

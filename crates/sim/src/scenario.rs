@@ -25,7 +25,8 @@ use toml_edit::{ImDocument, Item, Key, TableLike, Value};
 
 mod topo;
 pub use topo::{
-    BottleneckConfig, FlowGroup, Spread, Topology, BOTTLENECK_KEYS, FLOW_KEYS, PORTS_PER_HOST,
+    BottleneckConfig, FlowGroup, Spread, Topology, BOTTLENECK_KEYS, FLOOD_KEYS, FLOW_KEYS,
+    PORTS_PER_HOST,
 };
 
 /// The top-level table of values a scenario leaves open (ranges or
@@ -447,12 +448,13 @@ const OWN_KEYS: &[KeyDoc] = key_docs! {
 
 /// Every key a scenario file's top level may set: [`KEYS`] and the bottleneck's.
 fn all_keys() -> impl Iterator<Item = &'static KeyDoc> {
-    KEYS.iter().chain(BOTTLENECK_KEYS)
+    KEYS.iter().chain(BOTTLENECK_KEYS).chain(FLOOD_KEYS)
 }
 
 /// Tables a scenario may contain.
 const TABLES: &[&str] = &[
     "bottleneck",
+    "flood",
     "link",
     "link.forward",
     "link.reverse",
@@ -1190,9 +1192,12 @@ impl Doc {
         let v = match st.kind {
             Kind::Flag => self.boolean(key)?.map(SettingValue::Flag),
             Kind::Count { min, max } => self.uint(key, min, max)?.map(SettingValue::Count),
-            Kind::Bytes { none: true, .. } | Kind::Time { none: true } if none => {
+            Kind::Bytes { none: true, .. } | Kind::Time { none: true } | Kind::Limit { .. }
+                if none =>
+            {
                 Some(SettingValue::None)
             }
+            Kind::Limit { max } => self.uint(key, 0, max)?.map(SettingValue::Count),
             Kind::Bytes { .. } => self.usize_size(key)?.map(|n| SettingValue::Count(n as u64)),
             Kind::Time { .. } => self.duration(key)?.map(SettingValue::Time),
             Kind::Number { like } => Some(SettingValue::Number(match &e.value {

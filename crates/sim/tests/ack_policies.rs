@@ -17,10 +17,10 @@ fn run(name: &str, toml: &str) -> RunResult {
 /// RTO floor is RFC 6298's 1 s, so that the 250 ms delay is not mistaken for
 /// a loss (see `westfield_delay_beyond_rto_min_disturbs_the_sender`).
 fn westfield(ack_policy: &str) -> RunResult {
-    westfield_with(ack_policy, "1s")
+    westfield_with(ack_policy, "1s", "rto")
 }
 
-fn westfield_with(ack_policy: &str, client_rto_min: &str) -> RunResult {
+fn westfield_with(ack_policy: &str, client_rto_min: &str, client_rto_floor: &str) -> RunResult {
     let toml = format!(
         r#"
 name = "westfield"
@@ -30,6 +30,7 @@ rate = "10Mbps"
 delay = "50us"
 [client]
 rto_min = "{client_rto_min}"
+rto_floor = "{client_rto_floor}"
 [server]
 mss = 1456
 rcv_buf = 1456
@@ -87,7 +88,7 @@ fn westfield_delay_beyond_rto_min_disturbs_the_sender() {
     // sender's retransmission timing. With a Linux-like 200 ms RTO floor the
     // 250 ms delay makes every segment time out and go twice; the duplicate
     // is acknowledged at once (RFC 5681 4.2), so the crawl is one per RTO.
-    let r = westfield_with("delayed", "200ms");
+    let r = westfield_with("delayed", "200ms", "variance");
     assert!(r.client.timeouts > 50, "{:?}", r.client);
     assert!(
         r.client.retransmits * 5 > r.client.data_segments * 2,

@@ -155,12 +155,18 @@ pub fn ack_behaviour(f: &Flow, r: Dir, dist: &[f64; 2]) -> AckBehaviour {
     conclude(r, smp, quick, quick_done)
 }
 
+/// RFC 1122 4.2.3.2: "an ACK should not be excessively delayed; in
+/// particular, the delay MUST be less than 0.5 seconds".
+const MAX_DELACK_S: f64 = 0.5;
+
 fn conclude(r: Dir, smp: AckSamples, quick: u32, quick_done: bool) -> AckBehaviour {
     let who = name(r);
     let timer = upper_mode(&smp.timer_delays_s, 0.1, 0.002);
     let delack_s = match timer {
         Some(c) => Inferred::new(
-            Span::exact(c.median),
+            // RFC 1122 4.2.3.2: a delayed ACK waits at most 0.5 s; a longer
+            // wait was the timer and something else (the scenario caps it too).
+            Span::exact(c.median.min(MAX_DELACK_S)),
             match c.count {
                 1 => Confidence::Low,
                 2..=4 => Confidence::Medium,

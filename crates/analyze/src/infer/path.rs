@@ -25,7 +25,10 @@ pub enum Vantage {
 /// Loss as the retransmissions show it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LossEstimate {
-    /// Retransmissions per original data segment, both directions.
+    /// Retransmissions per data segment sent (originals and resends), both
+    /// directions: each resend repairs one lost transmission, so this is the
+    /// per-packet drop probability `link.loss` takes (never above 1, as
+    /// resends per original can be when one segment is resent many times).
     pub rate: f64,
     /// About 95% of plausible rates given the count (Wilson interval).
     pub range: Span<f64>,
@@ -377,7 +380,14 @@ fn wilson(k: u64, n: u64) -> Span<f64> {
 fn loss(f: &Flow) -> Inferred<LossEstimate> {
     let [c, s] = &f.sides;
     let orig = |x: &crate::flow::Side| x.data_segments.saturating_sub(x.retransmits);
-    let rate = |k: u64, n: u64| if n == 0 { 0.0 } else { k as f64 / n as f64 };
+    // Of `n` originals and `k` resends, `k` of `n + k` transmissions were lost.
+    let rate = |k: u64, n: u64| {
+        if n + k == 0 {
+            0.0
+        } else {
+            k as f64 / (n + k) as f64
+        }
+    };
     let (k, n) = (c.retransmits + s.retransmits, orig(c) + orig(s));
     let sack_acks = f.segs.iter().filter(|g| !g.sacks.is_empty()).count();
     let conf = if n >= 200 {
@@ -387,7 +397,7 @@ fn loss(f: &Flow) -> Inferred<LossEstimate> {
     };
     let est = LossEstimate {
         rate: rate(k, n),
-        range: wilson(k, n),
+        range: wilson(k, n + k),
         retransmits: k,
         originals: n,
         client_to_server: rate(c.retransmits, orig(c)),

@@ -20,7 +20,8 @@ use crate::Source;
 use serde::Serialize;
 use std::path::Path;
 use tinygram_analyze::exchange::Exchanges;
-use tinygram_analyze::{Capture, Flow, FlowInference};
+use tinygram_analyze::flowtable::DEFAULT_MAX_FLOWS;
+use tinygram_analyze::{Capture, Flow, FlowInference, FlowTable};
 
 pub use alternatives::Alternative;
 
@@ -145,38 +146,65 @@ pub fn whatif_file(
     opts: &Options,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Report, String> {
-    let cap = tinygram_analyze::read_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    whatif(&cap, &path.display().to_string(), opts, progress)
+    check(opts)?;
+    let err = |e: tinygram_analyze::CaptureError| format!("{}: {e}", path.display());
+    // Two passes: every flow summarised, then only the candidates' segments.
+    let mut table = FlowTable::survey(path, &mut |_| {}).map_err(err)?;
+    let total = table.flow_count();
+    if total == 0 {
+        return Err("the capture holds no TCP flow".into());
+    }
+    match opts.flow {
+        Some(n) => {
+            if !table.select_number(n) {
+                return Err(no_such_flow(n, total));
+            }
+        }
+        // Every flow when they fit (the busiest are then exactly those of a
+        // whole-capture read), else the address pairs that carried most.
+        // No segment budget: the flows replayed are read whole, as before.
+        None => table.select_busiest_within(DEFAULT_MAX_FLOWS.max(opts.busiest), u64::MAX),
+    }
+    let sel = table.read_selected(path, &mut |_| {}).map_err(err)?;
+    whatif_flows(
+        &sel.flows,
+        total,
+        &path.display().to_string(),
+        opts,
+        progress,
+    )
 }
 
-/// The flows `opts` selects, numbered from 1 in capture order.
-fn select<'a>(flows: &'a [Flow], opts: &Options) -> Result<Vec<(usize, &'a Flow)>, String> {
+fn no_such_flow(n: usize, total: u64) -> String {
+    format!(
+        "--flow {n}: the capture has {total} flow(s), numbered from 1 as `tinygram diagnose` lists them"
+    )
+}
+
+/// The flows `opts` selects from `flows` (numbered from 1 in capture order;
+/// the capture holds `total`).
+fn select<'a>(
+    flows: &'a [(usize, Flow)],
+    total: u64,
+    opts: &Options,
+) -> Result<Vec<(usize, &'a Flow)>, String> {
     if flows.is_empty() {
         return Err("the capture holds no TCP flow".into());
     }
     if let Some(n) = opts.flow {
-        return match n.checked_sub(1).and_then(|i| flows.get(i)) {
-            Some(f) => Ok(vec![(n, f)]),
-            None => Err(format!(
-                "--flow {n}: the capture has {} flow(s), numbered from 1 as `tinygram diagnose` lists them",
-                flows.len()
-            )),
+        return match flows.iter().find(|(i, _)| *i == n) {
+            Some((_, f)) => Ok(vec![(n, f)]),
+            None => Err(no_such_flow(n, total)),
         };
     }
-    let mut by_bytes: Vec<(usize, &Flow)> =
-        flows.iter().enumerate().map(|(i, f)| (i + 1, f)).collect();
+    let mut by_bytes: Vec<(usize, &Flow)> = flows.iter().map(|(i, f)| (*i, f)).collect();
     by_bytes.sort_by_key(|(i, f)| (std::cmp::Reverse(f.sides[0].bytes + f.sides[1].bytes), *i));
     by_bytes.truncate(opts.busiest.max(1));
     Ok(by_bytes)
 }
 
-/// `whatif` on a capture read already; `name` labels it.
-pub fn whatif(
-    cap: &Capture,
-    name: &str,
-    opts: &Options,
-    progress: &(dyn Fn(&str) + Sync),
-) -> Result<Report, String> {
+/// Refuses options no capture could satisfy, before reading one.
+fn check(opts: &Options) -> Result<(), String> {
     if let Some(s) = &opts.side {
         if s != "client" && s != "server" {
             return Err(format!("--side {s:?}: expected client or server"));
@@ -188,13 +216,39 @@ pub fn whatif(
     for t in &opts.tries {
         alternatives::parse_try(t)?;
     }
-    let flows = tinygram_analyze::flows(cap);
+    Ok(())
+}
+
+/// `whatif` on a capture read already; `name` labels it.
+pub fn whatif(
+    cap: &Capture,
+    name: &str,
+    opts: &Options,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Report, String> {
+    check(opts)?;
+    let flows: Vec<(usize, Flow)> = tinygram_analyze::flows(cap)
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| (i + 1, f))
+        .collect();
+    whatif_flows(&flows, flows.len() as u64, name, opts, progress)
+}
+
+/// `whatif` on the numbered flows read from a capture of `total` flows.
+fn whatif_flows(
+    flows: &[(usize, Flow)],
+    total: u64,
+    name: &str,
+    opts: &Options,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Report, String> {
     let mut report = Report {
         capture: name.to_string(),
         flows: Vec::new(),
         skipped: Vec::new(),
     };
-    for (id, f) in select(&flows, opts)? {
+    for (id, f) in select(flows, total, opts)? {
         match flow_whatif(id, f, opts, progress) {
             Ok(w) => report.flows.push(w),
             Err(reason) => report.skipped.push(Skipped { flow: id, reason }),

@@ -5,6 +5,7 @@
 //! settings), joined by one bottleneck link with its own queue discipline.
 
 use super::{err, found, Doc, Entry, HostConfig, KeyDoc, ScenarioError, Workload, KEYS, TABLES};
+use crate::flood::{SynFlood, MAX_FLOOD_SYNS};
 use crate::qdisc::{QdiscConfig, QdiscKind};
 use std::time::Duration;
 use toml_edit::Value;
@@ -20,6 +21,16 @@ pub const BOTTLENECK_KEYS: &[KeyDoc] = &[
     KeyDoc { key: "bottleneck.ecn", default: "false", doc: "codel, fq-codel: mark ECN-capable (ECT) packets CE instead of dropping them (RFC 3168 5)" },
     KeyDoc { key: "bottleneck.quantum", default: "1514", doc: "fq-codel: bytes each flow queue may send per round (RFC 8290 4)" },
     KeyDoc { key: "bottleneck.flows", default: "1024", doc: "fq-codel: number of flow queues (RFC 8290 4)" },
+];
+
+/// The SYN flood's keys (the `[flood]` table; see [`crate::flood`]).
+pub const FLOOD_KEYS: &[KeyDoc] = &[
+    KeyDoc { key: "flood.count", default: "0", doc: "SYNs from spoofed sources that never answer (RFC 4987 2) against a many-flow server's listening port; 0: no flood" },
+    KeyDoc { key: "flood.server_host", default: "\"server\"", doc: "the server host flooded (a [[flows]] server_host)" },
+    KeyDoc { key: "flood.port", default: "7", doc: "its listening port" },
+    KeyDoc { key: "flood.start", default: "\"0s\"", doc: "when the first SYN reaches the bottleneck" },
+    KeyDoc { key: "flood.interval", default: "\"1ms\"", doc: "gap between SYNs" },
+    KeyDoc { key: "flood.sources", default: "1000", doc: "distinct spoofed source addresses, used in turn" },
 ];
 
 /// Keys of one `[[flows]]` table besides its `client.*`, `server.*` and `workload.*` settings.
@@ -84,6 +95,8 @@ pub struct FlowGroup {
 pub struct Topology {
     pub bottleneck: BottleneckConfig,
     pub groups: Vec<FlowGroup>,
+    /// A SYN flood against one of the servers (`[flood]`), if any.
+    pub flood: Option<SynFlood>,
 }
 
 impl Topology {
@@ -393,7 +406,14 @@ impl Doc {
             .entries
             .iter()
             .any(|e| e.key.starts_with("bottleneck."));
+        let flood = self.flood()?;
         if self.flows.is_empty() && !has_bottleneck {
+            if flood.is_some() {
+                return Err(self.at_key(
+                    "flood.count",
+                    "a flood needs a many-flow scenario: add a [bottleneck] or [[flows]] table",
+                ));
+            }
             return Ok(None);
         }
         let bottleneck = self.bottleneck()?;
@@ -462,6 +482,52 @@ impl Doc {
                 }
             }
         }
-        Ok(Some(Topology { bottleneck, groups }))
+        if let Some(f) = &flood {
+            if !groups
+                .iter()
+                .any(|g| g.server_host == f.server_host && g.port == f.port)
+            {
+                return Err(self.at_key(
+                    "flood.server_host",
+                    format!(
+                        "no [[flows]] server {:?} listens on port {} to flood",
+                        f.server_host, f.port
+                    ),
+                ));
+            }
+        }
+        Ok(Some(Topology {
+            bottleneck,
+            groups,
+            flood,
+        }))
+    }
+
+    /// The `[flood]` table, if it sends any SYN.
+    fn flood(&self) -> Result<Option<SynFlood>, ScenarioError> {
+        let count = self
+            .uint("flood.count", 0, u64::from(MAX_FLOOD_SYNS))?
+            .unwrap_or(0) as u32;
+        if count == 0 {
+            return Ok(None);
+        }
+        Ok(Some(SynFlood {
+            server_host: self
+                .string("flood.server_host")?
+                .map_or_else(|| "server".to_string(), |(_, s)| s),
+            port: self.uint("flood.port", 1, 65535)?.unwrap_or(7) as u16,
+            start: self.duration("flood.start")?.unwrap_or(Duration::ZERO),
+            interval: self
+                .duration("flood.interval")?
+                .unwrap_or(Duration::from_millis(1)),
+            count,
+            sources: self
+                .uint(
+                    "flood.sources",
+                    1,
+                    u64::from(crate::flood::SPOOFED_SOURCES - 1),
+                )?
+                .unwrap_or(1000) as u32,
+        }))
     }
 }
