@@ -42,6 +42,76 @@ pub struct Done {
     pub result: RunResult,
     /// Frames seen on the wire, if the job asked for them.
     pub wire: Vec<WireEvent>,
+    /// The run's configuration in words: profiles, link and workload values
+    /// (report.json's `configuration` of the cells it stands for).
+    pub config: String,
+}
+
+/// A scenario's configuration in one line: each host's profile and the
+/// keys a cell depends on, the link, and the workload's values.
+pub fn describe_scenario(sc: &Scenario) -> String {
+    use tinygram_sim::scenario::Workload;
+    let host = |h: &tinygram_sim::scenario::HostConfig| {
+        let c = &h.tcp;
+        format!(
+            "profile {} (send policy {:?}, ACK policy {:?}, delayed ACK {:?}, rcv_buf {}, \
+             snd_buf {}, mss {})",
+            h.profile, c.send_policy, c.ack_policy, c.delack, c.rcv_buf, c.snd_buf, c.mss
+        )
+    };
+    let sizes = |v: &[usize]| -> String {
+        // Runs of equal sizes as "10x50", as the scenario files write them.
+        let mut out: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < v.len() {
+            let n = v[i..].iter().take_while(|&&x| x == v[i]).count();
+            out.push(if n > 1 {
+                format!("{}x{n}", v[i])
+            } else {
+                v[i].to_string()
+            });
+            i += n;
+        }
+        format!("[{}]", out.join(", "))
+    };
+    let workload = match &sc.workload {
+        Workload::RequestResponse {
+            request,
+            request_gap,
+            response,
+            response_gap,
+            response_jitter,
+            outstanding,
+            think,
+            requests,
+        } => format!(
+            "request-response: request {} {request_gap:?} apart, response {} {response_gap:?} \
+             apart plus up to {response_jitter:?} per write, think {think:?}, {outstanding} \
+             outstanding, requests {}",
+            sizes(request),
+            sizes(response),
+            requests.map_or("until the duration".to_string(), |n| n.to_string())
+        ),
+        Workload::Bulk {
+            bytes,
+            write_size,
+            direction,
+        } => format!("bulk: {bytes} bytes in writes of {write_size}, {direction:?}"),
+        w => format!("{w:?}"),
+    };
+    let l = &sc.forward;
+    format!(
+        "client {}; server {}; link: {:.0} b/s, {:?} one way, loss {}, BER {}; workload: {workload}; \
+         seed {}, duration {:?}",
+        host(&sc.client),
+        host(&sc.server),
+        l.rate_bps,
+        l.delay,
+        l.loss,
+        l.ber,
+        sc.seed,
+        sc.duration
+    )
 }
 
 /// "6.18.44" and the like: the running kernel's release (`uname -r`).
@@ -185,6 +255,49 @@ pub fn at_least(bound: f64, measured: f64) -> bool {
     measured >= bound / TOLERANCE
 }
 
+/// How a published figure is read against ours: the one tolerance as a
+/// value, as an upper bound ("at most"), as a lower bound ("at least"), or
+/// not at all (a rate the 1999 hosts' CPUs set, which the simulator cannot
+/// give). Tables shade a value by the same rule its claim reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Rule {
+    #[default]
+    Within,
+    AtMost,
+    AtLeast,
+    /// Not testable for its value (the reason is in the claim).
+    Untestable,
+}
+
+impl Rule {
+    /// Whether ours agrees with the published figure by this rule
+    /// (`None`: the rule does not test it).
+    pub fn holds(self, published: f64, measured: f64) -> Option<bool> {
+        match self {
+            Rule::Within => Some(within_tolerance(published, measured)),
+            Rule::AtMost => Some(at_most(published, measured)),
+            Rule::AtLeast => Some(at_least(published, measured)),
+            Rule::Untestable => None,
+        }
+    }
+
+    /// The verdict at one point: reproduced, not reproduced, or not testable.
+    pub fn verdict(self, published: f64, measured: f64) -> Verdict {
+        self.holds(published, measured)
+            .map_or(Verdict::NotTestable, Verdict::from_holds)
+    }
+}
+
+/// THE comparison rule at one point: A beats B when it is better at all
+/// (`Reading::paired` on the one pair, no margin). Over the points of an
+/// experiment's space the verdicts are read by [`open::verdict_over`], which
+/// is `Reading::paired` over every pair: a difference counts only when it
+/// holds at every point, i.e. when it is larger than the spread the open
+/// values and seeds cause.
+pub fn beats(a: f64, b: f64, higher_is_better: bool) -> bool {
+    tinygram_lab::Reading::paired(&[a], &[b], higher_is_better, 0.0) == tinygram_lab::Reading::Holds
+}
+
 /// True when measured and published differ by more than [`TOLERANCE`] either way.
 pub fn mismatch(published: Option<f64>, measured: Option<f64>) -> bool {
     match (published, measured) {
@@ -218,15 +331,20 @@ pub struct Val {
     pub measured: Option<f64>,
     /// Ours over the points of the experiment's open values (set by the merge).
     pub spread: Option<Spread>,
+    /// How the published figure is read (its claim reads it the same way).
+    pub rule: Rule,
 }
 
 impl Val {
-    /// Outside the tolerance of the published figure at every point: the
-    /// same rule the verdicts read (shaded in tables).
+    /// Ours disagrees with the published figure by its rule at every point:
+    /// the same reading the verdicts use (shaded in tables).
     pub fn outside(&self) -> bool {
         match &self.spread {
             Some(sp) => sp.outside(),
-            None => mismatch(self.published, self.measured),
+            None => match (self.published, self.measured) {
+                (Some(p), Some(m)) => self.rule.holds(p, m) == Some(false),
+                _ => false,
+            },
         }
     }
 
@@ -235,7 +353,14 @@ impl Val {
             published,
             measured: Some(measured),
             spread: None,
+            rule: Rule::Within,
         }
+    }
+
+    /// The value with the rule its published figure is read by.
+    pub fn read_by(mut self, rule: Rule) -> Val {
+        self.rule = rule;
+        self
     }
 }
 
@@ -273,7 +398,8 @@ impl Table {
     }
 
     /// A cell as text: ours (the median and 10th-90th percentile over the
-    /// open values where they differ), then the published figure in brackets.
+    /// open values where they differ), then the published figure in brackets
+    /// with its percentile among ours ("[654 p62]").
     pub fn cell_text(&self, col: usize, v: &Val) -> String {
         let d = self.columns.get(col).map_or(1, |c| c.digits);
         let m = match &v.spread {
@@ -282,8 +408,16 @@ impl Table {
                 .measured
                 .map_or_else(|| "-".to_string(), |x| format!("{x:.d$}")),
         };
+        // Where ours varies, the published figure's percentile among ours.
+        let pct = v
+            .spread
+            .as_ref()
+            .filter(|sp| sp.varies())
+            .and_then(|sp| sp.percentile)
+            .map(|x| format!(" p{x:.0}"))
+            .unwrap_or_default();
         match v.published {
-            Some(p) => format!("{m} [{}]", fmt_num(p)),
+            Some(p) => format!("{m} [{}{pct}]", fmt_num(p)),
             None => m,
         }
     }
@@ -684,8 +818,10 @@ fn run_job(job: Job) -> Done {
     if job.capture {
         sim.enable_capture(false);
     }
+    let config = describe_scenario(&job.scenario);
     let result = sim.run(&mut |_, _| {});
     Done {
+        config,
         key: job.key,
         wire: sim.capture().0.to_vec(),
         result,
@@ -831,7 +967,9 @@ pub fn text_grid(t: &Table) -> (Vec<String>, Vec<Vec<String>>) {
             let mut row = r.labels.clone();
             for (i, v) in r.values.iter().enumerate() {
                 let mut cell = t.cell_text(i, v);
-                if v.outside() {
+                if v.published.is_some() && v.rule == Rule::Untestable {
+                    cell.push_str(" (n/t)");
+                } else if v.outside() {
                     cell.push_str(" (!)");
                 } else if v.spread.as_ref().is_some_and(Spread::flips) {
                     cell.push_str(" (~)");
@@ -849,38 +987,95 @@ pub fn format_table(t: &Table) -> String {
     format_table_live(t, &[])
 }
 
-/// [`format_table`] with live columns appended.
+/// [`format_table`] with live columns appended. A table wider than the
+/// terminal ([`WIDTH`]) is printed in parts, each with the label columns and
+/// as many value columns as fit.
 pub fn format_table_live(t: &Table, live: &[&LiveColumn]) -> String {
     let (headers, rows) = text_grid_live(t, live);
+    format_grid(&headers, &rows, t.label_headers.len(), WIDTH)
+}
+
+/// A grid of text cells with aligned columns, the first `labels` of them
+/// repeated in each part when the whole is wider than `width`.
+pub fn format_grid(
+    headers: &[String],
+    rows: &[Vec<String>],
+    labels: usize,
+    width: usize,
+) -> String {
     let cols = headers.len();
     let mut w = vec![0; cols];
-    for row in std::iter::once(&headers).chain(rows.iter()) {
+    for row in std::iter::once(headers).chain(rows.iter().map(Vec::as_slice)) {
         for (i, c) in row.iter().enumerate().take(cols) {
             w[i] = w[i].max(c.chars().count());
         }
     }
-    let mut s = String::new();
-    let line = |row: &Vec<String>, s: &mut String| {
-        for (i, c) in row.iter().enumerate().take(cols) {
-            let pad = w[i] - c.chars().count();
-            if i == 0 {
-                s.push_str(c);
-                s.push_str(&" ".repeat(pad));
-            } else {
-                s.push_str("  ");
-                s.push_str(&" ".repeat(pad));
-                s.push_str(c);
+    let labels = labels.min(cols);
+    let label_width: usize = w[..labels].iter().map(|x| x + 2).sum();
+    // Value columns in parts that fit beside the labels (at least one each).
+    let mut parts: Vec<Vec<usize>> = Vec::new();
+    let mut used = label_width;
+    for (i, &wi) in w.iter().enumerate().skip(labels) {
+        match parts.last_mut() {
+            Some(p) if used + wi + 2 <= width => p.push(i),
+            _ => {
+                parts.push(vec![i]);
+                used = label_width;
             }
         }
+        used += wi + 2;
+    }
+    if parts.is_empty() {
+        parts.push(Vec::new());
+    }
+    let mut s = String::new();
+    for (pi, part) in parts.iter().enumerate() {
+        let shown: Vec<usize> = (0..labels).chain(part.iter().copied()).collect();
+        let line = |row: &[String], s: &mut String| {
+            let mut l = String::new();
+            for (k, &i) in shown.iter().enumerate() {
+                let c = row.get(i).map_or("", String::as_str);
+                let pad = w[i] - c.chars().count();
+                if k > 0 {
+                    l.push_str("  ");
+                }
+                if i < labels {
+                    l.push_str(c);
+                    l.push_str(&" ".repeat(pad));
+                } else {
+                    l.push_str(&" ".repeat(pad));
+                    l.push_str(c);
+                }
+            }
+            s.push_str(l.trim_end());
+            s.push('\n');
+        };
+        if pi > 0 {
+            s.push('\n');
+        }
+        line(headers, &mut s);
+        s.push_str(&"-".repeat(
+            shown.iter().map(|&i| w[i]).sum::<usize>() + 2 * shown.len().saturating_sub(1),
+        ));
         s.push('\n');
-    };
-    line(&headers, &mut s);
-    s.push_str(&"-".repeat(w.iter().sum::<usize>() + 2 * (cols.saturating_sub(1))));
-    s.push('\n');
-    for r in &rows {
-        line(r, &mut s);
+        for r in rows {
+            line(r, &mut s);
+        }
     }
     s
+}
+
+/// A cause as the report shows it: its first three sentences, and the rest
+/// (the evidence: source references, arithmetic) to fold below them.
+pub fn cause_parts(text: &str) -> (String, Option<String>) {
+    let head = first_sentences(text, 3);
+    match head.strip_suffix(" [...]") {
+        Some(h) => {
+            let rest = text[h.len()..].trim();
+            (h.to_string(), (!rest.is_empty()).then(|| rest.to_string()))
+        }
+        None => (head, None),
+    }
 }
 
 /// The first `n` sentences of `text` (the rest is in the report).
@@ -960,7 +1155,10 @@ fn published_columns(t: &Table) -> Table {
 }
 
 /// Columns of terminal output.
-const WIDTH: usize = 100;
+pub const WIDTH: usize = 100;
+/// Cells of a claim the terminal lists in full; a claim with more shows
+/// its counts and the cells not reproduced.
+const SHOWN_CELLS: usize = 8;
 
 /// The terminal rendering of a section: tables, then each claim with its
 /// verdict, its cells and a cause in a few sentences (the rest in the report).
@@ -982,8 +1180,28 @@ pub fn format_section(sec: &Section) -> String {
             s += &format!("({hidden} columns without published figures are in the report)\n");
         }
     }
+    if !sec.tables.is_empty() {
+        s += &format!(
+            "{}\n",
+            wrap(
+                "Ours: the median (10th-90th percentile) over the points; [published, and its \
+                 percentile among ours]; (!) outside the tolerance by its rule at every point, \
+                 (~) at some, (n/t) not testable for its value.",
+                WIDTH,
+                ""
+            )
+        );
+    }
     if !sec.unknowns.is_empty() {
-        s += &format!("Left open (each cell ran at {} draws):\n", sec.points);
+        s += &format!(
+            "Left open (each cell ran at {} points{}):\n",
+            sec.points,
+            if sec.samples < open::SAMPLES {
+                "; --quick: fewer draws than the full run"
+            } else {
+                ""
+            }
+        );
         for u in &sec.unknowns {
             s += &format!(
                 "  {}\n",
@@ -1007,8 +1225,60 @@ pub fn format_section(sec: &Section) -> String {
                 "    "
             )
         );
-        let causes = distinct_causes(&c.cells);
-        for cell in &c.cells {
+        // A claim over many cells: the counts, then only the cells that
+        // are not reproduced (the rest in the report), and only their causes.
+        let many = c.cells.len() > SHOWN_CELLS;
+        let shown: Vec<&Cell> = if many {
+            let (r, n, u) = c.cell_counts();
+            s += &format!(
+                "      {}
+",
+                wrap(
+                    &format!(
+                        "{} cells: {r} reproduced, {n} not reproduced, {u} not testable{}",
+                        c.cells.len(),
+                        if n + u > 0 {
+                            "; those not reproduced:"
+                        } else {
+                            ""
+                        }
+                    ),
+                    WIDTH - 6,
+                    "        "
+                )
+            );
+            let mut v: Vec<&Cell> = c
+                .cells
+                .iter()
+                .filter(|x| x.verdict == Verdict::NotReproduced)
+                .chain(c.cells.iter().filter(|x| x.verdict == Verdict::NotTestable))
+                .collect();
+            if v.len() > SHOWN_CELLS {
+                v.truncate(SHOWN_CELLS);
+            }
+            v
+        } else {
+            c.cells.iter().collect()
+        };
+        let causes: Vec<String> = {
+            let mut v: Vec<String> = Vec::new();
+            for x in shown.iter().filter_map(|x| x.cause.as_ref()) {
+                if !v.contains(x) {
+                    v.push(x.clone());
+                }
+            }
+            v
+        };
+        let hidden = c
+            .cells
+            .iter()
+            .filter(|x| x.verdict != Verdict::Reproduced)
+            .count()
+            - shown
+                .iter()
+                .filter(|x| x.verdict != Verdict::Reproduced)
+                .count();
+        for cell in &shown {
             let letter = cell
                 .cause
                 .as_ref()
@@ -1030,6 +1300,9 @@ pub fn format_section(sec: &Section) -> String {
                 )
             );
         }
+        if hidden > 0 {
+            s += &format!("      ({hidden} more in the report)\n");
+        }
         if causes.len() > 1 {
             for (i, cause) in causes.iter().enumerate() {
                 s += &format!(
@@ -1041,7 +1314,7 @@ pub fn format_section(sec: &Section) -> String {
                     )
                 );
             }
-        } else if let Some(cause) = &c.cause {
+        } else if let Some(cause) = causes.first().or(c.cause.as_ref()) {
             s += &format!(
                 "      {}\n",
                 wrap(

@@ -976,7 +976,7 @@ fn val(x: Option<f64>) -> Val {
     Val {
         published: None,
         measured: x,
-        spread: None,
+        ..Val::default()
     }
 }
 

@@ -9,9 +9,9 @@
 //! is not at any, and not testable when where in the range the truth lies
 //! decides it. Numbers become distributions over the points.
 
-use crate::{Cell, Claim, Quantity, Section, Table, Verdict, TOLERANCE};
+use crate::{Cell, Claim, Quantity, Rule, Section, Table, Verdict, TOLERANCE};
 use serde_json::{json, Value};
-use tinygram_lab::space::{Open, Point, Space, Spec};
+use tinygram_lab::space::{Open, Point, Space, Spec, Tolerance};
 use tinygram_lab::{Distribution, Reading};
 
 /// Draws per experiment space in a full run, and with `--quick`.
@@ -94,6 +94,13 @@ impl At {
             .map_or(default, |x| x.round().max(0.0) as u64)
     }
 
+    /// A number at `key`, or `default` when it is not open.
+    pub fn number(&self, key: &str, default: f64) -> f64 {
+        self.get(key)
+            .and_then(|v| v.trim_matches('"').parse::<f64>().ok())
+            .unwrap_or(default)
+    }
+
     /// The open scenario keys as `KEY=VALUE` overrides (the experiment's own
     /// keys, which name no scenario table, are left to its jobs).
     pub fn overrides(&self) -> Vec<String> {
@@ -108,14 +115,27 @@ impl At {
             .collect()
     }
 
-    /// The point in words: `file.33KB=33120, workload.response_gap="310us"`.
+    /// The point in words: `file.33KB=33120, workload.response_gap="310us"`
+    /// (drawn fractions to four significant digits).
     pub fn describe(&self) -> String {
         self.sets
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
+            .map(|(k, v)| match v.parse::<f64>() {
+                Ok(x) if x.fract() != 0.0 => format!("{k}={}", crate::fmt_num(sig4(x))),
+                _ => format!("{k}={v}"),
+            })
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// `x` to four significant digits.
+fn sig4(x: f64) -> f64 {
+    if x == 0.0 {
+        return 0.0;
+    }
+    let m = 10f64.powi(3 - x.abs().log10().floor() as i32);
+    (x * m).round() / m
 }
 
 /// Verdicts at the points of a space, counted.
@@ -181,12 +201,24 @@ pub struct Spread {
 }
 
 impl Spread {
-    /// The values at each point, with the published figure if there is one.
+    /// The values at each point, with the published figure if there is one
+    /// (read within the tolerance).
     pub fn of(values: &[f64], published: Option<f64>) -> Option<Spread> {
+        Spread::read_by(values, published, Rule::Within)
+    }
+
+    /// [`Spread::of`] with the published figure read by `rule` at each point.
+    pub fn read_by(values: &[f64], published: Option<f64>, rule: Rule) -> Option<Spread> {
         let dist = Distribution::of(values)?;
+        let reading = published.and_then(|p| match rule {
+            Rule::Within => Some(dist.read(p, Tolerance::Factor(TOLERANCE))),
+            Rule::Untestable => None,
+            _ => Some(Reading::of(
+                dist.values.iter().map(|&m| rule.holds(p, m) == Some(true)),
+            )),
+        });
         Some(Spread {
-            reading: published
-                .map(|p| dist.read(p, tinygram_lab::space::Tolerance::Factor(TOLERANCE))),
+            reading,
             percentile: published.map(|p| dist.percentile_of(p)),
             dist,
         })
@@ -259,9 +291,14 @@ fn merge_verdicts(
     let spread = Spread::of(&values_of(measured), published.map(|p| p.value));
     let flips = t.of() > 1 && verdict == Verdict::NotTestable && t.not_testable < t.of();
     let cause = flips.then(|| {
+        let untestable = if t.not_testable > 0 {
+            format!(" and not testable at {}", t.not_testable)
+        } else {
+            String::new()
+        };
         let mut s = format!(
-            "Reproduced at {} of {} points of what the document leaves open ({unknowns}): \
-             where in that range the truth lies decides it.",
+            "Reproduced at {} of {} points of what the document leaves open{untestable} \
+             ({unknowns}): where in that range the truth lies decides it.",
             t.reproduced,
             t.of()
         );
@@ -402,7 +439,7 @@ fn merge_table(t: &mut Table, ti: usize, all: &[&Section]) {
                     r.values.get(vi)?.measured
                 })
                 .collect();
-            v.spread = Spread::of(&xs, v.published);
+            v.spread = Spread::read_by(&xs, v.published, v.rule);
             if let Some(sp) = &v.spread {
                 v.measured = Some(sp.dist.p50);
             }

@@ -175,7 +175,7 @@ fn md_claim(c: &Claim) -> String {
             );
         }
         if let Some(cause) = &c.cause {
-            let _ = writeln!(s, "  - likely cause: {cause}");
+            s += &md_cause("likely cause", cause);
         }
         return s;
     }
@@ -214,16 +214,40 @@ fn md_claim(c: &Claim) -> String {
     s.push('\n');
     match causes.as_slice() {
         [] => {}
-        [one] => {
-            let _ = writeln!(s, "  - likely cause: {one}");
-        }
+        [one] => s += &md_cause("likely cause", one),
         many => {
             for (i, x) in many.iter().enumerate() {
-                let _ = writeln!(s, "  - likely cause ({}): {x}", cause_letter(i));
+                s += &md_cause(&format!("likely cause ({})", cause_letter(i)), x);
             }
         }
     }
     s
+}
+
+/// A cause in markdown: two or three sentences, the evidence folded below.
+fn md_cause(label: &str, cause: &str) -> String {
+    let (head, rest) = crate::cause_parts(cause);
+    let mut s = format!("  - {label}: {head}\n");
+    if let Some(rest) = rest {
+        let _ = writeln!(
+            s,
+            "    <details><summary>evidence</summary>\n\n    {rest}\n\n    </details>"
+        );
+    }
+    s
+}
+
+/// A cause in HTML: two or three sentences, the evidence folded below.
+fn html_cause(cause: &str) -> String {
+    let (head, rest) = crate::cause_parts(cause);
+    match rest {
+        Some(rest) => format!(
+            "{} <details><summary>evidence</summary>{}</details>",
+            inline(&head),
+            inline(&rest)
+        ),
+        None => inline(&head),
+    }
 }
 
 /// " (a)" when a cell's cause is one of several distinct causes.
@@ -321,8 +345,9 @@ pub fn unknowns_text(sec: &Section, quick: bool) -> String {
     }
     let mut s = format!(
         "**Left open.** The document does not give these values; every cell ran at {} \
-         seeded draws of them{}, and a verdict holds only if it holds at every draw \
-         (not testable where the draws disagree):",
+         points of them (seeded draws of each range, at each value of a listed choice){}, and \
+         a verdict holds only if it holds at every point (not testable where the points \
+         disagree):",
         sec.points,
         if quick {
             " (--quick: fewer draws than the full run)"
@@ -378,8 +403,8 @@ fn html_claim(c: &Claim) -> String {
         if let Some(cause) = &c.cause {
             let _ = writeln!(
                 s,
-                "<p class=\"cause\"><i>Likely cause:</i> {}</p>",
-                inline(cause)
+                "<div class=\"cause\"><i>Likely cause:</i> {}</div>",
+                html_cause(cause)
             );
         }
         return s + "</div>\n";
@@ -412,14 +437,14 @@ fn html_claim(c: &Claim) -> String {
         [one] => {
             let _ = writeln!(
                 s,
-                "<p class=\"cause\"><i>Likely cause:</i> {}</p>",
-                inline(one)
+                "<div class=\"cause\"><i>Likely cause:</i> {}</div>",
+                html_cause(one)
             );
         }
         many => {
             s += "<p class=\"cause\"><i>Likely causes:</i></p><ol type=\"a\" class=\"cause\">\n";
             for x in many {
-                let _ = writeln!(s, "<li>{}</li>", inline(x));
+                let _ = writeln!(s, "<li>{}</li>", html_cause(x));
             }
             s += "</ol>\n";
         }

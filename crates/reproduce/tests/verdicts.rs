@@ -2,7 +2,7 @@
 //! documents leave open, and every open value is listed with its range.
 
 use tinygram_reproduce::open::verdict_over;
-use tinygram_reproduce::{json, reproduce, Claim, Verdict};
+use tinygram_reproduce::{format_section, format_tally, json, reproduce, Claim, Verdict, WIDTH};
 
 #[test]
 fn every_verdict_is_the_one_rule_over_the_points_and_every_unknown_is_listed() {
@@ -17,7 +17,9 @@ fn every_verdict_is_the_one_rule_over_the_points_and_every_unknown_is_listed() {
         for (u, j) in sec.unknowns.iter().zip(listed) {
             assert_eq!(j["key"], u.key.as_str());
             assert!(
-                j["range"].as_str().is_some_and(|r| r.contains("..")),
+                j["range"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("..") || r.starts_with("one of ")),
                 "{}: {j}",
                 sec.name
             );
@@ -27,7 +29,16 @@ fn every_verdict_is_the_one_rule_over_the_points_and_every_unknown_is_listed() {
             assert_eq!(sec.points, 1, "{}", sec.name);
         } else {
             open += 1;
-            assert_eq!(sec.points as u32, sec.samples, "{}", sec.name);
+            // Every grid value at every draw.
+            let grid: usize = sec
+                .unknowns
+                .iter()
+                .map(|u| match &u.spec {
+                    tinygram_lab::space::Spec::Values(v) => v.len(),
+                    _ => 1,
+                })
+                .product();
+            assert_eq!(sec.points, sec.samples as usize * grid, "{}", sec.name);
         }
         for c in &sec.claims {
             assert_eq!(c.points.of(), sec.points, "{}", c.id);
@@ -52,7 +63,7 @@ fn every_verdict_is_the_one_rule_over_the_points_and_every_unknown_is_listed() {
                 assert_eq!(c.verdict, again.verdict, "{}", c.id);
             }
         }
-        // Table shading follows the tolerance read over the same points.
+        // Table shading follows the rule its figure is read by, over the same points.
         for t in &sec.tables {
             for r in &t.rows {
                 for v in &r.values {
@@ -66,7 +77,28 @@ fn every_verdict_is_the_one_rule_over_the_points_and_every_unknown_is_listed() {
             }
         }
     }
-    assert!(open > 0, "some experiment leaves values open");
+    assert_eq!(
+        open,
+        secs.len(),
+        "every experiment lists what its document leaves open"
+    );
+    // The terminal output fits WIDTH columns and ends with the counts per document.
+    let mut text: String = secs.iter().map(format_section).collect();
+    text += &format_tally(&secs);
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= WIDTH,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    for sec in &secs {
+        assert!(
+            text.contains(&format!("  {}", sec.name)),
+            "{} counted",
+            sec.name
+        );
+    }
     let d = &doc["experiments"][0];
     assert_eq!(d["name"], "doupnik-web");
     assert!(d["points"].as_u64().unwrap() > 1, "{}", d["points"]);

@@ -80,11 +80,38 @@ pub(super) const FOX_FIG2: [(u32, [f64; 3]); 9] = [
 /// The satellite's one-way delay (580 ms round trip).
 pub(super) const FOX_ONE_WAY_S: f64 = 0.29;
 
-pub(super) fn fox_dims(quick: bool) -> (Vec<u32>, Vec<u64>) {
+/// Z, the satellite's pipe (1.544 Mb/s x 580 ms), in KiB, rounded to the
+/// figures' window of 112K; and 2Z, the window RFC 1106 4.1 says a loss needs.
+pub(super) const Z_K: u32 = 112;
+pub(super) const TWO_Z_K: u32 = 224;
+
+/// What RFC 1106 leaves open about its runs.
+pub(super) fn fox_unknowns() -> Vec<Unknown> {
+    vec![
+        Unknown::drawn(
+            "seed",
+            "1",
+            "1000000",
+            "which frames the RFC's error simulator corrupted: each point runs one seeded \
+             pattern of bit errors, so a result that depends on where the errors fall spreads",
+        ),
+        Unknown::drawn(
+            "fox.mss",
+            "512",
+            "1460",
+            "the RFC gives no segment size: from 4.3BSD's 512 bytes off the local net to an \
+             Ethernet's 1460 (the SGI Iris hosts' interfaces); with a bit error rate the size \
+             sets how many segments are lost",
+        ),
+    ]
+}
+
+/// The windows each run set covers (the figures' rows).
+pub(super) fn fox_dims(quick: bool) -> Vec<u32> {
     if quick {
-        (vec![64, 156], vec![1, 2, 3])
+        vec![64, Z_K, 156]
     } else {
-        (FOX_FIG1.iter().map(|x| x.0).collect(), (1..=5).collect())
+        FOX_FIG1.iter().map(|x| x.0).collect()
     }
 }
 
@@ -93,7 +120,8 @@ pub(super) fn fox_dims(quick: bool) -> (Vec<u32>, Vec<u64>) {
 pub(super) fn fox_runs(label: &str, windows: &[u32]) -> Vec<(u32, &'static str)> {
     let big = *windows.last().unwrap_or(&156);
     let ws: Vec<u32> = match label {
-        FIG1 | FIG2 => windows.to_vec(),
+        FIG1 => windows.to_vec(),
+        FIG2 => windows.iter().copied().chain([TWO_Z_K]).collect(),
         WIN16 => vec![64],
         _ => vec![big],
     };
@@ -107,13 +135,15 @@ pub(super) fn fox_runs(label: &str, windows: &[u32]) -> Vec<(u32, &'static str)>
         .collect()
 }
 
-pub(super) fn fox_jobs(quick: bool, _at: &At) -> Vec<Job> {
+pub(super) fn fox_jobs(quick: bool, at: &At) -> Vec<Job> {
     let base = base_of("fox-satellite");
-    let (windows, seeds) = fox_dims(quick);
+    let windows = fox_dims(quick);
+    let seed = at.bytes("seed", 1);
+    let mss = at.bytes("fox.mss", 512);
     let mut jobs = Vec::new();
     for (label, options, loss_is, extra) in FOX_CONFIGS {
         for (w, ber) in fox_runs(label, &windows) {
-            for &seed in &seeds {
+            {
                 let mut ov = vec![
                     o("seed", seed),
                     o("link.ber", ber),
@@ -121,6 +151,7 @@ pub(super) fn fox_jobs(quick: bool, _at: &At) -> Vec<Job> {
                 ];
                 for h in ["client", "server"] {
                     ov.push(o(&format!("{h}.profile"), format!("\"{FOX_PROFILE}\"")));
+                    ov.push(o(&format!("{h}.mss"), mss));
                     ov.push(o(&format!("{h}.options"), options));
                     ov.push(o(&format!("{h}.loss_is"), format!("\"{loss_is}\"")));
                     ov.push(o(&format!("{h}.rcv_buf"), format!("\"{w}KiB\"")));
@@ -132,7 +163,7 @@ pub(super) fn fox_jobs(quick: bool, _at: &At) -> Vec<Job> {
                     }
                 }
                 jobs.push(Job {
-                    key: vec![label.into(), w.to_string(), ber.into(), seed.to_string()],
+                    key: vec![label.into(), w.to_string(), ber.into()],
                     scenario: scenario(base, "scenarios/fox-satellite.toml", &ov),
                     capture: false,
                 });
@@ -155,15 +186,14 @@ pub(super) fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
-    use crate::{at_least, within_tolerance};
+pub(super) fn fox_section(quick: bool, at: &At, done: &[Done]) -> Section {
+    use crate::{at_least, beats, within_tolerance};
     const EXP: &str = "fox-satellite";
-    let (windows, seeds) = fox_dims(quick);
+    let windows = fox_dims(quick);
     let big = *windows.last().unwrap_or(&156);
     let runs = |label: &str, w: u32, ber: &str| -> Vec<&Done> {
-        seeds
-            .iter()
-            .filter_map(|s| find(done, &[label, &w.to_string(), ber, &s.to_string()]))
+        find(done, &[label, &w.to_string(), ber])
+            .into_iter()
             .collect()
     };
     let rate = |label: &str, w: u32, ber: &str| {
@@ -187,7 +217,7 @@ pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
     for (reading, bers) in READINGS {
         let mut t = Table {
             title: format!(
-                "Transfer rates, median over seeds, reading \"{reading}\" (RFC 1106 Figures 1 and 2 in brackets)"
+                "Transfer rates, reading \"{reading}\" (RFC 1106 Figures 1 and 2 in brackets)"
             ),
             label_headers: vec!["stack".into(), "window".into()],
             columns: ["no error", "10e-7", "10e-6"]
@@ -241,8 +271,10 @@ pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
         for &w in &windows {
             let Some(p) = figure(label, w) else { continue };
             for (i, col) in ["no error", "10e-7", "10e-6"].iter().enumerate() {
-                let cfg =
-                    format!("client and server profile {FOX_PROFILE}, {label}, window {w}KiB");
+                let cfg = runs(label, w, "0").first().map_or_else(
+                    || format!("client and server profile {FOX_PROFILE}, {label}, window {w}KiB"),
+                    |d| format!("{label}: {}", d.config),
+                );
                 if i == 0 {
                     let r = rate(label, w, "0");
                     cells.push(
@@ -268,11 +300,12 @@ pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
                     rate(label, w, READINGS[1].1[i - 1]),
                 );
                 let (ok_a, ok_b) = (within_tolerance(p[i], a), within_tolerance(p[i], b));
-                let verdict = if ok_a == ok_b {
-                    Verdict::from_holds(ok_a)
-                } else {
-                    Verdict::NotTestable
-                };
+                // The two readings are two points of what the RFC leaves
+                // open: read by the one rule.
+                let mut readings = crate::Tally::default();
+                readings.add(Verdict::from_holds(ok_a));
+                readings.add(Verdict::from_holds(ok_b));
+                let verdict = crate::open::verdict_over(readings);
                 cells.push(
                     Cell::new(
                         &[&format!("{w}K"), col],
@@ -314,9 +347,8 @@ pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
             part,
             format!(
                 "{label}: each published transfer rate, one run configuration per cell ({FOX_PROFILE} \
-                 at both ends, median of {} seeds); \"10e-7\" and \"10e-6\" are ambiguous, so both \
-                 readings are run",
-                seeds.len()
+                 at both ends); \"10e-7\" and \"10e-6\" are ambiguous, so both \
+                 readings are run"
             ),
             &["window", "error rate"],
             cells,
@@ -399,7 +431,7 @@ pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
                 None,
                 q(two / one.max(1e-9), "x one-per-ACK's rate"),
                 format!("2 per ACK {two:.0} vs 1 per ACK {one:.0} KB/s"),
-                Verdict::from_holds(two > one),
+                Verdict::from_holds(beats(two, one, true)),
                 || {
                     Some(format!(
                         "opening by 2 per ACK gains nothing here ({two:.0} vs {one:.0} KB/s)"
@@ -440,7 +472,7 @@ pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
         ),
         None,
         q(t_rtt, "timeouts per run"),
-        Verdict::from_holds(t_rtt > t_prof),
+        Verdict::from_holds(beats(t_rtt, t_prof, true)),
         || {
             Some(
                 "no timeout fires early: the smoothed round trip plus its variance keeps the timer \
@@ -496,7 +528,7 @@ pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
                 None,
                 q(noise / cong.max(1e-9), "x the congestion response's rate"),
                 format!("noise {noise:.0} vs congestion {cong:.0} KB/s"),
-                Verdict::from_holds(noise > cong),
+                Verdict::from_holds(beats(noise, cong, true)),
                 || {
                     Some(format!(
                         "treating losses as noise is not faster here ({noise:.0} vs {cong:.0} KB/s)"
@@ -527,7 +559,7 @@ pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
             None,
             q(nak / no.max(1e-9), "x Figure 1's rate"),
             format!("NAK {nak:.0} vs no NAK {no:.0} KB/s"),
-            Verdict::from_holds(nak > no),
+            Verdict::from_holds(beats(nak, no, true)),
             || {
                 Some(format!(
                     "Figure 2's stack is not faster here ({nak:.0} vs {no:.0} KB/s)"
@@ -539,7 +571,7 @@ pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
             None,
             q(nak / alone.max(1e-9), "x the no-NAK noise stack's rate"),
             format!("NAK {nak:.0} vs duplicate ACKs {alone:.0} KB/s"),
-            Verdict::from_holds(nak > alone),
+            Verdict::from_holds(beats(nak, alone, true)),
             || {
                 Some(format!(
                     "with loss treated as noise on both sides, a lone loss is repaired in one round \
@@ -559,16 +591,94 @@ pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
             ));
         }
     }
+    // "... performance in the face of errors went up some but not to the
+    // level that was expected": at the figures' highest error rate (either
+    // reading) the NAK stack stays below its error-free rate by more than
+    // the tolerance.
+    let clean = rate(FIG2, big, "0");
+    {
+        // The figures' "10e-6" column at both readings: two points of what
+        // the RFC leaves open, read by the one rule.
+        let (a, b) = (rate(FIG2, big, "1e-6"), rate(FIG2, big, "1e-5"));
+        let below = |x: f64| !within_tolerance(clean, x);
+        let mut readings = crate::Tally::default();
+        readings.add(Verdict::from_holds(below(a)));
+        readings.add(Verdict::from_holds(below(b)));
+        nak_cells.push(Cell::new(
+            &["\"10e-6\", against error-free"],
+            None,
+            q(a / clean.max(1e-9), "x the error-free rate"),
+            format!("NAK {a:.0} KB/s at BER 1e-6, {b:.0} at 1e-5, against {clean:.0} without errors"),
+            crate::open::verdict_over(readings),
+            || {
+                Some(if below(a) == below(b) {
+                    format!(
+                        "the NAK stack keeps {a:.0} (BER 1e-6) and {b:.0} (1e-5) of its error-free \
+                         {clean:.0} KB/s: within the tolerance, the level one would expect"
+                    )
+                } else {
+                    format!(
+                        "the notation decides: at BER 1e-6 the NAK stack keeps {a:.0} of {clean:.0} \
+                         KB/s, at 1e-5 {b:.0}"
+                    )
+                })
+            },
+        ));
+    }
     claims.push(Claim::matrix(
         EXP,
-        "nak-beats-no-nak",
-        "appendix, Figures 1 and 2; section 4.1",
+        "nak-helps-not-as-expected",
+        "section 4; appendix, Figures 1 and 2",
         format!(
-            "With errors, big windows with NAKs (Figure 2's stack) beat big windows alone (Figure 1's), \
-             {big}K window; BERs of both readings"
+            "When NAKs were added to big windows, performance in the face of errors went up some \
+             (Figure 2's stack beats Figure 1's) but not to the level expected (below the error-free \
+             rate by more than the tolerance at the figures' highest error rate); {big}K window, \
+             BERs of both readings"
         ),
         &["bit error rate"],
         nak_cells,
+    ));
+    // Section 4.1: "the nak option bounds the required window to 2Z such
+    // that in the event of an error there is no lost bandwidth".
+    let mut z_cells = Vec::new();
+    for ber in ["1e-7", "1e-6"] {
+        let (z, two) = (rate(FIG2, Z_K, ber), rate(FIG2, TWO_Z_K, ber));
+        let clean = rate(FIG2, Z_K, "0");
+        z_cells.push(Cell::new(
+            &[&format!("BER {ber}"), "2Z beats Z"],
+            None,
+            q(two / z.max(1e-9), "x the rate with window Z"),
+            format!("window 2Z ({TWO_Z_K}K) {two:.0} against Z ({Z_K}K) {z:.0} KB/s"),
+            Verdict::from_holds(beats(two, z, true)),
+            || {
+                Some(format!(
+                    "a 2Z window gains nothing over Z here ({two:.0} vs {z:.0} KB/s)"
+                ))
+            },
+        ));
+        z_cells.push(Cell::new(
+            &[&format!("BER {ber}"), "2Z loses no bandwidth"],
+            None,
+            q(two / clean.max(1e-9), "x the error-free rate"),
+            format!("window 2Z {two:.0} KB/s against {clean:.0} error-free"),
+            Verdict::from_holds(within_tolerance(clean, two)),
+            || {
+                Some(format!(
+                    "window 2Z runs at {two:.0} against {clean:.0} KB/s error-free"
+                ))
+            },
+        ));
+    }
+    claims.push(Claim::matrix(
+        EXP,
+        "nak-window-2z",
+        "section 4.1",
+        format!(
+            "With NAKs a window of 2Z (Z the pipe, {Z_K}K) keeps the pipe full through a loss: \
+             faster than a window of Z, and within the tolerance of the error-free rate"
+        ),
+        &["bit error rate", "comparison"],
+        z_cells,
     ));
     claims.push(Claim::matrix(
         EXP,
@@ -580,14 +690,15 @@ pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
         &["bit error rate"],
         controlled_cells,
     ));
-    differences.push(format!(
+    differences.push(
         "RFC 1106's machines (SGI Iris 2500, 1989) and its error simulator are not modelled; the \
-         RFC gives no MSS, so the {FOX_PROFILE} profile's 512 bytes is used. At \"10e-6\" Fox notes \
+         RFC gives no MSS, so it is an unknown (512 to 1460 bytes). At \"10e-6\" Fox notes \
          that NAKs themselves were often lost, giving Figure 2's wild swings; our losses are \
          independent bit errors on every frame, ACKs and NAKs included. The figures' \"10e-7\" and \
          \"10e-6\" are ambiguous (10 x 10^-7 is 1e-6): both readings are run and a cell whose \
          verdict depends on the reading is not testable."
-    ));
+            .to_string(),
+    );
     let chart = Chart {
         title: format!("Satellite, {big}K window: transfer rate by bit error rate"),
         y_label: "KB/s".into(),
@@ -605,14 +716,16 @@ pub(super) fn fox_section(quick: bool, _at: &At, done: &[Done]) -> Section {
     };
     Section {
         setup: format!(
-            "Bulk transfer of 4 MB over 1.544 Mb/s with a 580 ms round trip; median over seeds {:?}. \
+            "Bulk transfer of 4 MB over 1.544 Mb/s with a 580 ms round trip; one seeded error pattern \
+             and segment size per point (at this report's first point: seed {}, MSS {}). \
              Both hosts run the `{FOX_PROFILE}` profile (RFC 1106's implementation was 4.3BSD's: \
              initial window 1, one segment after any loss, no fast recovery, 500 ms timer ticks) \
              with the window as the receive buffer and a 1 MiB send buffer. Figure 1 adds the Big \
              Window option; Figure 2 adds NAKs and treats losses as noise (RFC 1106 4.2 says its NAK \
              runs did). The figures' error-rate columns are run at both readings of their notation. \
              Rates in K bytes/s.",
-            seeds
+            at.bytes("seed", 1),
+            at.bytes("fox.mss", 512)
         ),
         tables,
         charts: vec![chart],

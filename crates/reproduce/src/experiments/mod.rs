@@ -37,7 +37,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
         doc: "davids-2001",
         part: "traces 1-7 (Figures 1-7)",
         base: include_str!("../../../../scenarios/davids-traces.toml"),
-        unknowns: none,
+        unknowns: davids_unknowns,
         jobs: davids_jobs,
         section: davids_section,
     },
@@ -47,7 +47,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
         doc: "cheshire-2005",
         part: "Case Study: WiFi Performance Testing Program, and the November 2012 update",
         base: include_str!("../../../../scenarios/cheshire-cliff.toml"),
-        unknowns: none,
+        unknowns: cheshire_unknowns,
         jobs: cheshire_jobs,
         section: cheshire_section,
     },
@@ -57,7 +57,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
         doc: "westfield-mills-1985",
         part: "Westfield's post of 31 October 1985 and Mills' reply of 1 November",
         base: include_str!("../../../../scenarios/westfield-ftp.toml"),
-        unknowns: none,
+        unknowns: westfield_unknowns,
         jobs: westfield_jobs,
         section: westfield_section,
     },
@@ -67,16 +67,11 @@ pub static EXPERIMENTS: &[Experiment] = &[
         doc: "rfc1106",
         part: "appendix, Figures 1 and 2",
         base: include_str!("../../../../scenarios/fox-satellite.toml"),
-        unknowns: none,
+        unknowns: fox_unknowns,
         jobs: fox_jobs,
         section: fox_section,
     },
 ];
-
-/// An experiment whose document leaves nothing open that its claims depend on.
-fn none() -> Vec<Unknown> {
-    Vec::new()
-}
 
 /// A section with the experiment's name, title and source filled in.
 pub(crate) fn shell(name: &str) -> Section {
@@ -111,28 +106,15 @@ fn base_of(name: &str) -> &'static str {
         .unwrap_or("")
 }
 
-fn o(k: &str, v: impl std::fmt::Display) -> String {
-    format!("{k}={v}")
+/// A base scenario with its `[workload]` table replaced by `workload`
+/// (TOML lines), for runs whose workload is of another type than the file's.
+fn with_workload(base: &str, workload: &str) -> String {
+    let head = base.split("[workload]").next().unwrap_or(base);
+    format!("{head}[workload]\n{workload}\n")
 }
 
-/// Cells that sweep a value the document does not give: when the rules'
-/// verdict changes across the sweep, every cell is not testable (the range
-/// is context, `missing` says what the document leaves open).
-fn sweep_cells(cells: Vec<Cell>, missing: &str) -> Vec<Cell> {
-    let mixed = cells.iter().any(|c| c.verdict == Verdict::Reproduced)
-        && cells.iter().any(|c| c.verdict != Verdict::Reproduced);
-    if !mixed {
-        return cells;
-    }
-    cells
-        .into_iter()
-        .map(|mut c| {
-            let was = c.verdict.label();
-            c.verdict = Verdict::NotTestable;
-            c.cause = Some(format!("{missing} (this value alone: {was})"));
-            c
-        })
-        .collect()
+fn o(k: &str, v: impl std::fmt::Display) -> String {
+    format!("{k}={v}")
 }
 
 fn find<'a>(done: &'a [Done], key: &[&str]) -> Option<&'a Done> {
