@@ -556,6 +556,16 @@ fn probes_until_dropped(a: Config, release: bool) -> (u64, u64) {
     )
 }
 
+/// Linux's retransmission timer (tcp_set_rto: SRTT + max(4 x RTTVAR, 200 ms);
+/// TCP_RTO_MAX 120 s), which the orphan rules below are stated against.
+fn linux_rto() -> Config {
+    let mut c = cfg();
+    c.rto_min = ms(200);
+    c.rto_floor = tinygram_proto::rtt::RtoFloor::Variance;
+    c.rto_max = Duration::from_secs(120);
+    c
+}
+
 /// Linux's tcp_orphan_retries (tcp_probe_timer): a connection the
 /// application closed gives up a silent zero window after 8 probes (the
 /// default 0, while the probe interval is below rto_max), not max_retries;
@@ -563,8 +573,7 @@ fn probes_until_dropped(a: Config, release: bool) -> (u64, u64) {
 /// max_retries.
 #[test]
 fn an_orphan_gives_up_a_silent_zero_window_sooner() {
-    let mut linux = cfg();
-    linux.rto_max = Duration::from_secs(120);
+    let linux = linux_rto();
     assert_eq!(probes_until_dropped(linux.clone(), true), (8, 1));
     assert_eq!(probes_until_dropped(linux.clone(), false), (15, 1));
     let mut three = linux.clone();
@@ -583,9 +592,7 @@ fn an_orphan_gives_up_a_silent_zero_window_sooner() {
 #[test]
 fn an_orphan_gives_up_unacknowledged_data_sooner() {
     let timeouts = |release: bool| {
-        let mut a = cfg();
-        a.rto_max = Duration::from_secs(120);
-        let mut p = Pair::new(a, cfg(), 1, 2, ms(10));
+        let mut p = Pair::new(linux_rto(), cfg(), 1, 2, ms(10));
         p.run_until(ms(100), true, |p| p.conns[B].state() == State::Established);
         p.fate = Box::new(|side, _, _| if side == B { Fate::Drop } else { Fate::Deliver });
         p.write(A, 1000);
