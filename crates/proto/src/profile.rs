@@ -374,7 +374,7 @@ const BSD_1990S: [Setting; 9] = [
         "4.4BSD tcp_output.c: adv >= 2 * t_maxseg or 2 * adv >= sb_hiwat",
     ),
     s("dupack_threshold", "3", "4.4BSD tcp_input.c tcprexmtthresh"),
-    s("rto_floor", "variance", "assumption: the engine's former rule (4.4BSD TCPT_RANGESET floors the whole RTO)"),
+    s("rto_floor", "rto", "4.4BSD tcp_timer.h TCPT_RANGESET(t_rxtcur, TCP_REXMTVAL, t_rttmin, ...): the whole RTO is floored"),
 ];
 
 /// Doupnik's FreeBSD 3.2 host.
