@@ -327,6 +327,9 @@ impl<'a> Runner<'a> {
         if let Some(r) = self.try_poll(idx, spec, first) {
             return r;
         }
+        if let Some(r) = self.try_file_call(idx, spec) {
+            return r;
+        }
         if name == "socket" {
             let types = spec.args.get(1).and_then(symbols).unwrap_or_default();
             let other = types
@@ -407,7 +410,7 @@ impl<'a> Runner<'a> {
             return Err(self.unsupported(
                 idx,
                 format!(
-                    "system call {name}() is not supported (supported: socket, {}, poll, epoll_create, epoll_ctl, epoll_wait)",
+                    "system call {name}() is not supported (supported: socket, {}, poll, epoll_create, epoll_ctl, epoll_wait, open, sendfile)",
                     known.join(", ")
                 ),
             ));
@@ -1160,7 +1163,7 @@ impl<'a> Runner<'a> {
     }
 
     /// write()/send(): hands bytes to the engine, blocking or partial as Linux would.
-    fn write(
+    pub(crate) fn write(
         &mut self,
         fd: i64,
         sock: &Sock,

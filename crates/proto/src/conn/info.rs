@@ -37,6 +37,20 @@ impl Connection {
         }
     }
 
+    /// The peer's segment size as the ACK policy measures it (Linux's
+    /// icsk_ack.rcv_mss, tcpi_rcv_mss), once data has arrived.
+    pub fn rcv_mss(&self) -> Option<usize> {
+        self.ack_policy.rcv_mss()
+    }
+
+    /// Times RACK saw reordering (Linux's tp->reord_seen, tcpi_reord_seen):
+    /// at most once per ACK for SACKed data and once for cumulatively
+    /// acknowledged data, as tcp_check_sack_reordering counts. None when
+    /// RACK does not track this connection.
+    pub fn reord_seen(&self) -> Option<u32> {
+        (self.cfg.recovery.rack && self.negotiated.sack).then(|| self.rack.reord_seen())
+    }
+
     /// Linux's TCP_INFO segment counts from the RACK scoreboard, in segments:
     /// (unacked, sacked, lost, retrans, reordering). None when RACK does
     /// not track this connection (no SACK, or RACK off).

@@ -58,6 +58,22 @@ impl Connection {
         }
     }
 
+    /// Processes a GRO packet: `payload` is several segments of `gso_size`
+    /// bytes merged by the receiving host, as Linux's TCP gets one from GRO or
+    /// a virtio-net header. The peer's segment size is measured from
+    /// `gso_size`, not the merged length (Linux tcp_measure_rcv_mss).
+    pub fn handle_gro_segment(
+        &mut self,
+        now: Instant,
+        seg: &TcpRepr,
+        payload: &[u8],
+        gso_size: usize,
+    ) {
+        self.rx_gso_size = Some(gso_size.max(1));
+        self.handle_segment(now, seg, payload);
+        self.rx_gso_size = None;
+    }
+
     /// Processes one arriving segment (RFC 9293 3.10.7).
     pub fn handle_segment(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
         if seg.dst_port != self.local_port
@@ -701,7 +717,11 @@ impl Connection {
         if payload.len() >= self.snd_mss {
             self.ack.full_segs += 1;
         }
-        let ctx = self.ack_ctx(now, payload.len());
+        // tcp_measure_rcv_mss: a GRO packet's segments are gso_size bytes.
+        let seg_len = self
+            .rx_gso_size
+            .map_or(payload.len(), |g| g.min(payload.len()));
+        let ctx = self.ack_ctx(now, seg_len);
         let d = self.ack_policy.on_data(&ctx);
         self.apply_ack_decision(now, d);
     }

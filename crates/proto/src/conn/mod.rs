@@ -227,6 +227,9 @@ pub struct Connection {
     /// and the most it may return in that run (a debug check that it runs dry).
     tx_streak: usize,
     tx_budget: usize,
+    /// The segment size of the GRO packet being handled (its gso_size), when
+    /// the driver received one (see `handle_gro_segment`).
+    rx_gso_size: Option<usize>,
     trace: Vec<TraceEvent>,
 }
 
@@ -361,6 +364,7 @@ impl Connection {
             last_invalid_ack: None,
             tx_streak: 0,
             tx_budget: 0,
+            rx_gso_size: None,
             hold: None,
             trace: Vec::new(),
             send_policy: cfg.send_policy.build(),
