@@ -186,6 +186,8 @@ pub(crate) struct Runner<'a> {
     pub ext: crate::syscall::sockext::SockExt,
     /// Files the script's shell lines made, and those it opened.
     pub files: crate::files::Files,
+    /// The live connection's unanswered cookie request is in the cache.
+    pub(crate) tfo_no_cookie_noted: bool,
 }
 
 /// Converts script-relative nanoseconds to an engine instant.
@@ -272,6 +274,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         epoll: crate::epoll::Epoll::default(),
         ext: Default::default(),
         files: Default::default(),
+        tfo_no_cookie_noted: false,
     };
     if let Err(f) = r.run() {
         r.report.failure = Some(*f);
@@ -699,6 +702,17 @@ impl<'a> Runner<'a> {
                     let remote = self.settings.remote_ip;
                     self.tfo_cache.insert(remote, fo.cookie, fo.experimental);
                 }
+                // Once per connection: its cookie request went unanswered.
+                // Linux's cache falls back to the experimental option
+                // (tcp_metrics.c try_exp); FreeBSD's client knows no such
+                // option, and the other stacks keep asking with kind 34.
+                let linux = self.settings.stack == crate::stack::Stack::linux();
+                let unanswered = c.fast_open().no_cookie_reply && linux;
+                if unanswered && !self.tfo_no_cookie_noted {
+                    let exp = c.config().fast_open.experimental;
+                    self.tfo_cache.note_no_cookie(self.settings.remote_ip, exp);
+                }
+                self.tfo_no_cookie_noted = unanswered;
                 if let Some(m) = c.fast_open().peer_mss {
                     self.tfo_cache.set_mss(self.settings.remote_ip, m);
                 }

@@ -856,6 +856,7 @@ impl<'a> Runner<'a> {
         self.conn_ack_policy_set = sock.set_by_script.contains("TCP_TINYGRAM_ACK_POLICY");
         self.last_ack_sent = None;
         self.delack_fired_seen = 0;
+        self.tfo_no_cookie_noted = false;
     }
 
     /// EAGAIN for non-blocking sockets, otherwise block.
@@ -1001,6 +1002,7 @@ impl<'a> Runner<'a> {
         let mut s = sock.clone();
         s.cfg.fast_open.client = true;
         s.cfg.fast_open.cookie = None;
+        s.cfg.fast_open.experimental = self.tfo_cache.request_experimental(self.settings.remote_ip);
         s.cfg.fast_open.peer_mss = self.tfo_cache.mss(self.settings.remote_ip);
         self.socks.insert(fd, s.clone());
         Some(Err(s))
@@ -1123,7 +1125,12 @@ impl<'a> Runner<'a> {
         s.cfg.fast_open.client = true;
         s.cfg.fast_open.client_no_cookie = no_cookie;
         s.cfg.fast_open.cookie = cached.map(|c| c.0);
-        s.cfg.fast_open.experimental = cached.is_some_and(|c| c.1);
+        // tcp_fastopen_cache_get: a cached cookie keeps its kind; with none,
+        // a request goes experimental after kind 34 went unanswered.
+        s.cfg.fast_open.experimental = match cached {
+            Some(c) => c.1,
+            None => self.tfo_cache.request_experimental(self.settings.remote_ip),
+        };
         s.cfg.fast_open.peer_mss = self.tfo_cache.mss(self.settings.remote_ip);
         self.socks.insert(fd, s.clone());
         let connected = self.connect(idx, fd, &s, true)?;

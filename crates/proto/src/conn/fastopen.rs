@@ -105,6 +105,10 @@ impl Connection {
         {
             self.tfo.learned = Some(fo);
         }
+        // tcp_rcv_fastopen_synack: "We requested a cookie but didn't get it"
+        // (no option at all, no SYN data, the SYN never retransmitted).
+        self.tfo.no_cookie_reply =
+            asked && seg.options.fast_open.is_none() && !self.tfo.syn_data && self.retries == 0;
         if self.cfg.fast_open.client {
             self.tfo.peer_mss = seg.options.mss;
         }
