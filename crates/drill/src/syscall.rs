@@ -857,6 +857,9 @@ impl<'a> Runner<'a> {
         self.last_ack_sent = None;
         self.delack_fired_seen = 0;
         self.tfo_no_cookie_noted = false;
+        // packetdrill keeps the script-to-live TSval mapping per socket
+        // (run_packet.c: socket->ts_val_map, first_script_ts_val).
+        self.ts_offset = None;
     }
 
     /// EAGAIN for non-blocking sockets, otherwise block.

@@ -328,6 +328,10 @@ pub struct Config {
     /// tcp_cwnd_restart under net.ipv4.tcp_slow_start_after_idle = 1). Off:
     /// cwnd survives idle periods.
     pub slow_start_after_idle: bool,
+    /// In SYN-SENT, refuse with a reset a SYN-ACK whose TSecr is not between
+    /// our first SYN's TSval and now (Linux tcp_rcv_synsent_state_process,
+    /// PAWSActiveRejected). Off: the echo is not checked (RFC 7323).
+    pub syn_ack_paws: bool,
     /// How a zero window is probed: one byte of new data (RFC 9293 3.8.6.1,
     /// the default) or a bare ACK carrying SND.UNA - 1, which the peer must
     /// answer with its window (Linux tcp_write_wakeup, tcp_xmit_probe_skb).
@@ -459,6 +463,7 @@ impl Default for Config {
             cwnd_validation: crate::cc::CwndValidation::Off,
             cubic: crate::cc::CubicVariant::Rfc9438,
             slow_start_after_idle: false,
+            syn_ack_paws: false,
             window_probe: WindowProbe::Byte,
             snd_buf_counts: SndBufCounts::Queued,
         }

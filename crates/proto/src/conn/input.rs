@@ -270,6 +270,12 @@ impl Connection {
             }
             return;
         }
+        if self.syn_ack_echo_rejected(now, seg) {
+            if !seg.flags.rst() {
+                self.pending_rst = Some(Box::new(self.rst_segment(seg.ack, None)));
+            }
+            return;
+        }
         if seg.flags.rst() {
             if seg.flags.ack() {
                 self.enter_closed(Some(ConnError::Refused));
@@ -327,6 +333,20 @@ impl Connection {
             self.state = State::SynReceived;
             self.tx.need_syn = true;
         }
+    }
+
+    /// With `syn_ack_paws`: an ACK in SYN-SENT whose TSecr is neither zero nor
+    /// between our first SYN's TSval and our clock now (Linux
+    /// tcp_rcv_synsent_state_process: between(tsecr, retrans_stamp, now)).
+    fn syn_ack_echo_rejected(&self, now: Instant, seg: &TcpRepr) -> bool {
+        let (Some(ts), Some(first)) = (seg.options.timestamps, self.syn_first_sent) else {
+            return false;
+        };
+        if !(self.cfg.syn_ack_paws && self.cfg.options.timestamps && seg.flags.ack()) {
+            return false;
+        }
+        let (lo, hi) = (self.ts.clock(first), self.ts.clock(now));
+        ts.tsecr != 0 && ts.tsecr.wrapping_sub(lo) > hi.wrapping_sub(lo)
     }
 
     /// RFC 9293 3.10.7.3: data (and a FIN) on the SYN-ACK that completed an

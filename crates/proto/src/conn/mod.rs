@@ -230,6 +230,8 @@ pub struct Connection {
     /// The segment size of the GRO packet being handled (its gso_size), when
     /// the driver received one (see `handle_gro_segment`).
     rx_gso_size: Option<usize>,
+    /// When our first SYN went out (Linux's retrans_stamp in SYN-SENT).
+    syn_first_sent: Option<Instant>,
     trace: Vec<TraceEvent>,
 }
 
@@ -365,6 +367,7 @@ impl Connection {
             tx_streak: 0,
             tx_budget: 0,
             rx_gso_size: None,
+            syn_first_sent: None,
             hold: None,
             trace: Vec::new(),
             send_policy: cfg.send_policy.build(),

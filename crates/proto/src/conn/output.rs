@@ -220,6 +220,9 @@ impl Connection {
 
     pub(super) fn emit_syn(&mut self, now: Instant) -> TcpRepr {
         self.tx.need_syn = false;
+        if self.state == State::SynSent {
+            self.syn_first_sent.get_or_insert(now);
+        }
         let mut flags = Flags::SYN;
         if self.state == State::SynReceived {
             flags = flags | Flags::ACK;
