@@ -1398,8 +1398,8 @@ impl<'a> Runner<'a> {
         match name.as_str() {
             // SO_MARK only steers routing, which the runner has none of.
             "SO_REUSEADDR" | "SO_REUSEPORT" | "SO_MARK" => return Ok(Outcome::Done(Ok(0))),
-            // The runner has no path-MTU discovery (no ICMP, no DF bit to
-            // clear), so every IP_PMTUDISC_* mode sends the same segments.
+            // Accepted, not modelled: an ICMP "fragmentation needed" lowers
+            // the path MTU whatever the mode (IP_PMTUDISC_DONT would ignore it).
             "IP_MTU_DISCOVER" => return Ok(Outcome::Done(Ok(0))),
             // Precedence/DSCP bits change only the IP header, which the runner
             // does not emit; the ECN bits would change behaviour, so they are refused.

@@ -179,6 +179,9 @@ pub struct TfoState {
     /// the server may not know this option kind (tcp_rcv_fastopen_synack's
     /// try_exp case; the caller's cache then tries the other kind).
     pub no_cookie_reply: bool,
+    /// Client: the SYN was sent again at once without its data (an ICMP
+    /// said the SYN with data was too big: Linux tcp_simple_retransmit).
+    pub syn_resent_plain: bool,
 }
 
 /// A client's cookie cache (RFC 7413 4.1.3), keyed by the server's address:

@@ -63,7 +63,7 @@ impl Connection {
         let fo = self.cfg.fast_open.clone();
         // A retransmitted SYN goes plain, without data or option, as Linux's
         // does: the path may drop what it does not know (RFC 7413 4.2.2).
-        if !fo.client || self.retries > 0 {
+        if !fo.client || self.retries > 0 || self.tfo.syn_resent_plain {
             return;
         }
         let cookie = fo.cookie.filter(|c| !c.is_request());

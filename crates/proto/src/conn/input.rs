@@ -180,9 +180,8 @@ impl Connection {
         }
         // RFC 6691 / Cheshire: options on every segment come out of the MSS
         // (timestamps: 1460 becomes 1448; RFC 1106 option C: 8 more).
-        let per_segment = self.ts.enabled as usize * TS_OPTION_SPACE
-            + self.negotiated.bigwin as usize * bigwin::UPPER_OPTION_SPACE;
-        self.snd_mss = (peer_mss.min(self.cfg.mss) as usize)
+        let per_segment = self.snd_mss_options();
+        self.snd_mss = (peer_mss.min(self.advertised_mss()) as usize)
             .saturating_sub(per_segment)
             .max(1);
         match (
@@ -211,6 +210,13 @@ impl Connection {
         self.rcv_wnd_last = self.syn_window();
         // Restart congestion state with the real MSS (RFC 6928 counts segments).
         self.cc = build_cc(&self.cfg, self.snd_mss);
+    }
+
+    /// Option bytes every segment carries, which come out of the MSS
+    /// (RFC 6691; Linux tcp_mtu_to_mss subtracts the same).
+    pub(super) fn snd_mss_options(&self) -> usize {
+        self.ts.enabled as usize * TS_OPTION_SPACE
+            + self.negotiated.bigwin as usize * bigwin::UPPER_OPTION_SPACE
     }
 
     /// The window-scale shift this side offers: the smallest that fits the

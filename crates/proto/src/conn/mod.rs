@@ -232,6 +232,9 @@ pub struct Connection {
     rx_gso_size: Option<usize>,
     /// When our first SYN went out (Linux's retrans_stamp in SYN-SENT).
     syn_first_sent: Option<Instant>,
+    /// The path MTU an ICMP "fragmentation needed" reported (RFC 1191),
+    /// when below the MTU our MSS assumes.
+    pmtu: Option<u16>,
     trace: Vec<TraceEvent>,
 }
 
@@ -368,6 +371,7 @@ impl Connection {
             tx_budget: 0,
             rx_gso_size: None,
             syn_first_sent: None,
+            pmtu: None,
             hold: None,
             trace: Vec::new(),
             send_policy: cfg.send_policy.build(),

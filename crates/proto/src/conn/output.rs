@@ -242,7 +242,7 @@ impl Connection {
             urgent: 0,
             options: TcpOptions::default(),
         };
-        r.options.mss = Some(self.cfg.mss);
+        r.options.mss = Some(self.advertised_mss());
         // Active: offer what is configured. Passive: answer what was negotiated.
         let want = self.cfg.options;
         let active = self.state == State::SynSent;
