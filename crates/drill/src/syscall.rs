@@ -1011,6 +1011,55 @@ impl<'a> Runner<'a> {
         Some(Err(s))
     }
 
+    /// SO_KEEPALIVE and TCP_KEEPIDLE/KEEPINTVL/KEEPCNT (tcp(7)): Linux takes
+    /// 1 to 32767 seconds (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL) and 1 to 127
+    /// probes (MAX_TCP_KEEPCNT), else EINVAL; a live connection re-arms its
+    /// timer (tcp_sock_set_keepidle_locked).
+    fn set_keepalive(&mut self, fd: i64, sock: &Sock, name: &str, v: i64, live: bool) -> Outcome {
+        let mut cfg = sock.cfg.clone();
+        let secs = |v: i64| {
+            (1..=32_767)
+                .contains(&v)
+                .then(|| Duration::from_secs(v as u64))
+        };
+        let ok = match name {
+            "SO_KEEPALIVE" => {
+                cfg.keepalive = v != 0;
+                true
+            }
+            "TCP_KEEPIDLE" => secs(v).map(|d| cfg.keepalive_idle = d).is_some(),
+            "TCP_KEEPINTVL" => secs(v).map(|d| cfg.keepalive_intvl = d).is_some(),
+            _ => {
+                let ok = (1..=127).contains(&v);
+                if ok {
+                    cfg.keepalive_probes = v as u32;
+                }
+                ok
+            }
+        };
+        if !ok {
+            self.errno_reason = Some(format!("{name}: {v} is out of range"));
+            return Outcome::Done(Err("EINVAL"));
+        }
+        if live {
+            let now = instant(self.now);
+            if let Some(c) = self.conn.as_mut() {
+                c.set_keepalive(
+                    now,
+                    cfg.keepalive,
+                    cfg.keepalive_idle,
+                    cfg.keepalive_intvl,
+                    cfg.keepalive_probes,
+                );
+            }
+        }
+        if let Some(s) = self.socks.get_mut(&fd) {
+            s.cfg = cfg;
+            s.set_by_script.insert(name.to_string());
+        }
+        Outcome::Done(Ok(0))
+    }
+
     /// TCP_FASTOPEN_KEY (tcp(7); Linux's do_tcp_setsockopt and
     /// tcp_fastopen_reset_cipher): the socket's own 16-byte cookie key, as
     /// its bytes are (four little-endian words, like tcp_fastopen_key). Any
@@ -1412,6 +1461,10 @@ impl<'a> Runner<'a> {
                     ));
                 }
                 return Ok(Outcome::Done(Ok(0)));
+            }
+            "SO_KEEPALIVE" | "TCP_KEEPIDLE" | "TCP_KEEPINTVL" | "TCP_KEEPCNT" => {
+                let v = int(self)?;
+                return Ok(self.set_keepalive(fd, sock, &name, v, live));
             }
             "SO_ZEROCOPY" => {
                 let on = int(self)? != 0;

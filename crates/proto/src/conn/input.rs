@@ -115,6 +115,13 @@ impl Connection {
         }
         // A CE mark belongs to this segment only, consumed or not.
         self.ecn.ce_next = false;
+        if self.state.synchronized() {
+            // Keep-alive measures idleness from here (tcp_ack: rcv_tstamp,
+            // icsk_probes_out = 0).
+            self.last_rcv = Some(now);
+            self.keepalive_out = 0;
+        }
+        self.keepalive_kick(now);
         while self
             .delivered_ends
             .front()

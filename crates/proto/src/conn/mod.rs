@@ -102,8 +102,10 @@ enum Timer {
     Tlp,
     /// RFC 8985 6.3 RACK reordering timer.
     Rack,
+    /// RFC 1122 4.2.3.6 keep-alive.
+    Keepalive,
 }
-const TIMERS: usize = 7;
+const TIMERS: usize = 8;
 
 /// A TCP connection driven by the caller (see the module docs for the call order).
 #[repr(C)]
@@ -235,6 +237,11 @@ pub struct Connection {
     /// The path MTU an ICMP "fragmentation needed" reported (RFC 1191),
     /// when below the MTU our MSS assumes.
     pmtu: Option<u16>,
+    /// When a segment last arrived on the synchronized connection (Linux's
+    /// rcv_tstamp and lrcvtime), for keep-alive.
+    last_rcv: Option<Instant>,
+    /// Keep-alive probes sent since a segment last arrived.
+    keepalive_out: u32,
     trace: Vec<TraceEvent>,
 }
 
@@ -372,6 +379,8 @@ impl Connection {
             rx_gso_size: None,
             syn_first_sent: None,
             pmtu: None,
+            last_rcv: None,
+            keepalive_out: 0,
             hold: None,
             trace: Vec::new(),
             send_policy: cfg.send_policy.build(),
