@@ -1458,7 +1458,7 @@ impl<'a> Runner<'a> {
                         // A name the engine does not know: the script is wrong.
                         return Err(bad(self, e));
                     }
-                    // Out of the row's range: refused as Linux refuses one.
+                    // Out of the row's range: EINVAL, as Linux (setsockopt(2)).
                     self.errno_reason = Some(format!("{name}: {}: {e}", row.name));
                     return Ok(Outcome::Done(Err("EINVAL")));
                 }

@@ -64,7 +64,8 @@ pub(crate) fn row(name: &str) -> Option<Result<&'static Setting, String>> {
 
 /// The value `e` gives row `s`: a string in profile syntax (`"200ms"`,
 /// `"wscale,sack"`, `"none"`) or a number, `n` or `[n]`: milliseconds for a
-/// duration (as drill has always read them), nonzero for true.
+/// duration (as drill has always read them), nonzero for true (as Linux
+/// reads a boolean option, tcp(7)).
 pub(crate) fn value_of(s: &Setting, e: &Expr) -> Result<Value, String> {
     if let Expr::Str(text) = e {
         return s.parse(text);
@@ -132,8 +133,9 @@ pub(crate) fn apply_named(to: &mut Config, from: &Config, name: &str) -> Result<
 
 /// Why the value option `name` put in `cfg` (the socket's whole configuration
 /// after the call) is out of range, alone or against the other half of a
-/// [`PAIRS`] limit, if it is. Checked for `TCP_MAXSEG` and every
-/// `TCP_TINYGRAM_*` option; the other Linux options keep their own rules.
+/// [`PAIRS`] limit, if it is: setsockopt then fails with EINVAL, as Linux's
+/// does for a value out of range (setsockopt(2)). Checked for `TCP_MAXSEG`
+/// and every `TCP_TINYGRAM_*` option; the other Linux options keep their own rules.
 pub(crate) fn range_error(cfg: &Config, name: &str) -> Option<ConfigError> {
     if name != "TCP_MAXSEG" && !name.starts_with(PREFIX) {
         return None;
