@@ -202,6 +202,22 @@ fn rel(i: Instant) -> i64 {
 
 /// Runs a parsed script and reports the outcome.
 pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
+    let mut r = match start(script, settings) {
+        Ok(r) => r,
+        Err(report) => return *report,
+    };
+    if let Err(f) = r.run() {
+        r.report.failure = Some(*f);
+    }
+    r.report
+}
+
+/// The runner of `script` before its first event; a bad script option
+/// ends the run at once with its report.
+pub(crate) fn start<'a>(
+    script: &'a Script,
+    settings: &Settings,
+) -> Result<Runner<'a>, Box<ScriptReport>> {
     let mut settings = settings.clone();
     let mut report = ScriptReport {
         path: script.path.clone(),
@@ -219,7 +235,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
             )),
             Err(m) => {
                 report.failure = Some(Failure::new(o.line, FailKind::Parse, m));
-                return report;
+                return Err(Box::new(report));
             }
         }
     }
@@ -234,7 +250,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         })
         .unwrap_or(0);
     let stack_policy = settings.stack.config().send_policy;
-    let mut r = Runner {
+    Ok(Runner {
         script,
         settings,
         now: 0,
@@ -275,11 +291,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         ext: Default::default(),
         files: Default::default(),
         tfo_no_cookie_noted: false,
-    };
-    if let Err(f) = r.run() {
-        r.report.failure = Some(*f);
-    }
-    r.report
+    })
 }
 
 /// Applies one `--name=value` script option; false when it is ignored.
@@ -345,7 +357,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Runs every event, then checks nothing is left over.
-    fn run(&mut self) -> Res<()> {
+    pub(crate) fn run(&mut self) -> Res<()> {
         if self.settings.no_python {
             if let Some(idx) = (0..self.script.events.len())
                 .find(|&i| matches!(self.script.events[i].kind, EventKind::Code(_)))
