@@ -196,6 +196,9 @@ pub struct Config {
     /// Delayed-ACK timer (RFC 1122 4.2.3.2: at most 500 ms; BSD 200 ms; Solaris
     /// tcp_deferred_ack_interval; Davids, "TCP -- Either Fast or Efficient").
     pub delack: Duration,
+    /// The quickack policy's least ACK timeout and its timeout after quick-ACK
+    /// mode (Linux tcp.h TCP_ATO_MIN = TCP_DELACK_MIN, HZ/25: 40 ms).
+    pub ato_min: Duration,
     /// ACK at once on every Nth data segment (RFC 1122 4.2.3.2, RFC 5681 4.2: 2).
     pub delack_segments: u32,
     /// Which segments count toward `delack_segments`: any (BSD, Cheshire) or
@@ -420,6 +423,7 @@ impl Default for Config {
             send_policy: SendPolicyKind::default(),
             ack_policy: AckPolicyKind::default(),
             delack: Duration::from_millis(200),
+            ato_min: crate::policy::ack::QUICKACK_ATO_MIN,
             delack_segments: 2,
             delack_count: DelackCount::Any,
             delack_tick: None,
@@ -503,6 +507,12 @@ impl Config {
             return err(
                 "delack",
                 "must be at most 500ms (RFC 1122 4.2.3.2: an ACK must not be delayed longer)",
+            );
+        }
+        if self.ato_min.is_zero() || self.ato_min > Duration::from_millis(500) {
+            return err(
+                "ato_min",
+                "must be positive and at most 500ms (RFC 1122 4.2.3.2: an ACK must not be delayed longer)",
             );
         }
         if self.delack_segments == 0 {
