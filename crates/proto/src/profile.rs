@@ -322,6 +322,26 @@ pub const FREEBSD: Profile = Profile {
             "tcp_timewait.c tcp_twcheck: no ACK bit -> drop; ACK all but an exact duplicate ACK",
         ),
         s(
+            "sendto_connects",
+            "true",
+            "tcp_usrreq.c tcp_usr_send: a send with an address on an unconnected socket connects (implied connect)",
+        ),
+        s(
+            "tcp_info_bsd",
+            "true",
+            "tcp_usrreq.c tcp_fill_info: tcpi_state = t_state (tcp_fsm.h TCPS_*)",
+        ),
+        s(
+            "fastopen_sockopt_client",
+            "true",
+            "tcp_usrreq.c tcp_usr_connect: TF_FASTOPEN (set by TCP_FASTOPEN) -> tcp_fastopen_connect",
+        ),
+        s(
+            "fastopen_path_disable",
+            "900s",
+            "tcp_fastopen.c: net.inet.tcp.fastopen.path_disable_time (TCP_FASTOPEN_PATH_DISABLE_TIME_DEFAULT 900 s)",
+        ),
+        s(
             "options",
             "wscale,timestamps,sack",
             "tcp(4) net.inet.tcp.rfc1323 = 1, net.inet.tcp.sack.enable = 1",
