@@ -190,6 +190,10 @@ pub struct Config {
     /// TCP_INFO as FreeBSD fills it (tcp_fill_info): `tcpi_state` in BSD's
     /// TCPS_* numbering and FreeBSD's fields only. Read by drill.
     pub tcp_info_bsd: bool,
+    /// An ICMP error counts only when the sequence number it quotes is
+    /// below SND.MAX (FreeBSD tcp_ctlinput); Linux's tcp_v4_err also takes
+    /// SND.NXT itself.
+    pub icmp_seq_below_max: bool,
     /// `TCP_FASTOPEN` on a socket that then connects turns client Fast Open
     /// on (FreeBSD tcp_usr_connect -> tcp_fastopen_connect); Linux's option
     /// is a listener's queue only. Read by the socket layer (drill).
@@ -432,6 +436,7 @@ impl Default for Config {
             so_sndbuf_doubles: false,
             sendto_connects: false,
             tcp_info_bsd: false,
+            icmp_seq_below_max: false,
             fastopen_sockopt_client: false,
             fastopen_path_disable: None,
             msl: Duration::from_secs(30),

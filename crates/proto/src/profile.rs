@@ -332,6 +332,11 @@ pub const FREEBSD: Profile = Profile {
             "tcp_usrreq.c tcp_fill_info: tcpi_state = t_state (tcp_fsm.h TCPS_*)",
         ),
         s(
+            "icmp_seq_below_max",
+            "true",
+            "tcp_subr.c tcp_ctlinput: SEQ_GEQ(icmp_tcp_seq, snd_una) && SEQ_LT(icmp_tcp_seq, snd_max)",
+        ),
+        s(
             "fastopen_sockopt_client",
             "true",
             "tcp_usrreq.c tcp_usr_connect: TF_FASTOPEN (set by TCP_FASTOPEN) -> tcp_fastopen_connect",
