@@ -1497,6 +1497,18 @@ impl<'a> Runner<'a> {
                 };
                 return Ok(self.set_send_policy(fd, sock, chosen, live));
             }
+            // FreeBSD tcp(4): no options on any segment, MSS included.
+            "TCP_NOOPT" => {
+                cfg.no_options = int(self)? != 0;
+                if cfg.no_options {
+                    // Nor does it take up any the peer offers.
+                    cfg.options = OptionSet {
+                        ecn: cfg.options.ecn,
+                        ..OptionSet::default()
+                    };
+                }
+                explicit = true;
+            }
             "TCP_TINYGRAM_ACK_POLICY" => cfg.ack_policy = AckPolicyKind::from_str(&string(self)?).map_err(|e| bad(self, e))?,
             "TCP_TINYGRAM_DELACK" => cfg.delack = dur(self)?,
             "TCP_TINYGRAM_DELACK_SEGMENTS" => cfg.delack_segments = u32::try_from(int(self)?).map_err(|_| bad(self, "out of range".into()))?,

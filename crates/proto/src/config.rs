@@ -194,6 +194,9 @@ pub struct Config {
     /// below SND.MAX (FreeBSD tcp_ctlinput); Linux's tcp_v4_err also takes
     /// SND.NXT itself.
     pub icmp_seq_below_max: bool,
+    /// Send no TCP options at all, not even MSS in the SYN (FreeBSD's
+    /// TCP_NOOPT, tcp(4); tcp_output.c skips tcp_addoptions under TF_NOOPT).
+    pub no_options: bool,
     /// `TCP_FASTOPEN` on a socket that then connects turns client Fast Open
     /// on (FreeBSD tcp_usr_connect -> tcp_fastopen_connect); Linux's option
     /// is a listener's queue only. Read by the socket layer (drill).
@@ -437,6 +440,7 @@ impl Default for Config {
             sendto_connects: false,
             tcp_info_bsd: false,
             icmp_seq_below_max: false,
+            no_options: false,
             fastopen_sockopt_client: false,
             fastopen_path_disable: None,
             msl: Duration::from_secs(30),
