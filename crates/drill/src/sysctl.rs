@@ -64,6 +64,9 @@ const SETTING_SYSCTLS: &[(&str, &str, ReadValue)] = &[
     ("kern.ipc.maxsockbuf", "wscale_buf", positive),
     ("net.inet.tcp.recvspace", "rcv_buf", positive),
     ("net.inet.tcp.sendspace", "snd_buf", positive),
+    ("net.inet.tcp.ecn.maxretries", "ecn_syn_retries", |v| {
+        v.trim().parse().ok().map(Value::Count)
+    }),
 ];
 
 /// How a sysctl's text reads as a setting's value.

@@ -197,6 +197,10 @@ pub struct Config {
     /// Send no TCP options at all, not even MSS in the SYN (FreeBSD's
     /// TCP_NOOPT, tcp(4); tcp_output.c skips tcp_addoptions under TF_NOOPT).
     pub no_options: bool,
+    /// SYN retransmissions that still ask for ECN (FreeBSD
+    /// net.inet.tcp.ecn.maxretries); later ones go without ECE and CWR.
+    /// `None`: every one asks.
+    pub ecn_syn_retries: Option<u32>,
     /// `TCP_FASTOPEN` on a socket that then connects turns client Fast Open
     /// on (FreeBSD tcp_usr_connect -> tcp_fastopen_connect); Linux's option
     /// is a listener's queue only. Read by the socket layer (drill).
@@ -441,6 +445,7 @@ impl Default for Config {
             tcp_info_bsd: false,
             icmp_seq_below_max: false,
             no_options: false,
+            ecn_syn_retries: None,
             fastopen_sockopt_client: false,
             fastopen_path_disable: None,
             msl: Duration::from_secs(30),

@@ -337,6 +337,11 @@ pub const FREEBSD: Profile = Profile {
             "tcp_subr.c tcp_ctlinput: SEQ_GEQ(icmp_tcp_seq, snd_una) && SEQ_LT(icmp_tcp_seq, snd_max)",
         ),
         s(
+            "ecn_syn_retries",
+            "1",
+            "tcp_output.c: ECE|CWR on a retransmitted SYN only while t_rxtshift <= net.inet.tcp.ecn.maxretries (default 1)",
+        ),
+        s(
             "fastopen_sockopt_client",
             "true",
             "tcp_usrreq.c tcp_usr_connect: TF_FASTOPEN (set by TCP_FASTOPEN) -> tcp_fastopen_connect",
