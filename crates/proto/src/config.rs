@@ -183,6 +183,33 @@ pub struct Config {
     /// room for bookkeeping (Linux sock_setsockopt; socket(7)). Read by the
     /// socket layer (drill), not the engine.
     pub so_sndbuf_doubles: bool,
+    /// `sendto()` with an address on an unconnected socket connects first
+    /// and queues the data behind the SYN (FreeBSD tcp_usr_send's implied
+    /// connect). Read by the socket layer (drill), not the engine.
+    pub sendto_connects: bool,
+    /// TCP_INFO as FreeBSD fills it (tcp_fill_info): `tcpi_state` in BSD's
+    /// TCPS_* numbering and FreeBSD's fields only. Read by drill.
+    pub tcp_info_bsd: bool,
+    /// An ICMP error counts only when the sequence number it quotes is
+    /// below SND.MAX (FreeBSD tcp_ctlinput); Linux's tcp_v4_err also takes
+    /// SND.NXT itself.
+    pub icmp_seq_below_max: bool,
+    /// Send no TCP options at all, not even MSS in the SYN (FreeBSD's
+    /// TCP_NOOPT, tcp(4); tcp_output.c skips tcp_addoptions under TF_NOOPT).
+    pub no_options: bool,
+    /// SYN retransmissions that still ask for ECN (FreeBSD
+    /// net.inet.tcp.ecn.maxretries); later ones go without ECE and CWR.
+    /// `None`: every one asks.
+    pub ecn_syn_retries: Option<u32>,
+    /// `TCP_FASTOPEN` on a socket that then connects turns client Fast Open
+    /// on (FreeBSD tcp_usr_connect -> tcp_fastopen_connect); Linux's option
+    /// is a listener's queue only. Read by the socket layer (drill).
+    pub fastopen_sockopt_client: bool,
+    /// How long a path whose SYN-ACK brought no valid cookie goes without
+    /// Fast Open (FreeBSD tcp_fastopen_disable_path, path_disable_time);
+    /// `None`: never, the cached cookie is kept (Linux). Read by the host's
+    /// cookie cache.
+    pub fastopen_path_disable: Option<Duration>,
     /// Maximum segment lifetime; TIME-WAIT lasts 2 x MSL (RFC 9293 3.4.2).
     pub msl: Duration,
     /// Initial congestion window in segments (RFC 6928: 10).
@@ -417,6 +444,13 @@ impl Default for Config {
             synack_retries: 6,
             abort_rst_ack: false,
             so_sndbuf_doubles: false,
+            sendto_connects: false,
+            tcp_info_bsd: false,
+            icmp_seq_below_max: false,
+            no_options: false,
+            ecn_syn_retries: None,
+            fastopen_sockopt_client: false,
+            fastopen_path_disable: None,
             msl: Duration::from_secs(30),
             initial_window: 10,
             options: OptionSet::default(),

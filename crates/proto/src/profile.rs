@@ -322,6 +322,36 @@ pub const FREEBSD: Profile = Profile {
             "tcp_timewait.c tcp_twcheck: no ACK bit -> drop; ACK all but an exact duplicate ACK",
         ),
         s(
+            "sendto_connects",
+            "true",
+            "tcp_usrreq.c tcp_usr_send: a send with an address on an unconnected socket connects (implied connect)",
+        ),
+        s(
+            "tcp_info_bsd",
+            "true",
+            "tcp_usrreq.c tcp_fill_info: tcpi_state = t_state (tcp_fsm.h TCPS_*)",
+        ),
+        s(
+            "icmp_seq_below_max",
+            "true",
+            "tcp_subr.c tcp_ctlinput: SEQ_GEQ(icmp_tcp_seq, snd_una) && SEQ_LT(icmp_tcp_seq, snd_max)",
+        ),
+        s(
+            "ecn_syn_retries",
+            "1",
+            "tcp_output.c: ECE|CWR on a retransmitted SYN only while t_rxtshift <= net.inet.tcp.ecn.maxretries (default 1)",
+        ),
+        s(
+            "fastopen_sockopt_client",
+            "true",
+            "tcp_usrreq.c tcp_usr_connect: TF_FASTOPEN (set by TCP_FASTOPEN) -> tcp_fastopen_connect",
+        ),
+        s(
+            "fastopen_path_disable",
+            "900s",
+            "tcp_fastopen.c: net.inet.tcp.fastopen.path_disable_time (TCP_FASTOPEN_PATH_DISABLE_TIME_DEFAULT 900 s)",
+        ),
+        s(
             "options",
             "wscale,timestamps,sack",
             "tcp(4) net.inet.tcp.rfc1323 = 1, net.inet.tcp.sack.enable = 1",

@@ -98,12 +98,15 @@ impl Connection {
         let fo_cfg = &self.cfg.fast_open;
         let asked = fo_cfg.client
             && (fo_cfg.cookie.is_some_and(|c| !c.is_request()) || !fo_cfg.client_no_cookie);
-        if let Some(fo) = seg
-            .options
-            .fast_open
-            .filter(|f| !f.cookie.is_request() && asked)
-        {
-            self.tfo.learned = Some(fo);
+        // An odd length is no cookie (Linux tcp_parse_fastopen_option;
+        // FreeBSD tcp_fastopen_update_cache).
+        let valid = |f: &crate::fastopen::FastOpenOption| {
+            !f.cookie.is_request() && f.cookie.as_bytes().len().is_multiple_of(2)
+        };
+        match seg.options.fast_open.filter(valid) {
+            Some(fo) if asked => self.tfo.learned = Some(fo),
+            Some(_) => {}
+            None => self.tfo.no_cookie = asked,
         }
         if self.cfg.fast_open.client {
             self.tfo.peer_mss = seg.options.mss;

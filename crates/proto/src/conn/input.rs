@@ -344,9 +344,11 @@ impl Connection {
         let seg_len = seg.segment_len(payload.len());
         let rcv_nxt = self.rcv_nxt();
         let mut wnd = self.rcv_adv.distance_from(rcv_nxt);
-        if self.cfg.rcv_wnd_free && wnd > 0 && self.state != State::SynReceived {
+        let syncache = self.state == State::SynReceived && self.passive;
+        if self.cfg.rcv_wnd_free && wnd > 0 && !syncache {
             // FreeBSD tcp_input.c: rcv_wnd = imax(sbspace(so_rcv), rcv_adv - rcv_nxt);
-            // the syncache checks against the window its SYN-ACK offered.
+            // the syncache checks against the window its SYN-ACK offered
+            // (a simultaneous open's SYN-RECEIVED has a full tcpcb).
             wnd = wnd.max(self.recv_buf.free());
         }
         if self.cfg.time_wait_bsd

@@ -239,9 +239,18 @@ impl Connection {
             urgent: 0,
             options: TcpOptions::default(),
         };
-        r.options.mss = Some(self.cfg.mss);
+        // FreeBSD TF_NOOPT (TCP_NOOPT): the SYN goes bare, MSS left out too.
+        if !self.cfg.no_options {
+            r.options.mss = Some(self.cfg.mss);
+        }
         // Active: offer what is configured. Passive: answer what was negotiated.
-        let want = self.cfg.options;
+        let mut want = self.cfg.options;
+        if self.cfg.no_options {
+            want = crate::config::OptionSet {
+                ecn: want.ecn,
+                ..Default::default()
+            };
+        }
         let active = self.state == State::SynSent;
         let offer_ws = want.window_scale
             && !self.negotiated.bigwin
