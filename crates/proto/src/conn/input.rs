@@ -284,6 +284,16 @@ impl Connection {
                 if self.tfo.syn_data && data_acked < self.tfo.syn_data_len {
                     // The SYN's data stays sent: it is resent, not sent anew.
                     self.tfo.resend_end = Some(self.snd_max);
+                    if self.cfg.recovery.rack && self.negotiated.sack {
+                        // Linux keeps the SYN's data skb in the retransmission
+                        // queue: RACK counts its resending (tcpi_retrans).
+                        let mut s = seg.ack;
+                        while s < self.snd_max {
+                            let n = self.snd_max.distance_from(s).min(self.snd_mss.max(1));
+                            self.rack.on_sent(s, s + n, now);
+                            s += n;
+                        }
+                    }
                 } else {
                     self.snd_max = seg.ack;
                 }
