@@ -288,6 +288,14 @@ pub struct Config {
     /// policy's timer releases (a cork's cap: tcp_write_wakeup). Off: PSH marks
     /// the end of application data only (RFC 9293 3.9.1).
     pub psh_at_window_limit: bool,
+    /// Linux's TSO packets: new data leaves in packets of the pacing rate's
+    /// size, at least this many segments (tcp_write_xmit cuts at
+    /// tcp_tso_autosize; net.ipv4.tcp_min_tso_segs = 2), and a packet of two
+    /// or more carries PSH on its last segment, as Linux 6.18 sends; a lone
+    /// segment, or a retransmission, has PSH only at the end of application
+    /// data. This replaces `psh_at_window_limit`'s window rule (its timer
+    /// rule stays). 0: no such packets (RFC 9293 3.9.1).
+    pub tso_segs: u32,
     /// Drop a segment whose ACK is beyond SND.NXT without answering it, as
     /// Linux's tcp_ack does (RFC 9293 3.10.7.4 and RFC 5961 5.2 say to send
     /// an ACK). Off: answer it (rate-limited by `invalid_ack_interval`).
@@ -480,6 +488,7 @@ impl Default for Config {
             invalid_ack_interval: Duration::from_millis(500),
             max_ooo_ranges: crate::recv_buf::DEFAULT_MAX_OOO_RANGES,
             psh_at_window_limit: false,
+            tso_segs: 0,
             silent_unsent_ack: false,
             fast_open: crate::fastopen::FastOpenConfig::default(),
             tlp_extra: Duration::ZERO,

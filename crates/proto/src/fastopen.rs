@@ -179,6 +179,10 @@ pub struct TfoState {
     /// Server: a Fast Open connection (valid cookie, or cookies waived): it
     /// can be accepted and send before the handshake completes (4.3.2).
     pub child: bool,
+    /// Client: the end of SYN data the SYN-ACK left unacknowledged, resent
+    /// as a retransmission in a segment of its own with PSH (RFC 7413 4.2.2;
+    /// Linux tcp_rcv_fastopen_synack resends the SYN's data skb).
+    pub resend_end: Option<crate::seq::SeqNumber>,
 }
 
 /// A client's cookie cache (RFC 7413 4.1.3), keyed by the server's address:

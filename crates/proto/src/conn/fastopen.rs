@@ -86,6 +86,9 @@ impl Connection {
             }
             self.tfo.syn_data = true;
             self.tfo.syn_data_len = len;
+            if self.cfg.tso_segs > 0 {
+                self.skbs.on_syn_data(self.send_buf.head() + len as u64);
+            }
             // Linux queues the SYN's data as a segment of its own.
             self.delivered_ends.push_back(self.iss + 1 + len);
         }

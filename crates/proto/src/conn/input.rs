@@ -271,6 +271,7 @@ impl Connection {
             let data_acked = seg.ack.diff(self.iss + 1).max(0) as usize;
             if data_acked > 0 {
                 self.send_buf.ack(data_acked.min(self.send_buf.len()));
+                self.skbs.ack(self.send_buf.head());
                 self.tfo.syn_data_acked = true;
             }
             if self.tfo.syn_data && data_acked >= self.tfo.syn_data_len {
@@ -280,7 +281,22 @@ impl Connection {
             }
             if seg.ack < self.snd_nxt {
                 self.snd_nxt = seg.ack;
-                self.snd_max = seg.ack;
+                if self.tfo.syn_data && data_acked < self.tfo.syn_data_len {
+                    // The SYN's data stays sent: it is resent, not sent anew.
+                    self.tfo.resend_end = Some(self.snd_max);
+                    if self.cfg.recovery.rack && self.negotiated.sack {
+                        // Linux keeps the SYN's data skb in the retransmission
+                        // queue: RACK counts its resending (tcpi_retrans).
+                        let mut s = seg.ack;
+                        while s < self.snd_max {
+                            let n = self.snd_max.distance_from(s).min(self.snd_mss.max(1));
+                            self.rack.on_sent(s, s + n, now);
+                            s += n;
+                        }
+                    }
+                } else {
+                    self.snd_max = seg.ack;
+                }
             }
             // After a bare retransmitted SYN, the SYN-ACK may still cover
             // the first SYN's data (the peer took it): go on from there.
