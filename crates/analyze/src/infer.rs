@@ -321,17 +321,22 @@ impl FlowInference {
             } else {
                 vec![]
             };
-            put(
-                k("delack"),
-                timer(if dl.value.is_open() {
-                    dl.value.hi
-                } else {
-                    dl.value.lo
-                }),
-                dl.confidence,
-                sweep,
-                &dl.evidence,
-            );
+            // The quickack policy's timer is its least ACK timeout (`ato_min`),
+            // not `delack`; with no lone segment to show it, Linux's 40 ms stands.
+            let quickack = a.ack_policy.value == "quickack";
+            if !(quickack && dl.value.is_open()) {
+                put(
+                    k(if quickack { "ato_min" } else { "delack" }),
+                    timer(if dl.value.is_open() {
+                        dl.value.hi
+                    } else {
+                        dl.value.lo
+                    }),
+                    dl.confidence,
+                    sweep,
+                    &dl.evidence,
+                );
+            }
             if let Some(n) = a.ack_every.value {
                 put(
                     k("delack_segments"),

@@ -46,6 +46,68 @@ const SYMBOLS: &[(&str, u64)] = &[
     ("TCPI_OPT_TFO_CHILD", 128),
 ];
 
+/// BSD's TCPS_* state numbers (tcp_fsm.h), which nplab packetdrill names
+/// TCPI_* for checks on FreeBSD (code.c write_symbols).
+const BSD_STATES: &[(&str, u64)] = &[
+    ("TCPI_CLOSED", 0),
+    ("TCPI_LISTEN", 1),
+    ("TCPI_SYN_SENT", 2),
+    ("TCPI_SYN_RECEIVED", 3),
+    ("TCPI_ESTABLISHED", 4),
+    ("TCPI_CLOSE_WAIT", 5),
+    ("TCPI_FIN_WAIT_1", 6),
+    ("TCPI_CLOSING", 7),
+    ("TCPI_LAST_ACK", 8),
+    ("TCPI_FIN_WAIT_2", 9),
+    ("TCPI_TIME_WAIT", 10),
+];
+
+/// BSD's TCPS_* number of a state (tcp_fsm.h).
+fn bsd_state(s: State) -> u64 {
+    let name = match s {
+        State::Closed => "TCPI_CLOSED",
+        State::Listen => "TCPI_LISTEN",
+        State::SynSent => "TCPI_SYN_SENT",
+        State::SynReceived => "TCPI_SYN_RECEIVED",
+        State::Established => "TCPI_ESTABLISHED",
+        State::CloseWait => "TCPI_CLOSE_WAIT",
+        State::FinWait1 => "TCPI_FIN_WAIT_1",
+        State::Closing => "TCPI_CLOSING",
+        State::LastAck => "TCPI_LAST_ACK",
+        State::FinWait2 => "TCPI_FIN_WAIT_2",
+        State::TimeWait => "TCPI_TIME_WAIT",
+    };
+    BSD_STATES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(0, |(_, v)| *v)
+}
+
+/// TCP_INFO as FreeBSD's tcp_fill_info gives it, as far as the engine
+/// knows its fields exactly: the state in BSD numbering (with nplab's
+/// TCPI_* names for it), the negotiated options (TCPI_OPT_TIMESTAMPS,
+/// _SACK, _WSCALE, _ECN: tcp.h) and the window scales.
+fn tcp_info_bsd(c: &Connection) -> Vec<(&'static str, u64)> {
+    let (snd_ws, rcv_ws) = c.window_scales();
+    let wscale_on = c.config().options.window_scale && (snd_ws > 0 || rcv_ws > 0);
+    let options = u64::from(c.timestamps_enabled())
+        | u64::from(c.sack_enabled()) << 1
+        | u64::from(wscale_on) << 2
+        | u64::from(c.ecn_enabled()) << 3;
+    let mut vars = BSD_STATES.to_vec();
+    vars.extend([
+        ("TCPI_OPT_TIMESTAMPS", 1),
+        ("TCPI_OPT_SACK", 2),
+        ("TCPI_OPT_WSCALE", 4),
+        ("TCPI_OPT_ECN", 8),
+        ("tcpi_state", bsd_state(c.state())),
+        ("tcpi_options", options),
+        ("tcpi_snd_wscale", u64::from(snd_ws)),
+        ("tcpi_rcv_wscale", u64::from(rcv_ws)),
+    ]);
+    vars
+}
+
 /// Linux's TCP_INFINITE_SSTHRESH, reported before the first loss.
 const INFINITE_SSTHRESH: u64 = 0x7fff_ffff;
 
@@ -61,6 +123,9 @@ sys.excepthook = excepthook\n\n";
 /// microseconds. Fields it does not track are left out, so a check that
 /// reads one fails as unsupported instead of passing on a made-up value.
 pub(crate) fn tcp_info(c: &Connection) -> Vec<(&'static str, u64)> {
+    if c.config().tcp_info_bsd {
+        return tcp_info_bsd(c);
+    }
     let state = match c.state() {
         State::Established => 1,
         State::SynSent => 2,
@@ -101,7 +166,9 @@ pub(crate) fn tcp_info(c: &Connection) -> Vec<(&'static str, u64)> {
         | u64::from(wscale_on) << 2
         | u64::from(c.fast_open().syn_data_acked) << 5;
     let n = c.counters();
-    let mut vars = vec![
+    // The symbols come with each dump, as packetdrill's write_tcp_info writes them.
+    let mut vars = SYMBOLS.to_vec();
+    vars.extend([
         ("tcpi_state", state),
         ("tcpi_ca_state", ca_state),
         ("tcpi_retransmits", u64::from(rto_expiries)),
@@ -124,7 +191,7 @@ pub(crate) fn tcp_info(c: &Connection) -> Vec<(&'static str, u64)> {
         ("tcpi_data_segs_out", n.data_segments_sent),
         ("tcpi_data_segs_in", n.data_segments_received),
         ("tcpi_snd_wnd", c.snd_wnd() as u64),
-    ];
+    ]);
     // The peer's segment size the ACK policy measured (icsk_ack.rcv_mss).
     if let Some(m) = c.rcv_mss() {
         vars.push(("tcpi_rcv_mss", m as u64));
@@ -199,9 +266,10 @@ pub(crate) enum CheckError {
 }
 
 impl Program {
-    /// Records one block with the values at this instant.
+    /// Records one block with the values at this instant (the stack's
+    /// symbols among them, as `tcp_info` gives them).
     pub(crate) fn push(&mut self, file: &str, line: usize, vars: &[(&str, u64)], code: &str) {
-        for (k, v) in SYMBOLS.iter().chain(vars) {
+        for (k, v) in vars {
             let _ = writeln!(self.text, "{k} = {v}");
         }
         let file = file.replace('\\', "\\\\").replace('\'', "\\'");

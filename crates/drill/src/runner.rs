@@ -728,6 +728,11 @@ impl<'a> Runner<'a> {
                 if let Some(m) = c.fast_open().peer_mss {
                     self.tfo_cache.set_mss(self.settings.remote_ip, m);
                 }
+                if let (true, Some(_)) = (c.fast_open().no_cookie, c.config().fastopen_path_disable)
+                {
+                    // FreeBSD tcp_fastopen_disable_path: no valid cookie came back.
+                    self.tfo_cache.disable(self.settings.remote_ip, now);
+                }
                 let rx_after = (c.recv_available(), c.state(), c.error().is_some());
                 // Linux stamps lrcvtime when data is taken in (tcp_event_data_recv)
                 // and when the handshake completes (tcp_finish_connect,

@@ -527,6 +527,12 @@ impl<'a> Runner<'a> {
                 if fastopen && unspec && first {
                     return Ok(Outcome::Done(Err("EOPNOTSUPP")));
                 }
+                let addressed =
+                    name == "sendto" && !matches!(spec.args.get(4), None | Some(Expr::Ident(_)));
+                let fresh = matches!(sock.kind, SockKind::Fresh | SockKind::Bound);
+                if addressed && fresh && first && !fastopen && sock.cfg.sendto_connects {
+                    return self.sendto_connect(idx, fd, &sock, len, dontwait);
+                }
                 if let Some(out) = self.fast_open_send(
                     idx,
                     fd,
@@ -868,6 +874,7 @@ impl<'a> Runner<'a> {
         };
         if first && matches!(sock.kind, SockKind::Fresh | SockKind::Bound) {
             let mut cfg = self.infer_options(sock, idx);
+            self.bsd_fast_open_connect(&mut cfg, sock);
             if !sock.explicit_options {
                 self.host.apply_ecn(&mut cfg, false);
             }
@@ -914,6 +921,58 @@ impl<'a> Runner<'a> {
             return Ok(Outcome::Done(Err("EALREADY")));
         }
         Ok(Outcome::Block)
+    }
+
+    /// FreeBSD tcp_fastopen_connect: a socket with TCP_FASTOPEN set connects
+    /// with Fast Open while net.inet.tcp.fastopen.client_enable is on, with
+    /// the cookie and MSS cached for the path (a cookie request when none is),
+    /// unless the path is disabled.
+    fn bsd_fast_open_connect(&mut self, cfg: &mut Config, sock: &Sock) {
+        if !cfg.fastopen_sockopt_client || sock.tfo_queue == 0 || !self.host.bsd_fastopen_client() {
+            return;
+        }
+        let server = self.settings.remote_ip;
+        if let Some(hold) = cfg.fastopen_path_disable {
+            if self
+                .tfo_cache
+                .path_disabled(server, instant(self.now), hold)
+            {
+                return;
+            }
+        }
+        let cached = self.tfo_cache.get(server);
+        cfg.fast_open.client = true;
+        cfg.fast_open.cookie = cached.map(|c| c.0);
+        cfg.fast_open.experimental = cached.is_some_and(|c| c.1);
+        cfg.fast_open.peer_mss = self.tfo_cache.mss(server);
+    }
+
+    /// FreeBSD tcp_usr_send: sendto() with an address on a socket not yet
+    /// connected connects (the implied connect) and queues the data behind
+    /// the SYN, which carries it when Fast Open has a cookie; the call
+    /// returns once the data is queued.
+    fn sendto_connect(
+        &mut self,
+        idx: usize,
+        fd: i64,
+        sock: &Sock,
+        len: usize,
+        dontwait: bool,
+    ) -> Res<Outcome> {
+        self.connect(idx, fd, sock, true)?;
+        let Some(c) = self.conn.as_mut() else {
+            return Ok(Outcome::Done(Err("EPIPE")));
+        };
+        let take = len.min(c.send_space());
+        self.write_progress = c.write(&vec![0u8; take], false).unwrap_or(0);
+        let k = self.write_progress;
+        Ok(if k == len {
+            Outcome::Done(Ok(len as i64))
+        } else if sock.nonblocking || dontwait {
+            Outcome::Done(if k > 0 { Ok(k as i64) } else { Err("EAGAIN") })
+        } else {
+            Outcome::Block
+        })
     }
 
     /// Fast Open on a listener (Linux's tcp_fastopen bits, ip-sysctl.rst):
@@ -1482,6 +1541,18 @@ impl<'a> Runner<'a> {
                     ),
                 };
                 return Ok(self.set_send_policy(fd, sock, chosen, live));
+            }
+            // FreeBSD tcp(4): no options on any segment, MSS included.
+            "TCP_NOOPT" => {
+                cfg.no_options = int(self)? != 0;
+                if cfg.no_options {
+                    // Nor does it take up any the peer offers.
+                    cfg.options = tinygram_proto::OptionSet {
+                        ecn: cfg.options.ecn,
+                        ..tinygram_proto::OptionSet::default()
+                    };
+                }
+                explicit = true;
             }
             // tcp(7): SYN retransmissions before giving up, 1 to 127.
             "TCP_SYNCNT" => match int(self)? {

@@ -64,6 +64,9 @@ const SETTING_SYSCTLS: &[(&str, &str, ReadValue)] = &[
     ("kern.ipc.maxsockbuf", "wscale_buf", positive),
     ("net.inet.tcp.recvspace", "rcv_buf", positive),
     ("net.inet.tcp.sendspace", "snd_buf", positive),
+    ("net.inet.tcp.ecn.maxretries", "ecn_syn_retries", |v| {
+        v.trim().parse().ok().map(Value::Count)
+    }),
 ];
 
 /// How a sysctl's text reads as a setting's value.
@@ -104,6 +107,8 @@ pub(crate) struct HostSysctls {
     fastopen_key: Option<[u8; 16]>,
     /// net.ipv4.tcp_notsent_lowat (ip-sysctl.rst; UINT_MAX: no limit).
     notsent_lowat: Option<u64>,
+    /// FreeBSD net.inet.tcp.fastopen.client_enable (default 1).
+    bsd_fastopen_client: Option<bool>,
     /// net.ipv4.tcp_ecn (ip-sysctl.rst): 0 off, 1 request and accept ECN,
     /// 2 accept it only when an incoming SYN asks for it.
     ecn: Option<u32>,
@@ -251,6 +256,15 @@ impl HostSysctls {
                 self.ecn = num.and_then(|n| u32::try_from(n).ok()).filter(|&n| n <= 2);
                 self.ecn.is_some()
             }
+            // FreeBSD tcp_fastopen.c sysctl_net_inet_tcp_fastopen_client_enable:
+            // turning the client off empties the cookie cache.
+            "net.inet.tcp.fastopen.client_enable" => {
+                if flag == Some(false) {
+                    out.flush_tfo_cache = true;
+                }
+                self.bsd_fastopen_client = flag;
+                flag.is_some()
+            }
             // FreeBSD tcp(4): insecure_rst=1 / insecure_syn=1 turn RFC 5961's
             // RST / SYN checks off.
             "net.inet.tcp.insecure_rst" => {
@@ -291,6 +305,11 @@ impl HostSysctls {
                 debug_assert!(false, "rfc5961: {e}");
             }
         }
+    }
+
+    /// FreeBSD's client Fast Open switch (net.inet.tcp.fastopen.client_enable, on by default).
+    pub(crate) fn bsd_fastopen_client(&self) -> bool {
+        self.bsd_fastopen_client.unwrap_or(true)
     }
 
     /// net.ipv4.tcp_notsent_lowat, if a shell line set it.

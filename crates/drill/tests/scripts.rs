@@ -469,3 +469,36 @@ fn no_python_refuses_python_blocks_and_a_hanging_block_is_killed() {
     assert!(marker.exists(), "the block did run");
     std::fs::remove_file(&marker).unwrap();
 }
+
+/// One 4000-byte write: Linux sends it in TSO packets of two segments, each
+/// with PSH on its last (tcp_write_xmit, tcp_tso_autosize), while FreeBSD sets
+/// PSH only on the segment that empties the send buffer (tcp_output.c, TH_PUSH
+/// when `off + len == sbused`), as RFC 9293 3.9.1's end of data.
+#[test]
+fn psh_on_tso_packets_under_linux_only_at_write_end_under_freebsd() {
+    let burst = |flags: [&str; 4]| {
+        no_ack_policy_script(&format!(
+            "   +0 write(4, ..., 4000) = 4000
+   +0 > {} 1:1001(1000) ack 1
+   +0 > {} 1001:2001(1000) ack 1
+   +0 > {} 2001:3001(1000) ack 1
+   +0 > {} 3001:4001(1000) ack 1
+",
+            flags[0], flags[1], flags[2], flags[3]
+        ))
+    };
+    let linux_rule = burst([".", "P.", ".", "P."]);
+    let end_only = burst([".", ".", ".", "P."]);
+    let freebsd = Settings {
+        stack: "freebsd".parse().expect("a stack"),
+        ..Settings::default()
+    };
+    let r = run_text(&linux_rule, &linux());
+    assert!(r.passed(), "{r}");
+    let r = run_text(&end_only, &freebsd);
+    assert!(r.passed(), "{r}");
+    let r = run_text(&linux_rule, &freebsd);
+    assert_eq!(r.failure.as_ref().map(|f| f.line), Some(10), "{r}");
+    let r = run_text(&end_only, &linux());
+    assert_eq!(r.failure.as_ref().map(|f| f.line), Some(10), "{r}");
+}

@@ -198,3 +198,43 @@ fn a_try_is_run_like_any_alternative() {
     let a = alt(&r.flows[0], "server.delack=\"1ms\"");
     assert_eq!(a.p50_change, Some(Change::Lower), "{:?}", a.error);
 }
+
+/// A Linux receiver (quickack) whose delayed ACKs take 48 ms, not Linux's
+/// nominal 40 ms (the timer of a real kernel, rounded to its ticks), under a
+/// client that writes each request in two parts with Nagle on.
+const QUICKACK_48: &str = r#"
+duration = "10s"
+[link]
+delay = "100us"
+rate = "1Gbps"
+[client]
+profile = "linux"
+send_policy = "nagle"
+[server]
+profile = "linux"
+ato_min = "48ms"
+[workload]
+request = [200, 102]
+response = [100]
+requests = 20
+think = "1ms"
+"#;
+
+#[test]
+fn a_quickack_receivers_timer_is_replayed_as_the_capture_shows_it() {
+    let f = run(QUICKACK_48, Vantage::Client);
+    assert_eq!(f.inference.sides[1].ack.ack_policy.value, "quickack");
+    // The replay takes the timer the capture shows, not the policy's 40 ms.
+    assert!(
+        f.scenario.contains("\nato_min = \"48ms\""),
+        "{}",
+        f.scenario
+    );
+    let b = &f.baseline;
+    assert!(b.median_rel_error < 0.05, "{}", b.median_rel_error);
+    let base = b.metrics.p50_ms.p50;
+    assert!((47.0..55.0).contains(&base), "{base}");
+    // Linux's nominal 40 ms timer would be faster, by the 8 ms difference.
+    let forty = alt(&f, "server delayed ACK 40ms");
+    assert_eq!(forty.p50_change, Some(Change::Lower));
+}

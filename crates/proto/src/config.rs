@@ -183,6 +183,33 @@ pub struct Config {
     /// room for bookkeeping (Linux sock_setsockopt; socket(7)). Read by the
     /// socket layer (drill), not the engine.
     pub so_sndbuf_doubles: bool,
+    /// `sendto()` with an address on an unconnected socket connects first
+    /// and queues the data behind the SYN (FreeBSD tcp_usr_send's implied
+    /// connect). Read by the socket layer (drill), not the engine.
+    pub sendto_connects: bool,
+    /// TCP_INFO as FreeBSD fills it (tcp_fill_info): `tcpi_state` in BSD's
+    /// TCPS_* numbering and FreeBSD's fields only. Read by drill.
+    pub tcp_info_bsd: bool,
+    /// An ICMP error counts only when the sequence number it quotes is
+    /// below SND.MAX (FreeBSD tcp_ctlinput); Linux's tcp_v4_err also takes
+    /// SND.NXT itself.
+    pub icmp_seq_below_max: bool,
+    /// Send no TCP options at all, not even MSS in the SYN (FreeBSD's
+    /// TCP_NOOPT, tcp(4); tcp_output.c skips tcp_addoptions under TF_NOOPT).
+    pub no_options: bool,
+    /// SYN retransmissions that still ask for ECN (FreeBSD
+    /// net.inet.tcp.ecn.maxretries); later ones go without ECE and CWR.
+    /// `None`: every one asks.
+    pub ecn_syn_retries: Option<u32>,
+    /// `TCP_FASTOPEN` on a socket that then connects turns client Fast Open
+    /// on (FreeBSD tcp_usr_connect -> tcp_fastopen_connect); Linux's option
+    /// is a listener's queue only. Read by the socket layer (drill).
+    pub fastopen_sockopt_client: bool,
+    /// How long a path whose SYN-ACK brought no valid cookie goes without
+    /// Fast Open (FreeBSD tcp_fastopen_disable_path, path_disable_time);
+    /// `None`: never, the cached cookie is kept (Linux). Read by the host's
+    /// cookie cache.
+    pub fastopen_path_disable: Option<Duration>,
     /// Maximum segment lifetime; TIME-WAIT lasts 2 x MSL (RFC 9293 3.4.2).
     pub msl: Duration,
     /// Initial congestion window in segments (RFC 6928: 10).
@@ -196,6 +223,9 @@ pub struct Config {
     /// Delayed-ACK timer (RFC 1122 4.2.3.2: at most 500 ms; BSD 200 ms; Solaris
     /// tcp_deferred_ack_interval; Davids, "TCP -- Either Fast or Efficient").
     pub delack: Duration,
+    /// The quickack policy's least ACK timeout and its timeout after quick-ACK
+    /// mode (Linux tcp.h TCP_ATO_MIN = TCP_DELACK_MIN, HZ/25: 40 ms).
+    pub ato_min: Duration,
     /// ACK at once on every Nth data segment (RFC 1122 4.2.3.2, RFC 5681 4.2: 2).
     pub delack_segments: u32,
     /// Which segments count toward `delack_segments`: any (BSD, Cheshire) or
@@ -258,6 +288,14 @@ pub struct Config {
     /// policy's timer releases (a cork's cap: tcp_write_wakeup). Off: PSH marks
     /// the end of application data only (RFC 9293 3.9.1).
     pub psh_at_window_limit: bool,
+    /// Linux's TSO packets: new data leaves in packets of the pacing rate's
+    /// size, at least this many segments (tcp_write_xmit cuts at
+    /// tcp_tso_autosize; net.ipv4.tcp_min_tso_segs = 2), and a packet of two
+    /// or more carries PSH on its last segment, as Linux 6.18 sends; a lone
+    /// segment, or a retransmission, has PSH only at the end of application
+    /// data. This replaces `psh_at_window_limit`'s window rule (its timer
+    /// rule stays). 0: no such packets (RFC 9293 3.9.1).
+    pub tso_segs: u32,
     /// Drop a segment whose ACK is beyond SND.NXT without answering it, as
     /// Linux's tcp_ack does (RFC 9293 3.10.7.4 and RFC 5961 5.2 say to send
     /// an ACK). Off: answer it (rate-limited by `invalid_ack_interval`).
@@ -428,12 +466,20 @@ impl Default for Config {
             synack_retries: 6,
             abort_rst_ack: false,
             so_sndbuf_doubles: false,
+            sendto_connects: false,
+            tcp_info_bsd: false,
+            icmp_seq_below_max: false,
+            no_options: false,
+            ecn_syn_retries: None,
+            fastopen_sockopt_client: false,
+            fastopen_path_disable: None,
             msl: Duration::from_secs(30),
             initial_window: 10,
             options: OptionSet::default(),
             send_policy: SendPolicyKind::default(),
             ack_policy: AckPolicyKind::default(),
             delack: Duration::from_millis(200),
+            ato_min: crate::policy::ack::QUICKACK_ATO_MIN,
             delack_segments: 2,
             delack_count: DelackCount::Any,
             delack_tick: None,
@@ -456,6 +502,7 @@ impl Default for Config {
             invalid_ack_interval: Duration::from_millis(500),
             max_ooo_ranges: crate::recv_buf::DEFAULT_MAX_OOO_RANGES,
             psh_at_window_limit: false,
+            tso_segs: 0,
             silent_unsent_ack: false,
             fast_open: crate::fastopen::FastOpenConfig::default(),
             tlp_extra: Duration::ZERO,
@@ -522,6 +569,12 @@ impl Config {
             return err(
                 "delack",
                 "must be at most 500ms (RFC 1122 4.2.3.2: an ACK must not be delayed longer)",
+            );
+        }
+        if self.ato_min.is_zero() || self.ato_min > Duration::from_millis(500) {
+            return err(
+                "ato_min",
+                "must be positive and at most 500ms (RFC 1122 4.2.3.2: an ACK must not be delayed longer)",
             );
         }
         if self.delack_segments == 0 {

@@ -5,6 +5,7 @@
 //! caller (a sysctl, a script's `-D`), and the client's cookie cache is a map
 //! the caller owns and hands to the connection at connect time.
 
+use crate::time::{Duration, Instant};
 use core::net::IpAddr;
 use siphasher::sip::SipHasher24;
 use std::collections::HashMap;
@@ -168,6 +169,10 @@ pub struct TfoState {
     pub syn_data_acked: bool,
     /// Client: the cookie the server's SYN-ACK carried, for the caller's cache.
     pub learned: Option<FastOpenOption>,
+    /// Client: our SYN asked for Fast Open and the SYN-ACK brought no valid
+    /// cookie (none, or one of a bad length): FreeBSD disables the path
+    /// (tcp_fastopen_disable_path, tcp_fastopen_update_cache).
+    pub no_cookie: bool,
     /// Client: the MSS the server's SYN-ACK offered, for the caller's cache
     /// (it bounds the next SYN's data, as Linux's cache does).
     pub peer_mss: Option<u16>,
@@ -182,6 +187,10 @@ pub struct TfoState {
     /// Client: the SYN was sent again at once without its data (an ICMP
     /// said the SYN with data was too big: Linux tcp_simple_retransmit).
     pub syn_resent_plain: bool,
+    /// Client: the end of SYN data the SYN-ACK left unacknowledged, resent
+    /// as a retransmission in a segment of its own with PSH (RFC 7413 4.2.2;
+    /// Linux tcp_rcv_fastopen_synack resends the SYN's data skb).
+    pub resend_end: Option<crate::seq::SeqNumber>,
 }
 
 /// A client's cookie cache (RFC 7413 4.1.3), keyed by the server's address:
@@ -193,6 +202,8 @@ pub struct CookieCache {
     /// Linux's tfom->try_exp: 1 = ask with the experimental option next,
     /// 2 = it went unanswered too, so ask with kind 34 for good.
     try_exp: HashMap<IpAddr, u8>,
+    /// Paths without Fast Open, with the time each was disabled.
+    disabled: HashMap<IpAddr, Instant>,
 }
 
 impl CookieCache {
@@ -200,10 +211,33 @@ impl CookieCache {
     pub fn get(&self, server: IpAddr) -> Option<(TfoCookie, bool)> {
         self.entries.get(&server).copied()
     }
-    /// Remembers the cookie a server's SYN-ACK carried.
+    /// Remembers the cookie a server's SYN-ACK carried (a valid cookie
+    /// enables a disabled path again, as FreeBSD's tcp_fastopen_update_cache).
     pub fn insert(&mut self, server: IpAddr, cookie: TfoCookie, experimental: bool) {
         if !cookie.is_request() {
             self.entries.insert(server, (cookie, experimental));
+            self.disabled.remove(&server);
+        }
+    }
+    /// FreeBSD tcp_fastopen_disable_path: the path's cookie and MSS are
+    /// forgotten and Fast Open is off for it from `now` (an earlier
+    /// disable time is kept).
+    pub fn disable(&mut self, server: IpAddr, now: Instant) {
+        self.entries.remove(&server);
+        self.mss.remove(&server);
+        self.disabled.entry(server).or_insert(now);
+    }
+    /// FreeBSD tcp_fastopen_connect: whether Fast Open is off for `server`
+    /// at `now`; a path disabled longer than `hold` is enabled again (the
+    /// next SYN asks for a cookie).
+    pub fn path_disabled(&mut self, server: IpAddr, now: Instant, hold: Duration) -> bool {
+        match self.disabled.get(&server) {
+            Some(&t) if now.saturating_duration_since(t) > hold => {
+                self.disabled.remove(&server);
+                false
+            }
+            Some(_) => true,
+            None => false,
         }
     }
     /// Remembers the MSS a server's SYN-ACK offered.
@@ -219,6 +253,7 @@ impl CookieCache {
         self.entries.clear();
         self.mss.clear();
         self.try_exp.clear();
+        self.disabled.clear();
     }
     /// A cookie request to `server` went unanswered (see
     /// [`TfoState::no_cookie_reply`]); `experimental` says which kind the SYN
@@ -282,6 +317,28 @@ mod tests {
         c.note_no_cookie(a, false);
         c.insert(a, TfoCookie::new(&[7; 8]).unwrap(), true);
         assert!(!c.request_experimental(a), "a cookie is used as it came");
+    }
+
+    #[test]
+    fn disabled_path_forgets_its_cookie_until_the_hold_passes() {
+        let server: IpAddr = "192.0.2.1".parse().unwrap();
+        let t0 = Instant::from_nanos(1_000_000_000);
+        let hold = Duration::from_secs(900);
+        let mut c = CookieCache::default();
+        c.insert(server, TfoCookie::new(&[1; 8]).unwrap(), false);
+        c.set_mss(server, 1460);
+        assert!(!c.path_disabled(server, t0, hold));
+        c.disable(server, t0);
+        assert!(c.get(server).is_none() && c.mss(server).is_none());
+        // A second disable keeps the first time.
+        c.disable(server, t0 + Duration::from_secs(100));
+        assert!(c.path_disabled(server, t0 + hold, hold));
+        assert!(!c.path_disabled(server, t0 + hold + Duration::from_secs(1), hold));
+        assert!(!c.path_disabled(server, t0 + hold, hold), "enabled again");
+        // A valid cookie enables a disabled path at once.
+        c.disable(server, t0);
+        c.insert(server, TfoCookie::new(&[2; 4]).unwrap(), false);
+        assert!(!c.path_disabled(server, t0, hold));
     }
 
     #[test]

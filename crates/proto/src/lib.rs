@@ -26,11 +26,13 @@ pub mod sack_bsd;
 pub mod send_buf;
 pub mod seq;
 pub mod settings;
+pub mod skb;
 pub mod state;
 pub mod suggest;
 pub mod time;
 pub mod timestamps;
 pub mod trace;
+pub mod tso;
 pub mod wire;
 
 pub use cc::{CcFactory, CcInit, CongestionControl};

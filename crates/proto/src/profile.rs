@@ -230,7 +230,8 @@ pub const LINUX: Profile = Profile {
         s("window_probe", "old-seq", "tcp_output.c tcp_write_wakeup, tcp_xmit_probe_skb: a zero window is probed with SND.UNA - 1 and no data"),
         s("cubic", "linux", "tcp_cubic.c bictcp_update, tcp_cong_avoid_ai: the curve in whole segments and jiffies"),
         s("slow_start", "hystart", "tcp_cubic.c hystart = 1, hystart_detect = ACK train and delay increase"),
-        s("psh_at_window_limit", "true", "tcp.c tcp_push, tcp_mark_push: PSH on the last segment a window lets out of a write"),
+        s("psh_at_window_limit", "true", "tcp_output.c tcp_write_wakeup: PSH on data a send policy's timer releases (the window rule yields to tso_segs)"),
+        s("tso_segs", "2", "tcp_output.c tcp_write_xmit, tcp_tso_autosize: new data in TSO packets of net.ipv4.tcp_min_tso_segs = 2 segments at a path's pacing rate; Linux 6.18 sends each with PSH"),
         s("silent_unsent_ack", "true", "tcp_input.c tcp_ack: an ACK of data not yet sent is dropped without a reply"),
         s("tlp_extra", "2ms", "tcp_output.c tcp_schedule_loss_probe: TCP_TIMEOUT_MIN on top of 2 SRTT"),
         s("flush_ends_data", "false", "tcp.c tcp_push_pending_frames (uncork, TCP_NODELAY) sends without tcp_mark_push"),
@@ -322,6 +323,36 @@ pub const FREEBSD: Profile = Profile {
             "time_wait_bsd",
             "true",
             "tcp_timewait.c tcp_twcheck: no ACK bit -> drop; ACK all but an exact duplicate ACK",
+        ),
+        s(
+            "sendto_connects",
+            "true",
+            "tcp_usrreq.c tcp_usr_send: a send with an address on an unconnected socket connects (implied connect)",
+        ),
+        s(
+            "tcp_info_bsd",
+            "true",
+            "tcp_usrreq.c tcp_fill_info: tcpi_state = t_state (tcp_fsm.h TCPS_*)",
+        ),
+        s(
+            "icmp_seq_below_max",
+            "true",
+            "tcp_subr.c tcp_ctlinput: SEQ_GEQ(icmp_tcp_seq, snd_una) && SEQ_LT(icmp_tcp_seq, snd_max)",
+        ),
+        s(
+            "ecn_syn_retries",
+            "1",
+            "tcp_output.c: ECE|CWR on a retransmitted SYN only while t_rxtshift <= net.inet.tcp.ecn.maxretries (default 1)",
+        ),
+        s(
+            "fastopen_sockopt_client",
+            "true",
+            "tcp_usrreq.c tcp_usr_connect: TF_FASTOPEN (set by TCP_FASTOPEN) -> tcp_fastopen_connect",
+        ),
+        s(
+            "fastopen_path_disable",
+            "900s",
+            "tcp_fastopen.c: net.inet.tcp.fastopen.path_disable_time (TCP_FASTOPEN_PATH_DISABLE_TIME_DEFAULT 900 s)",
         ),
         s(
             "options",

@@ -6,6 +6,8 @@ use crate::time::Duration;
 #[derive(Debug, Clone)]
 pub struct RttEstimator {
     srtt: Option<Duration>,
+    /// The least sample seen (Linux's tcp_min_rtt, without its window).
+    min_rtt: Option<Duration>,
     rttvar: Duration,
     rto: Duration,
     backoff: u32,
@@ -59,6 +61,7 @@ impl RttEstimator {
     pub fn new(initial: Duration, min: Duration, max: Duration) -> Self {
         RttEstimator {
             srtt: None,
+            min_rtt: None,
             rttvar: Duration::ZERO,
             rto: initial.clamp(min, max),
             backoff: 0,
@@ -85,6 +88,7 @@ impl RttEstimator {
 
     /// RFC 6298 2.2-2.3: fold in one measurement (never from a retransmitted segment: Karn).
     pub fn sample(&mut self, r: Duration) {
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -134,6 +138,11 @@ impl RttEstimator {
     /// Forget the backoff (new data acknowledged).
     pub fn reset_backoff(&mut self) {
         self.backoff = 0;
+    }
+
+    /// The least RTT measured so far.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
     }
 
     pub fn srtt(&self) -> Option<Duration> {

@@ -6,7 +6,6 @@ use super::window::RcvWindow;
 use crate::evidence::{Confidence, Inferred, Span};
 use crate::sendrule::{SendRule, SendRules};
 use serde::Serialize;
-use tinygram_proto::policy::ack::QUICKACK_ATO_MIN;
 use tinygram_proto::policy::{AckPolicyKind, SendPolicyKind};
 use tinygram_proto::profile::{Profile, PROFILES};
 use tinygram_proto::OptionSet;
@@ -134,14 +133,19 @@ fn compare(p: &Profile, o: &Observed) -> (u32, Vec<KeyDiff>) {
     // The delayed-ACK time a lone segment waits under the profile.
     let expected = match c.ack_policy {
         AckPolicyKind::Immediate => None,
-        AckPolicyKind::QuickAck => Some(QUICKACK_ATO_MIN.as_secs_f64()),
+        AckPolicyKind::QuickAck => Some(c.ato_min.as_secs_f64()),
         _ => Some(c.delack.as_secs_f64()),
     };
     let d = &o.acks.delack_s;
     if let Some(e) = expected.filter(|_| !d.value.is_open()) {
         if (d.value.lo - e).abs() > 0.25 * e + 0.005 {
+            let key = if c.ack_policy == AckPolicyKind::QuickAck {
+                "ato_min"
+            } else {
+                "delack"
+            };
             differ(
-                "delack",
+                key,
                 format!("{}ms", (e * 1e3).round()),
                 format!("{}ms", (d.value.lo * 1e3).round()),
                 d.confidence,

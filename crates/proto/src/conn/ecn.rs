@@ -76,7 +76,10 @@ impl Connection {
             } else {
                 Flags::NONE
             }
-        } else if self.cfg.options.ecn {
+        } else if self.cfg.options.ecn && self.cfg.ecn_syn_retries.is_none_or(|n| self.retries <= n)
+        {
+            // FreeBSD tcp_output.c: a SYN resent more than ecn.maxretries
+            // times goes without ECN (the path may drop ECN SYNs).
             Flags::ECE | Flags::CWR
         } else {
             Flags::NONE

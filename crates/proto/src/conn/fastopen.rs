@@ -86,6 +86,9 @@ impl Connection {
             }
             self.tfo.syn_data = true;
             self.tfo.syn_data_len = len;
+            if self.cfg.tso_segs > 0 {
+                self.skbs.on_syn_data(self.send_buf.head() + len as u64);
+            }
             // Linux queues the SYN's data as a segment of its own.
             self.delivered_ends.push_back(self.iss + 1 + len);
         }
@@ -98,12 +101,15 @@ impl Connection {
         let fo_cfg = &self.cfg.fast_open;
         let asked = fo_cfg.client
             && (fo_cfg.cookie.is_some_and(|c| !c.is_request()) || !fo_cfg.client_no_cookie);
-        if let Some(fo) = seg
-            .options
-            .fast_open
-            .filter(|f| !f.cookie.is_request() && asked)
-        {
-            self.tfo.learned = Some(fo);
+        // An odd length is no cookie (Linux tcp_parse_fastopen_option;
+        // FreeBSD tcp_fastopen_update_cache).
+        let valid = |f: &crate::fastopen::FastOpenOption| {
+            !f.cookie.is_request() && f.cookie.as_bytes().len().is_multiple_of(2)
+        };
+        match seg.options.fast_open.filter(valid) {
+            Some(fo) if asked => self.tfo.learned = Some(fo),
+            Some(_) => {}
+            None => self.tfo.no_cookie = asked,
         }
         // tcp_rcv_fastopen_synack: "We requested a cookie but didn't get it"
         // (no option at all, no SYN data, the SYN never retransmitted).

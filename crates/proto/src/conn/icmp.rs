@@ -107,6 +107,10 @@ impl Connection {
                 if !(seq >= self.snd_una && seq <= self.snd_nxt) {
                     return false;
                 }
+                // FreeBSD tcp_ctlinput: SEQ_LT(seq, snd_max), SND.NXT itself out.
+                if self.cfg.icmp_seq_below_max && seq >= self.snd_max {
+                    return false;
+                }
                 let early = match self.state {
                     State::SynSent => true,
                     State::SynReceived => self.tfo.child && !accepted,

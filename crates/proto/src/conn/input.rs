@@ -306,6 +306,7 @@ impl Connection {
             let data_acked = seg.ack.diff(self.iss + 1).max(0) as usize;
             if data_acked > 0 {
                 self.send_buf.ack(data_acked.min(self.send_buf.len()));
+                self.skbs.ack(self.send_buf.head());
                 self.tfo.syn_data_acked = true;
             }
             if self.tfo.syn_data && data_acked >= self.tfo.syn_data_len {
@@ -315,7 +316,22 @@ impl Connection {
             }
             if seg.ack < self.snd_nxt {
                 self.snd_nxt = seg.ack;
-                self.snd_max = seg.ack;
+                if self.tfo.syn_data && data_acked < self.tfo.syn_data_len {
+                    // The SYN's data stays sent: it is resent, not sent anew.
+                    self.tfo.resend_end = Some(self.snd_max);
+                    if self.cfg.recovery.rack && self.negotiated.sack {
+                        // Linux keeps the SYN's data skb in the retransmission
+                        // queue: RACK counts its resending (tcpi_retrans).
+                        let mut s = seg.ack;
+                        while s < self.snd_max {
+                            let n = self.snd_max.distance_from(s).min(self.snd_mss.max(1));
+                            self.rack.on_sent(s, s + n, now);
+                            s += n;
+                        }
+                    }
+                } else {
+                    self.snd_max = seg.ack;
+                }
             }
             // After a bare retransmitted SYN, the SYN-ACK may still cover
             // the first SYN's data (the peer took it): go on from there.
@@ -393,9 +409,11 @@ impl Connection {
         let seg_len = seg.segment_len(payload.len());
         let rcv_nxt = self.rcv_nxt();
         let mut wnd = self.rcv_adv.distance_from(rcv_nxt);
-        if self.cfg.rcv_wnd_free && wnd > 0 && self.state != State::SynReceived {
+        let syncache = self.state == State::SynReceived && self.passive;
+        if self.cfg.rcv_wnd_free && wnd > 0 && !syncache {
             // FreeBSD tcp_input.c: rcv_wnd = imax(sbspace(so_rcv), rcv_adv - rcv_nxt);
-            // the syncache checks against the window its SYN-ACK offered.
+            // the syncache checks against the window its SYN-ACK offered
+            // (a simultaneous open's SYN-RECEIVED has a full tcpcb).
             wnd = wnd.max(self.recv_buf.free());
         }
         if self.cfg.time_wait_bsd

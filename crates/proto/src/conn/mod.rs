@@ -118,6 +118,8 @@ pub struct Connection {
     // few cache lines instead of one from every corner of the struct.
     send_buf: SendBuffer,
     recv_buf: RecvBuffer,
+    /// Linux's skb boundaries over the send queue (`Config::tso_segs`).
+    skbs: crate::skb::SkbQueue,
     timers: [Option<Instant>; TIMERS],
     cc: Box<dyn CongestionControl>,
     ack_policy: Box<dyn AckPolicy>,
@@ -343,6 +345,7 @@ impl Connection {
             rcv_adv: SeqNumber(0),
             rcv_wnd_last: 0,
             send_buf: SendBuffer::new(),
+            skbs: Default::default(),
             recv_buf: RecvBuffer::new(rcv_buf_size, cfg.max_ooo_ranges),
             snd_mss: mss,
             ts: TsState::new(isn.0),

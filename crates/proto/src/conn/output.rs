@@ -38,6 +38,8 @@ pub(super) struct TxState {
     pub(super) last_ect: bool,
     /// Our FIN went in a segment of its own (no data with it).
     pub(super) fin_alone: bool,
+    /// New-data segments in the TSO packet being built (`Config::tso_segs`).
+    pub(super) tso_run: u32,
 }
 
 impl Connection {
@@ -196,12 +198,14 @@ impl Connection {
             }
         }
         self.maybe_idle_restart(now);
+        self.cut_skbs();
         let sent = self.emit_data(now, payload);
         self.note_cwnd_usage(sent.is_some());
         if let Some(r) = sent {
             return Some(r);
         }
         self.tx.burst = None;
+        self.tx.tso_run = 0;
         self.arm_persist_if_needed(now);
         self.maybe_pure_ack(now)
     }
@@ -242,9 +246,18 @@ impl Connection {
             urgent: 0,
             options: TcpOptions::default(),
         };
-        r.options.mss = Some(self.advertised_mss());
+        // FreeBSD TF_NOOPT (TCP_NOOPT): the SYN goes bare, MSS left out too.
+        if !self.cfg.no_options {
+            r.options.mss = Some(self.advertised_mss());
+        }
         // Active: offer what is configured. Passive: answer what was negotiated.
-        let want = self.cfg.options;
+        let mut want = self.cfg.options;
+        if self.cfg.no_options {
+            want = crate::config::OptionSet {
+                ecn: want.ecn,
+                ..Default::default()
+            };
+        }
         let active = self.state == State::SynSent;
         let offer_ws = want.window_scale
             && !self.negotiated.bigwin
@@ -513,6 +526,14 @@ impl Connection {
         if let Some(r) = record_cut {
             len = r;
         }
+        // The SYN's unacknowledged data goes again on its own (`TfoState::resend_end`).
+        if self.tfo.resend_end.is_some_and(|e| self.snd_una >= e) {
+            self.tfo.resend_end = None;
+        }
+        let syn_data_resend = self.tfo.resend_end.filter(|&e| self.snd_nxt < e);
+        if let Some(e) = syn_data_resend {
+            len = len.min(e.distance_from(self.snd_nxt));
+        }
         let retransmission = self.snd_nxt < self.snd_max;
         let forced = self.tx.force_one;
 
@@ -627,7 +648,8 @@ impl Connection {
             && !self.recovery.active
             && limited_transmit == 0
             && !forced
-            && ((len < unsent
+            && ((self.cfg.tso_segs == 0
+                && len < unsent
                 && allowed.saturating_sub(len) < mss.min(unsent - len)
                 && self.send_buf.next_boundary_after(nxt_off).is_some())
                 || timer_released)
@@ -636,6 +658,12 @@ impl Connection {
             // pushes what it let out.
             r.flags = r.flags | Flags::PSH;
         }
+        let burst_ends = len == unsent || allowed.saturating_sub(len) < mss.min(unsent - len);
+        let skb_ends = self.skbs.is_end(nxt_off + len as u64);
+        if self.closes_tso_packet(len, mss, retransmission || forced, burst_ends || skb_ends) {
+            r.flags = r.flags | Flags::PSH;
+        }
+
         self.tx.policy_timer_fired = false;
         if self.recovery.sack {
             if let Some(p) = &mut self.recovery.prr {
@@ -662,6 +690,57 @@ impl Connection {
         Some(r)
     }
 
+    /// Whether a segment of `len` bytes closes a Linux TSO packet of two or
+    /// more segments, which leaves with PSH (`Config::tso_segs`; Linux
+    /// tcp_write_xmit sends new data in packets of tcp_tso_autosize segments);
+    /// `burst_ends`: no more new data may follow it now.
+    fn closes_tso_packet(
+        &mut self,
+        len: usize,
+        mss: usize,
+        resent: bool,
+        burst_ends: bool,
+    ) -> bool {
+        if self.cfg.tso_segs == 0 || len == 0 || resent {
+            self.tx.tso_run = 0;
+            return false;
+        }
+        let segs = self.tso_segs_now(mss);
+        self.tx.tso_run += 1;
+        if self.tx.tso_run >= segs || len < mss || burst_ends {
+            return std::mem::take(&mut self.tx.tso_run) >= 2;
+        }
+        false
+    }
+
+    /// Segments per TSO packet now (Linux tcp_tso_autosize, see [`crate::tso`]).
+    fn tso_segs_now(&self, mss: usize) -> u32 {
+        let cwnd = self.cc.cwnd();
+        crate::tso::autosize(&crate::tso::TsoInputs {
+            mss,
+            window: cwnd.max(self.snd_max.distance_from(self.snd_una)),
+            slow_start: cwnd < self.cc.ssthresh() / 2,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            min_segs: self.cfg.tso_segs,
+        })
+    }
+
+    /// Cuts what was written since into Linux's skbs of its size goal
+    /// (`Config::tso_segs`) before any of it is sent.
+    fn cut_skbs(&mut self) {
+        if self.cfg.tso_segs == 0 {
+            return;
+        }
+        let mss = self.snd_mss;
+        let goal = crate::skb::size_goal(mss, self.tso_segs_now(mss), self.max_snd_wnd);
+        let sent = self.off_of(self.snd_max);
+        let send_buf = &self.send_buf;
+        self.skbs.cut(send_buf.end(), sent, goal, |o| {
+            send_buf.next_record_end_after(o)
+        });
+    }
+
     /// Builds one segment from stream offset `off`; counts it.
     fn build_data_segment(
         &mut self,
@@ -677,12 +756,14 @@ impl Connection {
         }
         let end = off + len as u64;
         let mut flags = Flags::ACK;
-        // PSH marks the end of application data (Doupnik 2.0; RFC 9293 3.9.1).
+        // PSH marks the end of application data (Doupnik 2.0; RFC 9293 3.9.1),
+        // and the SYN's data when resent (tcp_send_syn_data gave its skb PSH).
         if len > 0
-            && self
+            && (self
                 .send_buf
                 .next_boundary_after(off)
                 .is_some_and(|b| b <= end)
+                || self.tfo.resend_end == Some(seq + len))
         {
             flags = flags | Flags::PSH;
         }

@@ -114,6 +114,7 @@ impl Connection {
             let syn_now_acked = self.snd_una == self.iss && self.send_buf.head() == 0;
             let data_acked = acked - fin_now_acked as usize - syn_now_acked as usize;
             self.send_buf.ack(data_acked);
+            self.skbs.ack(self.send_buf.head());
             self.snd_una = ack;
             self.user_timeout.on_ack(ack);
             if self.send_buf.is_empty() && ack == self.snd_max {

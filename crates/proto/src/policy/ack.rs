@@ -587,8 +587,10 @@ pub const MAX_QUICKACKS: u32 = 16;
 /// the RTO; otherwise ACK once more than one MSS is unacknowledged, or after
 /// an adaptive timeout (ATO) of 40 to 200 ms; replying within the ATO marks
 /// the flow interactive (ping-pong), which turns quick-ACK mode off.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct QuickAck {
+    /// The least ACK timeout (TCP_ATO_MIN; the `ato_min` setting).
+    ato_min: Duration,
     /// Quick ACKs left (icsk_ack.quick).
     quick: u32,
     /// ACK timeout estimate (icsk_ack.ato); zero before the first data.
@@ -608,7 +610,27 @@ pub struct QuickAck {
 /// Linux's TCP_MSS_DEFAULT: the least segment tcp_measure_rcv_mss takes as full-sized.
 const LINUX_MSS_DEFAULT: usize = 536;
 
+impl Default for QuickAck {
+    fn default() -> Self {
+        QuickAck::new(QUICKACK_ATO_MIN)
+    }
+}
+
 impl QuickAck {
+    /// A receiver whose least ACK timeout is `ato_min`.
+    pub fn new(ato_min: Duration) -> Self {
+        QuickAck {
+            ato_min,
+            quick: 0,
+            ato: Duration::ZERO,
+            lrcvtime: None,
+            pingpong: false,
+            pushed: 0,
+            rcv_mss: 0,
+            last_seg_size: 0,
+        }
+    }
+
     /// tcp_measure_rcv_mss: a segment under the MSS estimate marks the pending
     /// ACK PUSHED (a second one PUSHED2), unless it is of at least 536 bytes and
     /// the same size as the last one, which makes it the new estimate.
@@ -643,9 +665,9 @@ impl QuickAck {
     fn timeout(&self, ctx: &AckCtx) -> Duration {
         let mut max = QUICKACK_ATO_MAX;
         if let Some(srtt) = ctx.srtt {
-            max = max.min(srtt.max(QUICKACK_ATO_MIN));
+            max = max.min(srtt.max(self.ato_min));
         }
-        self.ato.min(max).max(QUICKACK_ATO_MIN)
+        self.ato.min(max).max(self.ato_min)
     }
 
     fn delay(&self, ctx: &AckCtx, reason: DelayReason) -> AckDecision {
@@ -663,12 +685,12 @@ impl AckPolicy for QuickAck {
             None => {
                 // The first data: start in quick-ACK mode.
                 self.incr_quick(ctx);
-                self.ato = QUICKACK_ATO_MIN;
+                self.ato = self.ato_min;
             }
             Some(t) => {
                 let m = now - t;
-                if m <= QUICKACK_ATO_MIN / 2 {
-                    self.ato = self.ato / 2 + QUICKACK_ATO_MIN / 2;
+                if m <= self.ato_min / 2 {
+                    self.ato = self.ato / 2 + self.ato_min / 2;
                 } else if m < self.ato {
                     self.ato = (self.ato / 2 + m).min(ctx.rto);
                 } else if m > ctx.rto {
@@ -708,7 +730,7 @@ impl AckPolicy for QuickAck {
         if acked_new && self.quick > 0 {
             self.quick -= 1;
             if self.quick == 0 {
-                self.ato = QUICKACK_ATO_MIN;
+                self.ato = self.ato_min;
             }
         }
     }
@@ -721,23 +743,23 @@ impl AckPolicy for QuickAck {
             self.lrcvtime = Some(ctx.now);
             self.incr_quick(ctx);
             self.pingpong = false;
-            self.ato = QUICKACK_ATO_MIN;
+            self.ato = self.ato_min;
         }
     }
     fn on_timer(&mut self, ctx: &AckCtx) {
         // tcp_delack_timer_handler: a missed delayed ACK.
         if self.pingpong {
             self.pingpong = false;
-            self.ato = QUICKACK_ATO_MIN;
+            self.ato = self.ato_min;
         } else {
-            self.ato = (self.ato * 2).min(ctx.rto).max(QUICKACK_ATO_MIN);
+            self.ato = (self.ato * 2).min(ctx.rto).max(self.ato_min);
         }
     }
     fn on_out_of_order(&mut self, ctx: &AckCtx) {
         // tcp_enter_quickack_mode.
         self.incr_quick(ctx);
         self.pingpong = false;
-        self.ato = QUICKACK_ATO_MIN;
+        self.ato = self.ato_min;
     }
     fn on_read_emptied(&mut self, _ctx: &AckCtx) -> Option<AckReason> {
         // tcp_cleanup_rbuf: "If this read emptied read buffer, we send ACK, if
@@ -791,7 +813,7 @@ impl AckPolicyKind {
         ),
         (
             "quickack",
-            "Linux-like: quick ACKs at start and after idle, ACK past one MSS, 40-200 ms adaptive timeout, ping-pong detection (modelled on Linux tcp_input.c; not exact)",
+            "Linux-like: quick ACKs at start and after idle, ACK past one MSS, `ato_min` (40 ms) to 200 ms adaptive timeout, ping-pong detection (modelled on Linux tcp_input.c; not exact)",
         ),
     ];
 
@@ -809,7 +831,7 @@ impl AckPolicyKind {
                 min: cfg.adaptive_min,
                 max: cfg.adaptive_max,
             }),
-            AckPolicyKind::QuickAck => Box::<QuickAck>::default(),
+            AckPolicyKind::QuickAck => Box::new(QuickAck::new(cfg.ato_min)),
         }
     }
 }
@@ -1040,6 +1062,33 @@ mod tests {
             p.on_data(&c),
             AckDecision::Now(AckReason::MoreThanMss { bytes: 2000 })
         ));
+    }
+
+    #[test]
+    fn quickack_waits_its_least_timeout_once_quick_mode_is_over() {
+        let mut cfg = Config {
+            ato_min: Duration::from_millis(48),
+            ..Config::default()
+        };
+        let mut p = QuickAck::new(cfg.ato_min);
+        let mut c = AckCtx {
+            rcv_wnd: 4 * MSS,
+            ..ctx(1, 1)
+        };
+        for _ in 0..2 {
+            assert!(matches!(p.on_data(&c), AckDecision::Now(_)));
+            p.on_sent(c.now, false, true);
+            c.now += Duration::from_millis(1);
+        }
+        let AckDecision::Delay { until, .. } = p.on_data(&c) else {
+            panic!("quick-ACK mode should be over");
+        };
+        assert_eq!(until - c.now, Duration::from_millis(48));
+        // The setting reaches the policy through its table row.
+        crate::settings::set_text(&mut cfg, "ato_min", "30ms").unwrap();
+        assert!(cfg.validate().is_ok());
+        cfg.ato_min = Duration::ZERO;
+        assert_eq!(cfg.validate().unwrap_err().key, "ato_min");
     }
 
     #[test]
