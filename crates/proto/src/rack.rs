@@ -183,6 +183,17 @@ impl Rack {
         }
     }
 
+    /// SND.UNA moved to `snd_una` while RACK's detection is off (RFC 1106
+    /// 4.3, NAKs in use): what it covers leaves the list all the same.
+    pub fn forget_acked(&mut self, snd_una: SeqNumber) {
+        while self.segs.front().is_some_and(|s| s.end <= snd_una) {
+            self.segs.pop_front();
+        }
+        if let Some(s) = self.segs.front_mut().filter(|s| s.start < snd_una) {
+            s.start = snd_una;
+        }
+    }
+
     /// RFC 8985 6.2 steps 1-3 for one ACK: segments below `snd_una` and
     /// those inside the ACK's (already validated) SACK `blocks` are delivered.
     pub fn on_ack(&mut self, now: Instant, snd_una: SeqNumber, blocks: &[(SeqNumber, SeqNumber)]) {

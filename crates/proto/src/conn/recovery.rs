@@ -131,6 +131,11 @@ impl Connection {
             // The congestion module's sample is the newest segment's send time,
             // on every ACK (tcp_input.c tcp_clean_rtx_queue ca_rtt_us).
             let ca_rtt = self.send_times.on_ack(self.snd_una, now);
+            if self.negotiated.nak {
+                // RACK records while NAKs turn its detection off (RFC 1106 4.3):
+                // its list must still shrink with the cumulative ACK.
+                self.rack.forget_acked(self.snd_una);
+            }
             self.cc.on_ack_sample(&AckSample {
                 now,
                 rtt: ca_rtt.or(rtt),
