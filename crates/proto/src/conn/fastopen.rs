@@ -86,8 +86,7 @@ impl Connection {
             }
             self.tfo.syn_data = true;
             self.tfo.syn_data_len = len;
-            // Linux queues the SYN's data as a segment of its own.
-            self.delivered_ends.push_back(self.iss + 1 + len);
+            self.sent.on_syn_data_sent(self.iss + 1 + len);
         }
     }
 
