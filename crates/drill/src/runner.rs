@@ -193,6 +193,22 @@ fn rel(i: Instant) -> i64 {
 
 /// Runs a parsed script and reports the outcome.
 pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
+    let mut r = match start(script, settings) {
+        Ok(r) => r,
+        Err(report) => return *report,
+    };
+    if let Err(f) = r.run() {
+        r.report.failure = Some(*f);
+    }
+    r.report
+}
+
+/// The runner of `script` before its first event; a bad script option
+/// ends the run at once with its report.
+pub(crate) fn start<'a>(
+    script: &'a Script,
+    settings: &Settings,
+) -> Result<Runner<'a>, Box<ScriptReport>> {
     let mut settings = settings.clone();
     let mut report = ScriptReport {
         path: script.path.clone(),
@@ -210,7 +226,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
             )),
             Err(m) => {
                 report.failure = Some(Failure::new(o.line, FailKind::Parse, m));
-                return report;
+                return Err(Box::new(report));
             }
         }
     }
@@ -225,7 +241,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         })
         .unwrap_or(0);
     let stack_policy = settings.stack.config().send_policy;
-    let mut r = Runner {
+    Ok(Runner {
         script,
         settings,
         now: 0,
@@ -264,11 +280,7 @@ pub fn run_script(script: &Script, settings: &Settings) -> ScriptReport {
         last_data_in: None,
         epoll: crate::epoll::Epoll::default(),
         ext: Default::default(),
-    };
-    if let Err(f) = r.run() {
-        r.report.failure = Some(*f);
-    }
-    r.report
+    })
 }
 
 /// Applies one `--name=value` script option; false when it is ignored.
@@ -326,7 +338,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Runs every event, then checks nothing is left over.
-    fn run(&mut self) -> Res<()> {
+    pub(crate) fn run(&mut self) -> Res<()> {
         if self.settings.no_python {
             if let Some(idx) = (0..self.script.events.len())
                 .find(|&i| matches!(self.script.events[i].kind, EventKind::Code(_)))
