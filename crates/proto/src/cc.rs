@@ -18,7 +18,7 @@ pub use cubic_linux::LinuxCubic;
 pub use hystart::SlowStartExit;
 pub use newreno::NewReno;
 pub use tahoe::Tahoe;
-pub use usage::{CwndUsage, CwndValidation, SendTimes};
+pub use usage::{CwndUsage, CwndValidation};
 
 /// What the connection knows about an ACK of new data, given to the
 /// controller before `on_ack` and the recovery hooks: the time and RTT

@@ -24,6 +24,7 @@ pub mod rtt;
 pub mod sack;
 pub mod sack_bsd;
 pub mod send_buf;
+pub mod sent;
 pub mod seq;
 pub mod settings;
 pub mod skb;

@@ -1,35 +1,14 @@
-//! RACK time-based loss detection (RFC 8985 sections 6.1-6.3): each segment's
-//! last transmit time is kept; a segment is lost once a segment sent after it
+//! RACK time-based loss detection (RFC 8985 sections 6.1-6.3), over the
+//! per-segment transmit times and marks of the connection's one record of
+//! sent segments (`crate::sent`): a segment is lost once a segment sent after it
 //! was delivered and more than RACK.rtt + RACK.reo_wnd has passed since it was
 //! sent. The reordering window is min_RTT / 4, widened per round that sees a
 //! DSACK (6.2 step 4). Linux runs the same rules (tcp_recovery.c
 //! tcp_rack_detect_loss, net.ipv4.tcp_recovery = 1).
 
-use std::collections::VecDeque;
-
+use crate::sent::{Sent, SentRecord};
 use crate::seq::SeqNumber;
 use crate::time::{Duration, Instant};
-
-/// One transmitted segment (RFC 8985 6.1 "per-segment variables").
-#[derive(Debug, Clone, Copy)]
-struct Seg {
-    start: SeqNumber,
-    end: SeqNumber,
-    /// Segment.xmit_ts: when it was last (re)transmitted.
-    xmit_ts: Instant,
-    /// Segment.retransmitted.
-    rexmit: bool,
-    /// Delivered by a SACK block (a cumulative ACK removes it instead).
-    sacked: bool,
-    /// Segment.lost: marked lost and not retransmitted since.
-    lost: bool,
-    /// Marked lost at some point and not delivered since, retransmitted or
-    /// not (Linux's TCPCB_LOST, counted in lost_out / tcpi_lost).
-    marked_lost: bool,
-    /// Retransmitted and neither delivered nor marked lost again since
-    /// (Linux's TCPCB_SACKED_RETRANS, counted in retrans_out / tcpi_retrans).
-    rexmit_out: bool,
-}
 
 /// What one run of RACK_detect_loss found (RFC 8985 6.2 step 5).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -47,8 +26,6 @@ pub struct Detection {
 /// The sender's RACK state (RFC 8985 6.1 "per-connection variables").
 #[derive(Debug, Clone)]
 pub struct Rack {
-    /// Transmitted, not cumulatively acknowledged segments, by sequence.
-    segs: VecDeque<Seg>,
     /// RACK.xmit_ts and RACK.end_seq: the most recently sent segment delivered.
     latest: Option<(Instant, SeqNumber)>,
     /// RACK.rtt: the RTT of that segment.
@@ -74,12 +51,13 @@ pub struct Rack {
     /// ACKs that showed reordering, once for their SACKed part and once for
     /// their cumulative part (Linux's tp->reord_seen).
     reord_seen: u32,
+    /// The current ACK's cumulative part already counted in `reord_seen`.
+    cum_reordered: bool,
 }
 
 impl Default for Rack {
     fn default() -> Self {
         Rack {
-            segs: VecDeque::new(),
             latest: None,
             rtt: Duration::ZERO,
             min_rtt: None,
@@ -91,6 +69,7 @@ impl Default for Rack {
             lost_end: None,
             reorder_bytes: 0,
             reord_seen: 0,
+            cum_reordered: false,
         }
     }
 }
@@ -101,11 +80,6 @@ fn sent_after(t1: Instant, seq1: SeqNumber, t2: Instant, seq2: SeqNumber) -> boo
 }
 
 impl Rack {
-    /// Segments tracked (for tests and the debug view).
-    pub fn tracked(&self) -> usize {
-        self.segs.len()
-    }
-
     /// RACK.reordering_seen.
     pub fn reordering_seen(&self) -> bool {
         self.reordering_seen
@@ -116,30 +90,19 @@ impl Rack {
         self.reo_wnd_mult
     }
 
-    /// Outstanding segments (Linux's packets_out).
-    pub fn outstanding(&self) -> usize {
-        self.segs.len()
-    }
-
     /// Segments delivered by SACK and not yet cumulatively acknowledged (sacked_out).
-    pub fn sacked_count(&self) -> usize {
-        self.segs.iter().filter(|s| s.sacked).count()
+    pub fn sacked_count(sent: &SentRecord) -> usize {
+        sent.iter().filter(|s| s.sacked).count()
     }
 
     /// Segments marked lost and not delivered since, resent or not (lost_out).
-    pub fn lost_count(&self) -> usize {
-        self.segs
-            .iter()
-            .filter(|s| s.marked_lost && !s.sacked)
-            .count()
+    pub fn lost_count(sent: &SentRecord) -> usize {
+        sent.iter().filter(|s| s.marked_lost && !s.sacked).count()
     }
 
     /// Retransmissions outstanding: resent, not delivered, not lost again (retrans_out).
-    pub fn retrans_count(&self) -> usize {
-        self.segs
-            .iter()
-            .filter(|s| s.rexmit_out && !s.sacked)
-            .count()
+    pub fn retrans_count(sent: &SentRecord) -> usize {
+        sent.iter().filter(|s| s.rexmit_out && !s.sacked).count()
     }
 
     /// Largest reordering distance seen in bytes (see `reorder_bytes`).
@@ -158,70 +121,40 @@ impl Rack {
         self.lost_end
     }
 
-    /// RFC 8985 6.1: [start, end) went out at `now`. New data is appended; a
-    /// retransmission refreshes the transmit time of the segments it covers.
-    pub fn on_sent(&mut self, start: SeqNumber, end: SeqNumber, now: Instant) {
-        if start >= end {
-            return;
-        }
-        let tail = self.segs.back().map(|s| s.end);
-        let mut from = start;
-        if let Some(tail) = tail.filter(|&t| start < t) {
-            let i = self.segs.partition_point(|s| s.end <= start);
-            for s in self.segs.range_mut(i..) {
-                if s.start >= end {
-                    break;
-                }
-                s.xmit_ts = now;
-                s.rexmit = true;
-                s.rexmit_out = true;
-                s.lost = false;
-            }
-            from = tail;
-        }
-        if from < end {
-            self.segs.push_back(Seg {
-                start: from,
-                end,
-                xmit_ts: now,
-                rexmit: false,
-                sacked: false,
-                lost: false,
-                marked_lost: false,
-                rexmit_out: false,
-            });
+    /// RFC 8985 6.2 steps 1-3 for a segment the cumulative ACK removed
+    /// from the record: delivered now, unless a SACK delivered it before.
+    pub fn on_cumulative_ack(&mut self, now: Instant, s: &Sent) {
+        if !s.sacked && self.delivered(now, s) && !self.cum_reordered {
+            // Once per ACK, however many segments filled the hole.
+            self.cum_reordered = true;
+            self.reord_seen += 1;
         }
     }
 
-    /// RFC 8985 6.2 steps 1-3 for one ACK: segments below `snd_una` and
-    /// those inside the ACK's (already validated) SACK `blocks` are delivered.
-    pub fn on_ack(&mut self, now: Instant, snd_una: SeqNumber, blocks: &[(SeqNumber, SeqNumber)]) {
-        let (mut cum_reordered, mut sack_reordered) = (false, false);
-        while let Some(s) = self.segs.front().copied() {
-            if s.end > snd_una {
-                if s.start < snd_una {
-                    self.segs[0].start = snd_una;
-                }
-                break;
-            }
-            self.segs.pop_front();
-            if !s.sacked {
-                cum_reordered |= self.delivered(now, s);
-            }
-        }
+    /// A new cumulative ACK begins: its filled holes count once (`reord_seen`).
+    pub fn begin_ack(&mut self) {
+        self.cum_reordered = false;
+    }
+
+    /// RFC 8985 6.2 steps 1-3 for one ACK's (already validated) SACK
+    /// `blocks`, after the cumulative ACK moved SND.UNA to `snd_una`: the
+    /// segments wholly inside a block are delivered.
+    pub fn on_sack(
+        &mut self,
+        sent: &mut SentRecord,
+        now: Instant,
+        snd_una: SeqNumber,
+        blocks: &[(SeqNumber, SeqNumber)],
+    ) {
+        let mut sack_reordered = false;
         for &(l, r) in blocks {
             if l >= r || r <= snd_una {
                 continue;
             }
-            let i = self.segs.partition_point(|s| s.end <= l);
-            for k in i..self.segs.len() {
-                let s = self.segs[k];
-                if s.start >= r {
-                    break;
-                }
+            for s in sent.overlapping_mut(l, r) {
                 if !s.sacked && s.start >= l && s.end <= r {
-                    self.segs[k].sacked = true;
-                    self.segs[k].lost = false;
+                    s.sacked = true;
+                    s.lost = false;
                     sack_reordered |= self.delivered(now, s);
                 }
             }
@@ -229,12 +162,12 @@ impl Rack {
         if self.lost_end.is_some_and(|e| e <= snd_una) {
             self.lost_end = None;
         }
-        self.reord_seen += u32::from(cum_reordered) + u32::from(sack_reordered);
+        self.reord_seen += u32::from(sack_reordered);
     }
 
     /// Steps 2-3 for one delivered segment; true when it was reordered.
-    fn delivered(&mut self, now: Instant, s: Seg) -> bool {
-        let rtt = now - s.xmit_ts;
+    fn delivered(&mut self, now: Instant, s: &Sent) -> bool {
+        let rtt = now - s.last_sent;
         // Step 2: an ACK quicker than min_RTT after a retransmission may be
         // for the original: ambiguous, so it does not advance RACK.
         if s.rexmit && self.min_rtt.is_some_and(|m| rtt < m) {
@@ -245,10 +178,10 @@ impl Rack {
         }
         let newer = self
             .latest
-            .is_none_or(|(t, e)| sent_after(s.xmit_ts, s.end, t, e));
+            .is_none_or(|(t, e)| sent_after(s.last_sent, s.end, t, e));
         if newer {
             self.rtt = rtt;
-            self.latest = Some((s.xmit_ts, s.end));
+            self.latest = Some((s.last_sent, s.end));
         }
         // Step 3: delivered below the highest delivered, never resent: reordered.
         match self.fack {
@@ -310,17 +243,22 @@ impl Rack {
     /// RFC 8985 6.2 step 5 (RACK_detect_loss): every outstanding segment sent
     /// before RACK.xmit_ts is lost once RACK.rtt + `reo_wnd` has passed since
     /// it was sent; otherwise the remaining time feeds the reordering timer.
-    pub fn detect_loss(&mut self, now: Instant, reo_wnd: Duration) -> Detection {
+    pub fn detect_loss(
+        &mut self,
+        sent: &mut SentRecord,
+        now: Instant,
+        reo_wnd: Duration,
+    ) -> Detection {
         let mut out = Detection::default();
         let Some((rt, re)) = self.latest else {
             return out;
         };
         let wait = self.rtt + reo_wnd;
-        for s in self.segs.iter_mut() {
-            if s.sacked || s.lost || !sent_after(rt, re, s.xmit_ts, s.end) {
+        for s in sent.iter_mut() {
+            if s.sacked || s.lost || !sent_after(rt, re, s.last_sent, s.end) {
                 continue;
             }
-            let due = s.xmit_ts + wait;
+            let due = s.last_sent + wait;
             if due <= now {
                 s.lost = true;
                 s.marked_lost = true;
@@ -340,8 +278,8 @@ impl Rack {
 
     /// After an RTO everything outstanding is resent from SND.UNA (go-back-N):
     /// forget the lost marks.
-    pub fn on_rto(&mut self) {
-        for s in self.segs.iter_mut() {
+    pub fn on_rto(&mut self, sent: &mut SentRecord) {
+        for s in sent.iter_mut() {
             s.lost = false;
             // Linux's tcp_timeout_mark_lost: all that is not SACKed is lost.
             s.marked_lost = !s.sacked;
@@ -365,9 +303,56 @@ mod tests {
         Duration::from_millis(n)
     }
 
+    /// RACK with the record of sent segments it reads, as a connection holds them.
+    #[derive(Default)]
+    struct Flight {
+        rack: Rack,
+        sent: SentRecord,
+    }
+
+    impl std::ops::Deref for Flight {
+        type Target = Rack;
+        fn deref(&self) -> &Rack {
+            &self.rack
+        }
+    }
+
+    impl std::ops::DerefMut for Flight {
+        fn deref_mut(&mut self) -> &mut Rack {
+            &mut self.rack
+        }
+    }
+
+    impl Flight {
+        fn on_sent(&mut self, start: SeqNumber, end: SeqNumber, now: Instant) {
+            self.sent.on_sent(start, end, false, now);
+        }
+
+        /// One ACK: the cumulative part, then the SACK blocks.
+        fn on_ack(&mut self, now: Instant, una: SeqNumber, blocks: &[(SeqNumber, SeqNumber)]) {
+            self.rack.begin_ack();
+            let rack = &mut self.rack;
+            self.sent
+                .on_cumulative_ack(una, now, |s| rack.on_cumulative_ack(now, s));
+            self.rack.on_sack(&mut self.sent, now, una, blocks);
+        }
+
+        fn detect_loss(&mut self, now: Instant, reo_wnd: Duration) -> Detection {
+            self.rack.detect_loss(&mut self.sent, now, reo_wnd)
+        }
+
+        fn on_rto(&mut self) {
+            self.rack.on_rto(&mut self.sent);
+        }
+
+        fn tracked(&self) -> usize {
+            self.sent.len()
+        }
+    }
+
     /// Ten 100-byte segments sent 1 ms apart from t = 0.
-    fn flight() -> Rack {
-        let mut r = Rack::default();
+    fn flight() -> Flight {
+        let mut r = Flight::default();
         for i in 0..10u32 {
             r.on_sent(s(i * 100), s(i * 100 + 100), ms(i as u64));
         }
@@ -446,7 +431,7 @@ mod tests {
         // ambiguous and does not move RACK.xmit_ts.
         r.on_sent(s(100), s(200), ms(330));
         r.on_ack(ms(331), s(200), &[]);
-        assert_eq!(r.latest, Some((ms(210), s(1100))));
+        assert_eq!(r.rack.latest, Some((ms(210), s(1100))));
     }
 
     #[test]

@@ -440,3 +440,74 @@ fn a_forged_overlap_cannot_replace_held_out_of_order_bytes() {
     assert_eq!(got[25..], pattern_bytes(A, 25, 75)[..]);
     assert_eq!(p.conns[B].counters().overlap_conflicts, 3);
 }
+
+/// The record of sent segments grows only with what we send beyond the last
+/// segment (the send buffer bounds it) and shrinks with the cumulative ACK:
+/// ACKs that creep forward a byte at a time, windows of a few bytes and
+/// SACK blocks anywhere near the flight add no entry. Seeded, so a failure replays.
+#[test]
+fn a_hostile_peer_cannot_grow_the_record_of_sent_segments() {
+    let mut cfg = with_options(|o| o.sack = true);
+    cfg.recovery.rack = true;
+    cfg.snd_buf = 64 * 1024;
+    let mut p = established(cfg.clone(), cfg);
+    let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng as usize
+    };
+    let mut now = p.now;
+    let mut buf = Vec::new();
+    let (mut most, mut sent) = (0, 0);
+    for round in 0..3000 {
+        p.write(A, 4000);
+        let a = &mut p.conns[A];
+        while a.poll_transmit(now, &mut buf).is_some() {
+            buf.clear();
+            sent += 1;
+        }
+        let (una, max) = (a.snd_una(), a.snd_max());
+        let flight = max.distance_from(una);
+        let step = if next() % 16 == 0 {
+            next() % (flight + 1)
+        } else {
+            (next() % 3).min(flight)
+        };
+        let mut seg = TcpRepr {
+            src_port: a.remote_port(),
+            dst_port: a.local_port(),
+            seq: a.rcv_nxt(),
+            ack: una + step,
+            flags: Flags::ACK,
+            window: match next() % 4 {
+                0 => 1 + next() % 100,
+                _ => 1 + next() % 65535,
+            } as u16,
+            urgent: 0,
+            options: TcpOptions::default(),
+        };
+        for _ in 0..next() % 5 {
+            let l = una + next() % (flight + 3000);
+            let l = SeqNumber(l.0.wrapping_sub(1000));
+            seg.options.sack_blocks.push(l, l + 1 + next() % 3000);
+        }
+        a.handle_segment(now, &seg, &[]);
+        if a.poll_timeout().is_some_and(|t| t <= now) {
+            a.handle_timeout(now);
+        }
+        let out = a.packets_out();
+        let flight = a.snd_max().distance_from(a.snd_una());
+        assert!(
+            out <= flight && out <= 64 * 1024,
+            "round {round}: {out} segments recorded, {flight} bytes in flight"
+        );
+        most = most.max(out);
+        now += ms(1 + next() as u64 % 20);
+    }
+    assert!(
+        most > 10 && sent > 300,
+        "the peer kept data in flight: {most}, {sent}"
+    );
+}

@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::pass;
-use tinygram_proto::{Config, Connection, Instant, IsnSeries, SeqNumber, TcpRepr};
+use common::{pass, Pair, A};
+use tinygram_proto::{Config, Connection, Duration, Instant, IsnSeries, SeqNumber, State, TcpRepr};
 
 fn cfg(rack: bool) -> Config {
     let mut c = common::eager_config(&["sack"]);
@@ -118,4 +118,38 @@ fn linux_profile_turns_rack_on() {
         .apply(&mut c);
     assert!(c.recovery.rack && c.recovery.tlp && c.recovery.prr);
     assert!(!Config::default().recovery.rack);
+}
+
+/// With NAKs negotiated RACK detects nothing (RFC 1106 4.3), yet its record
+/// of sent segments leaves with the cumulative ACK: a long transfer keeps no
+/// more than is in flight, whatever the peer negotiated.
+#[test]
+fn a_peer_that_negotiates_naks_cannot_grow_rack_s_record() {
+    let mut c = common::eager_config(&["sack", "nak"]);
+    c.recovery.rack = true;
+    let mut p = Pair::new(c.clone(), c, 1, 9, Duration::from_millis(5));
+    p.run_until(Duration::from_secs(1), true, |p| {
+        p.conns.iter().all(|c| c.state() == State::Established)
+    });
+    assert!(p.conns[A].nak_enabled() && p.conns[A].sack_enabled());
+    let mut left = 400_000;
+    let mut most = 0;
+    while left > 0 || p.conns[A].snd_una() != p.conns[A].snd_max() {
+        left -= p.write(A, left.min(8192));
+        if !p.step(true) {
+            break;
+        }
+        let a = &p.conns[A];
+        let (out, ..) = a.rack_counts().expect("RACK and SACK are on");
+        let flight = a.snd_max().distance_from(a.snd_una());
+        assert!(
+            out <= flight,
+            "{out} segments recorded, {flight} bytes in flight"
+        );
+        most = most.max(out);
+    }
+    assert_eq!(left, 0);
+    assert!(most > 1, "the transfer had segments in flight");
+    assert_eq!(p.conns[A].rack_counts().unwrap().0, 0);
+    assert!(p.conns[A].counters().data_segments_sent > 200);
 }

@@ -1,12 +1,10 @@
 //! What Linux tells its congestion module besides the bytes acked: whether the
 //! sender is using its window (tcp_output.c tcp_cwnd_validate, include/net/tcp.h
-//! tcp_is_cwnd_limited) and an RTT sample on every ACK from the send time of
-//! the newest segment it covers (tcp_input.c tcp_clean_rtx_queue).
-
-use std::collections::VecDeque;
+//! tcp_is_cwnd_limited). Its RTT sample on every ACK, from the send time of
+//! the newest segment covered (tcp_input.c tcp_clean_rtx_queue), is read off
+//! the record of sent segments (`crate::sent`).
 
 use crate::seq::SeqNumber;
-use crate::time::{Duration, Instant};
 
 /// How far cwnd may grow when the application or the peer's window, not cwnd,
 /// limits sending.
@@ -90,86 +88,6 @@ impl CwndUsage {
     }
 }
 
-/// One data segment's send record.
-#[derive(Clone, Copy, Debug)]
-struct Sent {
-    start: SeqNumber,
-    end: SeqNumber,
-    at: Instant,
-    rexmit: bool,
-}
-
-/// Send times of the data segments in flight, for a per-ACK RTT sample as
-/// Linux hands its congestion module (tcp_clean_rtx_queue's ca_rtt_us: the
-/// newest segment the ACK covers; none if it covers a retransmission, Karn).
-#[derive(Clone, Debug, Default)]
-pub struct SendTimes {
-    segs: VecDeque<Sent>,
-}
-
-impl SendTimes {
-    /// [start, end) was sent at `now`; a range already recorded is a retransmission.
-    pub fn on_sent(&mut self, start: SeqNumber, end: SeqNumber, now: Instant) {
-        if start >= end {
-            return;
-        }
-        let tail = self.segs.back().map(|s| s.end);
-        let mut from = start;
-        if let Some(tail) = tail.filter(|&t| start < t) {
-            let i = self.segs.partition_point(|s| s.end <= start);
-            for s in self.segs.range_mut(i..) {
-                if s.start >= end {
-                    break;
-                }
-                s.rexmit = true;
-            }
-            from = tail;
-        }
-        if from < end {
-            self.segs.push_back(Sent {
-                start: from,
-                end,
-                at: now,
-                rexmit: false,
-            });
-        }
-    }
-
-    /// SND.UNA moved to `snd_una` at `now`: forgets what it covers and returns
-    /// the RTT of the newest segment covered (wholly or in part), unless one
-    /// covered was retransmitted.
-    pub fn on_ack(&mut self, snd_una: SeqNumber, now: Instant) -> Option<Duration> {
-        let mut newest = None;
-        let mut rexmit = false;
-        while let Some(s) = self.segs.front().copied() {
-            if s.start >= snd_una {
-                break;
-            }
-            rexmit |= s.rexmit;
-            newest = Some(s.at);
-            if s.end > snd_una {
-                self.segs[0].start = snd_una;
-                break;
-            }
-            self.segs.pop_front();
-        }
-        if rexmit {
-            return None;
-        }
-        newest.map(|at| now.saturating_duration_since(at))
-    }
-
-    /// Segments recorded (in flight).
-    pub fn len(&self) -> usize {
-        self.segs.len()
-    }
-
-    /// Whether nothing is recorded.
-    pub fn is_empty(&self) -> bool {
-        self.segs.is_empty()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,22 +124,5 @@ mod tests {
         u.on_transmit(s(10_001), s(12_001), 2, false);
         assert!(!u.is_cwnd_limited(10, false));
         assert_eq!(u.max_packets_out(), 2);
-    }
-
-    #[test]
-    fn rtt_from_the_newest_segment_acked_and_none_after_a_retransmission() {
-        let mut t = SendTimes::default();
-        let ms = Instant::from_millis;
-        t.on_sent(s(0), s(1000), ms(0));
-        t.on_sent(s(1000), s(2000), ms(10));
-        t.on_sent(s(2000), s(3000), ms(20));
-        // Covers the first two: the sample is from the second's send time.
-        assert_eq!(t.on_ack(s(2000), ms(110)), Some(Duration::from_millis(100)));
-        // A partial ACK samples the segment it reaches into.
-        assert_eq!(t.on_ack(s(2500), ms(125)), Some(Duration::from_millis(105)));
-        t.on_sent(s(3000), s(4000), ms(130));
-        t.on_sent(s(2500), s(3000), ms(140)); // retransmitted
-        assert_eq!(t.on_ack(s(4000), ms(200)), None);
-        assert!(t.is_empty());
     }
 }

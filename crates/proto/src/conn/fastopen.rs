@@ -90,7 +90,7 @@ impl Connection {
                 self.skbs.on_syn_data(self.send_buf.head() + len as u64);
             }
             // Linux queues the SYN's data as a segment of its own.
-            self.delivered_ends.push_back(self.iss + 1 + len);
+            self.sent.on_syn_data_sent(self.iss + 1 + len);
         }
     }
 

@@ -3,6 +3,7 @@
 //! probes, and TCP_USER_TIMEOUT (RFC 5482).
 
 use super::{Connection, Timer};
+use crate::rack::Rack;
 use crate::time::{Duration, Instant};
 
 impl Connection {
@@ -74,6 +75,12 @@ impl Connection {
         (self.cfg.recovery.rack && self.negotiated.sack).then(|| self.rack.reord_seen())
     }
 
+    /// Segments sent and not cumulatively acknowledged, as the record of
+    /// sent segments holds them (Linux's packets_out, tcpi_unacked).
+    pub fn packets_out(&self) -> usize {
+        self.sent.len()
+    }
+
     /// Linux's TCP_INFO segment counts from the RACK scoreboard, in segments:
     /// (unacked, sacked, lost, retrans, reordering). None when RACK does
     /// not track this connection (no SACK, or RACK off).
@@ -81,14 +88,14 @@ impl Connection {
         if !(self.cfg.recovery.rack && self.negotiated.sack) {
             return None;
         }
-        let r = &self.rack;
         let mss = self.snd_mss.max(1);
-        let reordering = (self.cfg.dupack_threshold as usize).max(r.reorder_bytes().div_ceil(mss));
+        let reordering =
+            (self.cfg.dupack_threshold as usize).max(self.rack.reorder_bytes().div_ceil(mss));
         Some((
-            r.outstanding(),
-            r.sacked_count(),
-            r.lost_count(),
-            r.retrans_count(),
+            self.sent.len(),
+            Rack::sacked_count(&self.sent),
+            Rack::lost_count(&self.sent),
+            Rack::retrans_count(&self.sent),
             reordering,
         ))
     }

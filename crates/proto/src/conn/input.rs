@@ -122,14 +122,7 @@ impl Connection {
             self.keepalive_out = 0;
         }
         self.keepalive_kick(now);
-        while self
-            .delivered_ends
-            .front()
-            .is_some_and(|&e| e <= self.snd_una)
-        {
-            self.delivered_ends.pop_front();
-            self.counters.segments_delivered += 1;
-        }
+        self.counters.segments_delivered += self.sent.on_handshake_ack(self.snd_una);
         self.after_input(now);
         self.debug_check_invariants();
     }
@@ -310,9 +303,7 @@ impl Connection {
                 self.tfo.syn_data_acked = true;
             }
             if self.tfo.syn_data && data_acked >= self.tfo.syn_data_len {
-                // tcp_rcv_fastopen_synack: SYN and its data, acknowledged
-                // together, count as one delivered segment.
-                self.delivered_ends.pop_front();
+                self.sent.on_syn_acked_with_data();
             }
             if seg.ack < self.snd_nxt {
                 self.snd_nxt = seg.ack;
@@ -325,7 +316,7 @@ impl Connection {
                         let mut s = seg.ack;
                         while s < self.snd_max {
                             let n = self.snd_max.distance_from(s).min(self.snd_mss.max(1));
-                            self.rack.on_sent(s, s + n, now);
+                            self.sent.on_sent(s, s + n, false, now);
                             s += n;
                         }
                     }

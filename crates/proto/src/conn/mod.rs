@@ -11,7 +11,7 @@
 //! 4. sleep until [`Connection::poll_timeout`].
 //!
 //! Time only moves forward between calls; the engine never reads a clock.
-use crate::cc::{CcInit, CongestionControl, CwndUsage, SendTimes};
+use crate::cc::{CcInit, CongestionControl, CwndUsage};
 use crate::config::{BufferLimit, Config};
 use crate::counters::Counters;
 use crate::isn::IsnGenerator;
@@ -22,6 +22,7 @@ use crate::recv_buf::RecvBuffer;
 use crate::rtt::RttEstimator;
 use crate::sack::{SackReporter, Scoreboard};
 use crate::send_buf::SendBuffer;
+use crate::sent::SentRecord;
 use crate::seq::SeqNumber;
 use crate::state::State;
 use crate::time::{Duration, Instant};
@@ -139,11 +140,9 @@ pub struct Connection {
     nak_tx: NakSender,
     /// NAKs waiting for the next segment we send.
     pending_naks: VecDeque<Nak>,
-    /// Where each segment sent so far ends (the SYN, then each new one), for
-    /// `Counters::segments_delivered`.
-    delivered_ends: VecDeque<SeqNumber>,
-    /// Data segments' send times, for a per-ACK RTT sample (tcp_clean_rtx_queue).
-    send_times: SendTimes,
+    /// Segments sent and not cumulatively acknowledged: RACK's, the
+    /// congestion module's RTT samples and `Counters::segments_delivered` read it.
+    sent: SentRecord,
     /// RFC 6675 scoreboard of SACKed sequence ranges above SND.UNA.
     scoreboard: Scoreboard,
     /// Effective send MSS: min(peer's MSS option, ours) (RFC 9293 3.7.1).
@@ -215,7 +214,8 @@ pub struct Connection {
     /// RFC 3168 6.1.2: SND.MAX at the last ECN reduction (once per window;
     /// cold, apart from `ecn`, so the hot flags pack together).
     ecn_recover: Option<SeqNumber>,
-    /// RFC 8985 6 RACK per-segment transmit times and loss marks, when `recovery.rack` is on.
+    /// RFC 8985 6 RACK's per-connection state, when `recovery.rack` is on
+    /// (its per-segment variables are in `sent`).
     rack: Rack,
     /// How much of cwnd the sender used this window (Linux tcp_cwnd_validate).
     cwnd_usage: CwndUsage,
@@ -355,11 +355,10 @@ impl Connection {
             sack_bsd: Default::default(),
             scoreboard: Scoreboard::default(),
             tfo: crate::fastopen::TfoState::default(),
-            delivered_ends: VecDeque::new(),
             tlp_end: None,
             rack: Rack::default(),
             cwnd_usage: CwndUsage::default(),
-            send_times: SendTimes::default(),
+            sent: SentRecord::default(),
             last_data_sent: None,
             nak_rx: NakReceiver::default(),
             nak_tx: NakSender::default(),

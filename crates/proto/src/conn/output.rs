@@ -213,11 +213,7 @@ impl Connection {
     /// The SYN or SYN-ACK, with what Fast Open adds to it.
     fn emit_syn_with(&mut self, now: Instant, payload: &mut Vec<u8>) -> TcpRepr {
         let mut r = self.emit_syn(now);
-        if self.delivered_ends.is_empty() {
-            // The SYN or SYN-ACK counts once delivered (Linux counts a
-            // passive open's in tcp_rcv_state_process, SYN-RECV).
-            self.delivered_ends.push_back(self.iss + 1);
-        }
+        self.sent.on_syn_sent(self.iss + 1);
         self.syn_fast_open(&mut r, payload);
         r
     }
@@ -783,7 +779,7 @@ impl Connection {
         }
         self.tx.tlp_rearm |= new_data;
         if len > 0 {
-            if self.send_times.is_empty() {
+            if !self.sent.data_in_flight() {
                 // tcp_event_data_sent: nothing in flight, CA_EVENT_TX_START.
                 if let Some(last) = self.last_data_sent {
                     self.cc
@@ -791,21 +787,14 @@ impl Connection {
                 }
             }
             self.last_data_sent = Some(now);
-            self.send_times.on_sent(seq, seq + len, now);
         }
-        if self.cfg.recovery.rack && self.negotiated.sack && (len > 0 || fin) {
-            // RFC 8985 6.1: Segment.xmit_ts for RACK.
-            self.rack.on_sent(seq, seq + len + fin as usize, now);
-        }
+        // RFC 8985 6.1: the segment's send times, for RACK and the RTT samples.
+        self.sent.on_sent(seq, seq + len + fin as usize, fin, now);
         flags = flags | self.ecn_on_data_sent(new_data);
         let r = self.header(now, seq, flags);
         self.ack_policy.on_sent(now, len > 0, acked_new);
         let new_end = self.seq_of(end);
         let snd_max = self.snd_max;
-        let sent_end = new_end + fin as usize;
-        if (len > 0 || fin) && self.delivered_ends.back().is_none_or(|&e| sent_end > e) {
-            self.delivered_ends.push_back(sent_end);
-        }
         let c = &mut self.counters;
         c.segments_sent += 1;
         if len > 0 {

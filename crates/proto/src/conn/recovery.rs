@@ -131,7 +131,19 @@ impl Connection {
             let rtt = self.take_rtt_sample(now, seg);
             // The congestion module's sample is the newest segment's send time,
             // on every ACK (tcp_input.c tcp_clean_rtx_queue ca_rtt_us).
-            let ca_rtt = self.send_times.on_ack(self.snd_una, now);
+            // One pass over the record of sent segments: RACK's deliveries
+            // (steps 1-3, off while NAKs are in use, RFC 1106 4.3), the
+            // congestion module's RTT sample and the delivered count.
+            let rack_on = self.cfg.recovery.rack && self.negotiated.sack && !self.negotiated.nak;
+            self.rack.begin_ack();
+            let rack = &mut self.rack;
+            let taken = self.sent.on_cumulative_ack(self.snd_una, now, |s| {
+                if rack_on {
+                    rack.on_cumulative_ack(now, s);
+                }
+            });
+            self.counters.segments_delivered += taken.segments;
+            let ca_rtt = taken.rtt;
             self.cc.on_ack_sample(&AckSample {
                 now,
                 rtt: ca_rtt.or(rtt),
@@ -200,7 +212,7 @@ impl Connection {
                 let dsack = blocks.first().is_some_and(|&(l, r)| {
                     r <= ack || blocks.get(1).is_some_and(|&(l2, r2)| l >= l2 && r <= r2)
                 });
-                self.rack.on_ack(now, self.snd_una, blocks);
+                self.rack.on_sack(&mut self.sent, now, self.snd_una, blocks);
                 self.rack
                     .on_dsack_and_exit(dsack, exited_recovery, self.snd_una, self.snd_max);
                 self.rack_detect(now);
@@ -288,7 +300,7 @@ impl Connection {
         let reo = self
             .rack
             .reo_wnd(self.recovery.active, dupthresh_sacked, self.rtt.srtt());
-        let det = self.rack.detect_loss(now, reo);
+        let det = self.rack.detect_loss(&mut self.sent, now, reo);
         if let Some(s) = det.lost_rexmit {
             // The retransmission is lost too: NextSeg finds it again.
             self.recovery.high_rxt = self.recovery.high_rxt.min(s).max(self.snd_una);
@@ -345,7 +357,7 @@ impl Connection {
             return;
         }
         if self.cfg.recovery.rack {
-            self.rack.on_ack(now, self.snd_una, blocks);
+            self.rack.on_sack(&mut self.sent, now, self.snd_una, blocks);
             self.rack_detect(now);
         }
         if let Some(mut prr) = self.recovery.prr {

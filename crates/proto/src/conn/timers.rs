@@ -199,7 +199,7 @@ impl Connection {
                 self.recovery.sack = false;
                 self.recovery.prr = None;
                 self.tlp_end = None;
-                self.rack.on_rto();
+                self.rack.on_rto(&mut self.sent);
                 self.scoreboard.set_rack_lost(None);
                 self.disarm(Timer::Rack);
                 self.recovery.rxt_first = false;
