@@ -85,6 +85,8 @@ pub struct IcmpSpec {
     pub seq: u32,
     /// The quoted segment's payload length.
     pub len: u32,
+    /// `mtu N`: the next hop's MTU a "fragmentation needed" carries (RFC 1191 4).
+    pub mtu: Option<u16>,
 }
 
 /// Direction of a scripted segment.

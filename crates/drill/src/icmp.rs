@@ -58,6 +58,16 @@ pub(crate) fn parse_icmp(s: &str) -> Result<IcmpSpec, String> {
             words.next();
         }
     }
+    // packetdrill's opt_icmp_mtu: `mtu N` after the code.
+    let mut mtu = None;
+    if words.peek() == Some(&"mtu") {
+        words.next();
+        let n = words.next().ok_or("icmp: `mtu` needs a number")?;
+        mtu = Some(
+            n.parse::<u16>()
+                .map_err(|_| format!("icmp: mtu {n:?} is not a number from 0 to 65535"))?,
+        );
+    }
     let rest: Vec<&str> = words.collect();
     let rest = rest.join(" ");
     let (seq, len) = if rest.is_empty() {
@@ -71,7 +81,12 @@ pub(crate) fn parse_icmp(s: &str) -> Result<IcmpSpec, String> {
             })?;
         crate::parse::parse_seq_range(inner.trim())?
     };
-    Ok(IcmpSpec { code, seq, len })
+    Ok(IcmpSpec {
+        code,
+        seq,
+        len,
+        mtu,
+    })
 }
 
 /// ICMP code name for messages.
@@ -87,14 +102,16 @@ impl Runner<'_> {
     pub(crate) fn inject_icmp(&mut self, spec: &IcmpSpec) {
         let seq = SeqNumber(self.local_wire(spec.seq, false));
         let accepted = self.conn_accepted;
-        let taken = self
-            .conn
-            .as_mut()
-            .map(|c| c.icmp_unreachable(seq, spec.code, accepted));
+        let frag_needed = tinygram_proto::conn::unreach::FRAG_NEEDED;
+        let taken = self.conn.as_mut().map(|c| match spec.mtu {
+            Some(mtu) if spec.code == frag_needed => c.icmp_frag_needed(seq, mtu),
+            _ => c.icmp_unreachable(seq, spec.code, accepted),
+        });
         self.report.trace.push(format!(
-            "{} < icmp unreachable {} [{}:{}({})]{}",
+            "{} < icmp unreachable {}{} [{}:{}({})]{}",
             secs(self.now),
             code_name(spec.code),
+            spec.mtu.map_or(String::new(), |m| format!(" mtu {m}")),
             spec.seq,
             spec.seq.wrapping_add(spec.len),
             spec.len,
@@ -118,6 +135,10 @@ mod tests {
         assert_eq!((i.code, i.seq, i.len), (1, 0, 10));
         let i = parse_icmp("unreachable [5000:6000(1000)]").unwrap();
         assert_eq!((i.code, i.seq, i.len), (0, 5000, 1000));
+        let i = parse_icmp("unreachable frag_needed mtu 840 [0:1000(1000)]").unwrap();
+        assert_eq!((i.code, i.mtu, i.seq, i.len), (4, Some(840), 0, 1000));
+        assert!(parse_icmp("unreachable frag_needed mtu").is_err());
+        assert!(parse_icmp("unreachable frag_needed mtu 70000").is_err());
         let i = parse_icmp("unreachable port_unreachable").unwrap();
         assert_eq!((i.code, i.seq), (3, 0));
         assert!(parse_icmp("echo_request").is_err());

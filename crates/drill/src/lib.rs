@@ -4,6 +4,7 @@ pub mod ast;
 #[cfg(feature = "cli")]
 pub mod cli;
 mod epoll;
+mod files;
 mod icmp;
 mod mask;
 pub mod nplab;

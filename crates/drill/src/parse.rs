@@ -171,7 +171,9 @@ fn logical_lines(text: &str) -> Result<Vec<(usize, String)>, (usize, String)> {
                 }
                 if c == '\n' {
                     line += 1;
-                    cur.push(' ');
+                    // A shell command keeps its line breaks: each line is a
+                    // command of its own (files.rs reads them one by one).
+                    cur.push(if mode == Mode::Tick { '\n' } else { ' ' });
                 } else {
                     cur.push(c);
                 }

@@ -192,6 +192,14 @@ pub(crate) fn tcp_info(c: &Connection) -> Vec<(&'static str, u64)> {
         ("tcpi_data_segs_in", n.data_segments_received),
         ("tcpi_snd_wnd", c.snd_wnd() as u64),
     ]);
+    // The peer's segment size the ACK policy measured (icsk_ack.rcv_mss).
+    if let Some(m) = c.rcv_mss() {
+        vars.push(("tcpi_rcv_mss", m as u64));
+    }
+    // Reordering events (tp->reord_seen), where RACK tracks the connection.
+    if let Some(n) = c.reord_seen() {
+        vars.push(("tcpi_reord_seen", u64::from(n)));
+    }
     // Scoreboard counts (tcp_get_info: packets_out, sacked_out, lost_out,
     // retrans_out, reordering), from RACK's per-segment state when it runs.
     if let Some((unacked, sacked, lost, retrans, reordering)) = c.rack_counts() {

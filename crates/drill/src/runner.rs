@@ -56,6 +56,10 @@ pub struct Settings {
     /// How long one script's Python blocks may run in all (they share one
     /// process): past it the process is killed and the script fails.
     pub python_timeout: std::time::Duration,
+    /// packetdrill's `--mss`: inbound TCP packets longer than this (IP
+    /// header included) reach TCP as GRO packets of segments this large
+    /// (netdev.c linux_tun_write sets the virtio-net gso_size).
+    pub mss: Option<usize>,
 }
 
 impl Default for Settings {
@@ -72,6 +76,7 @@ impl Default for Settings {
             remote_ip: std::net::IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 1)),
             no_python: false,
             python_timeout: std::time::Duration::from_secs(10),
+            mss: None,
         }
     }
 }
@@ -179,6 +184,10 @@ pub(crate) struct Runner<'a> {
     pub epoll: crate::epoll::Epoll,
     /// TCP_INQ and SO_TIMESTAMPING state.
     pub ext: crate::syscall::sockext::SockExt,
+    /// Files the script's shell lines made, and those it opened.
+    pub files: crate::files::Files,
+    /// The live connection's unanswered cookie request is in the cache.
+    pub(crate) tfo_no_cookie_noted: bool,
 }
 
 /// Converts script-relative nanoseconds to an engine instant.
@@ -280,6 +289,8 @@ pub(crate) fn start<'a>(
         last_data_in: None,
         epoll: crate::epoll::Epoll::default(),
         ext: Default::default(),
+        files: Default::default(),
+        tfo_no_cookie_noted: false,
     })
 }
 
@@ -317,6 +328,14 @@ fn apply_option(s: &mut Settings, o: &ScriptOption) -> Result<bool, String> {
             } else {
                 s.remote_ip = a;
             }
+            Ok(true)
+        }
+        "mss" => {
+            s.mss = Some(
+                v.and_then(|v| v.parse().ok())
+                    .filter(|v: &usize| (1..=65_535).contains(v))
+                    .ok_or("--mss needs a segment size from 1 to 65535")?,
+            );
             Ok(true)
         }
         "strict_segments" => {
@@ -431,6 +450,18 @@ impl<'a> Runner<'a> {
                         self.syscall(idx, s, block_end, tol)?;
                     }
                     EventKind::Command(c) => {
+                        let made = self.files.apply_command(c);
+                        if let Some(e) = made.error {
+                            return Err(self.fail(idx, FailKind::Unsupported, e));
+                        }
+                        if !made.modelled.is_empty() {
+                            self.report.notes.push(format!(
+                                "line {}: files modelled: {}",
+                                ev.line,
+                                made.modelled.join(", ")
+                            ));
+                        }
+                        let c = &made.rest;
                         let a = self.host.apply_command(c, self.settings.stack);
                         if a.flush_tfo_cache {
                             self.tfo_cache.clear();
@@ -442,7 +473,8 @@ impl<'a> Runner<'a> {
                                 a.modelled.join(", ")
                             ));
                         }
-                        if a.modelled.is_empty() || !a.not_modelled.is_empty() {
+                        let all_files = c.trim().is_empty() && !made.modelled.is_empty();
+                        if (a.modelled.is_empty() && !all_files) || !a.not_modelled.is_empty() {
                             let what = if a.not_modelled.is_empty() {
                                 String::new()
                             } else {
@@ -670,11 +702,29 @@ impl<'a> Runner<'a> {
                 }
                 let before = (synced(c.state()), c.counters().data_segments_received);
                 let rx_before = (c.recv_available(), c.state(), c.error().is_some());
-                c.handle_segment(now, &repr, &payload);
+                // virtio_net_hdr_to_skb: only a packet longer than gso_size is GSO.
+                let ip_len = 20 + repr.header_len() + payload.len();
+                match self.settings.mss {
+                    Some(gso) if ip_len > gso && !payload.is_empty() => {
+                        c.handle_gro_segment(now, &repr, &payload, gso)
+                    }
+                    _ => c.handle_segment(now, &repr, &payload),
+                }
                 if let Some(fo) = c.fast_open().learned {
                     let remote = self.settings.remote_ip;
                     self.tfo_cache.insert(remote, fo.cookie, fo.experimental);
                 }
+                // Once per connection: its cookie request went unanswered.
+                // Linux's cache falls back to the experimental option
+                // (tcp_metrics.c try_exp); FreeBSD's client knows no such
+                // option, and the other stacks keep asking with kind 34.
+                let linux = self.settings.stack == crate::stack::Stack::linux();
+                let unanswered = c.fast_open().no_cookie_reply && linux;
+                if unanswered && !self.tfo_no_cookie_noted {
+                    let exp = c.config().fast_open.experimental;
+                    self.tfo_cache.note_no_cookie(self.settings.remote_ip, exp);
+                }
+                self.tfo_no_cookie_noted = unanswered;
                 if let Some(m) = c.fast_open().peer_mss {
                     self.tfo_cache.set_mss(self.settings.remote_ip, m);
                 }

@@ -307,6 +307,9 @@ impl<'a> Runner<'a> {
         if let Some(r) = self.try_poll(idx, spec, first) {
             return r;
         }
+        if let Some(r) = self.try_file_call(idx, spec) {
+            return r;
+        }
         if name == "socket" {
             let types = spec.args.get(1).and_then(symbols).unwrap_or_default();
             let other = types
@@ -387,7 +390,7 @@ impl<'a> Runner<'a> {
             return Err(self.unsupported(
                 idx,
                 format!(
-                    "system call {name}() is not supported (supported: socket, {}, poll, epoll_create, epoll_ctl, epoll_wait)",
+                    "system call {name}() is not supported (supported: socket, {}, poll, epoll_create, epoll_ctl, epoll_wait, open, sendfile)",
                     known.join(", ")
                 ),
             ));
@@ -839,6 +842,10 @@ impl<'a> Runner<'a> {
         self.conn_ack_policy_set = sock.set_by_script.contains("TCP_TINYGRAM_ACK_POLICY");
         self.last_ack_sent = None;
         self.delack_fired_seen = 0;
+        self.tfo_no_cookie_noted = false;
+        // packetdrill keeps the script-to-live TSval mapping per socket
+        // (run_packet.c: socket->ts_val_map, first_script_ts_val).
+        self.ts_offset = None;
     }
 
     /// EAGAIN for non-blocking sockets, otherwise block.
@@ -1037,9 +1044,59 @@ impl<'a> Runner<'a> {
         let mut s = sock.clone();
         s.cfg.fast_open.client = true;
         s.cfg.fast_open.cookie = None;
+        s.cfg.fast_open.experimental = self.tfo_cache.request_experimental(self.settings.remote_ip);
         s.cfg.fast_open.peer_mss = self.tfo_cache.mss(self.settings.remote_ip);
         self.socks.insert(fd, s.clone());
         Some(Err(s))
+    }
+
+    /// SO_KEEPALIVE and TCP_KEEPIDLE/KEEPINTVL/KEEPCNT (tcp(7)): Linux takes
+    /// 1 to 32767 seconds (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL) and 1 to 127
+    /// probes (MAX_TCP_KEEPCNT), else EINVAL; a live connection re-arms its
+    /// timer (tcp_sock_set_keepidle_locked).
+    fn set_keepalive(&mut self, fd: i64, sock: &Sock, name: &str, v: i64, live: bool) -> Outcome {
+        let mut cfg = sock.cfg.clone();
+        let secs = |v: i64| {
+            (1..=32_767)
+                .contains(&v)
+                .then(|| tinygram_proto::Duration::from_secs(v as u64))
+        };
+        let ok = match name {
+            "SO_KEEPALIVE" => {
+                cfg.keepalive = v != 0;
+                true
+            }
+            "TCP_KEEPIDLE" => secs(v).map(|d| cfg.keepalive_idle = d).is_some(),
+            "TCP_KEEPINTVL" => secs(v).map(|d| cfg.keepalive_intvl = d).is_some(),
+            _ => {
+                let ok = (1..=127).contains(&v);
+                if ok {
+                    cfg.keepalive_probes = v as u32;
+                }
+                ok
+            }
+        };
+        if !ok {
+            self.errno_reason = Some(format!("{name}: {v} is out of range"));
+            return Outcome::Done(Err("EINVAL"));
+        }
+        if live {
+            let now = instant(self.now);
+            if let Some(c) = self.conn.as_mut() {
+                c.set_keepalive(
+                    now,
+                    cfg.keepalive,
+                    cfg.keepalive_idle,
+                    cfg.keepalive_intvl,
+                    cfg.keepalive_probes,
+                );
+            }
+        }
+        if let Some(s) = self.socks.get_mut(&fd) {
+            s.cfg = cfg;
+            s.set_by_script.insert(name.to_string());
+        }
+        Outcome::Done(Ok(0))
     }
 
     /// TCP_FASTOPEN_KEY (tcp(7); Linux's do_tcp_setsockopt and
@@ -1159,7 +1216,12 @@ impl<'a> Runner<'a> {
         s.cfg.fast_open.client = true;
         s.cfg.fast_open.client_no_cookie = no_cookie;
         s.cfg.fast_open.cookie = cached.map(|c| c.0);
-        s.cfg.fast_open.experimental = cached.is_some_and(|c| c.1);
+        // tcp_fastopen_cache_get: a cached cookie keeps its kind; with none,
+        // a request goes experimental after kind 34 went unanswered.
+        s.cfg.fast_open.experimental = match cached {
+            Some(c) => c.1,
+            None => self.tfo_cache.request_experimental(self.settings.remote_ip),
+        };
         s.cfg.fast_open.peer_mss = self.tfo_cache.mss(self.settings.remote_ip);
         self.socks.insert(fd, s.clone());
         let connected = self.connect(idx, fd, &s, true)?;
@@ -1199,7 +1261,7 @@ impl<'a> Runner<'a> {
     }
 
     /// write()/send(): hands bytes to the engine, blocking or partial as Linux would.
-    fn write(
+    pub(crate) fn write(
         &mut self,
         fd: i64,
         sock: &Sock,
@@ -1419,8 +1481,8 @@ impl<'a> Runner<'a> {
         match name.as_str() {
             // SO_MARK only steers routing, which the runner has none of.
             "SO_REUSEADDR" | "SO_REUSEPORT" | "SO_MARK" => return Ok(Outcome::Done(Ok(0))),
-            // The runner has no path-MTU discovery (no ICMP, no DF bit to
-            // clear), so every IP_PMTUDISC_* mode sends the same segments.
+            // Accepted, not modelled: an ICMP "fragmentation needed" lowers
+            // the path MTU whatever the mode (IP_PMTUDISC_DONT would ignore it).
             "IP_MTU_DISCOVER" => return Ok(Outcome::Done(Ok(0))),
             // Precedence/DSCP bits change only the IP header, which the runner
             // does not emit; the ECN bits would change behaviour, so they are refused.
@@ -1435,6 +1497,10 @@ impl<'a> Runner<'a> {
                     ));
                 }
                 return Ok(Outcome::Done(Ok(0)));
+            }
+            "SO_KEEPALIVE" | "TCP_KEEPIDLE" | "TCP_KEEPINTVL" | "TCP_KEEPCNT" => {
+                let v = int(self)?;
+                return Ok(self.set_keepalive(fd, sock, &name, v, live));
             }
             "SO_ZEROCOPY" => {
                 let on = int(self)? != 0;

@@ -366,6 +366,20 @@ pub struct Config {
     /// tcp_cwnd_restart under net.ipv4.tcp_slow_start_after_idle = 1). Off:
     /// cwnd survives idle periods.
     pub slow_start_after_idle: bool,
+    /// In SYN-SENT, refuse with a reset a SYN-ACK whose TSecr is not between
+    /// our first SYN's TSval and now (Linux tcp_rcv_synsent_state_process,
+    /// PAWSActiveRejected). Off: the echo is not checked (RFC 7323).
+    pub syn_ack_paws: bool,
+    /// SO_KEEPALIVE: probe a connection idle this long (RFC 1122 4.2.3.6;
+    /// off by default, as the RFC requires).
+    pub keepalive: bool,
+    /// Idle time before the first keep-alive probe (RFC 1122 4.2.3.6: no
+    /// less than two hours by default; TCP_KEEPIDLE).
+    pub keepalive_idle: Duration,
+    /// Time between unanswered keep-alive probes (TCP_KEEPINTVL).
+    pub keepalive_intvl: Duration,
+    /// Unanswered keep-alive probes before the connection is dropped (TCP_KEEPCNT).
+    pub keepalive_probes: u32,
     /// How a zero window is probed: one byte of new data (RFC 9293 3.8.6.1,
     /// the default) or a bare ACK carrying SND.UNA - 1, which the peer must
     /// answer with its window (Linux tcp_write_wakeup, tcp_xmit_probe_skb).
@@ -506,6 +520,11 @@ impl Default for Config {
             cwnd_validation: crate::cc::CwndValidation::Off,
             cubic: crate::cc::CubicVariant::Rfc9438,
             slow_start_after_idle: false,
+            syn_ack_paws: false,
+            keepalive: false,
+            keepalive_idle: Duration::from_secs(7200),
+            keepalive_intvl: Duration::from_secs(75),
+            keepalive_probes: 8,
             window_probe: WindowProbe::Byte,
             snd_buf_counts: SndBufCounts::Queued,
         }

@@ -124,4 +124,6 @@ pub struct Counters {
     /// Connections given up after `max_retries` zero-window probes no ACK
     /// answered (RFC 1122 4.2.2.17; Linux's tcp_probe_timer and tcp_retries2).
     pub window_probe_aborts: u64,
+    /// Keep-alive probes sent (RFC 1122 4.2.3.6).
+    pub keepalive_probes: u64,
 }

@@ -179,6 +179,14 @@ pub struct TfoState {
     /// Server: a Fast Open connection (valid cookie, or cookies waived): it
     /// can be accepted and send before the handshake completes (4.3.2).
     pub child: bool,
+    /// Client: the SYN asked for a cookie without data, was never
+    /// retransmitted, and the SYN-ACK carried no Fast Open option at all:
+    /// the server may not know this option kind (tcp_rcv_fastopen_synack's
+    /// try_exp case; the caller's cache then tries the other kind).
+    pub no_cookie_reply: bool,
+    /// Client: the SYN was sent again at once without its data (an ICMP
+    /// said the SYN with data was too big: Linux tcp_simple_retransmit).
+    pub syn_resent_plain: bool,
     /// Client: the end of SYN data the SYN-ACK left unacknowledged, resent
     /// as a retransmission in a segment of its own with PSH (RFC 7413 4.2.2;
     /// Linux tcp_rcv_fastopen_synack resends the SYN's data skb).
@@ -191,6 +199,9 @@ pub struct TfoState {
 pub struct CookieCache {
     entries: HashMap<IpAddr, (TfoCookie, bool)>,
     mss: HashMap<IpAddr, u16>,
+    /// Linux's tfom->try_exp: 1 = ask with the experimental option next,
+    /// 2 = it went unanswered too, so ask with kind 34 for good.
+    try_exp: HashMap<IpAddr, u8>,
     /// Paths without Fast Open, with the time each was disabled.
     disabled: HashMap<IpAddr, Instant>,
 }
@@ -241,7 +252,25 @@ impl CookieCache {
     pub fn clear(&mut self) {
         self.entries.clear();
         self.mss.clear();
+        self.try_exp.clear();
         self.disabled.clear();
+    }
+    /// A cookie request to `server` went unanswered (see
+    /// [`TfoState::no_cookie_reply`]); `experimental` says which kind the SYN
+    /// used. With no cookie cached, the next request uses the experimental
+    /// kind, and once that went unanswered too kind 34 again, for good
+    /// (Linux tcp_rcv_fastopen_synack and tcp_fastopen_cache_set).
+    pub fn note_no_cookie(&mut self, server: IpAddr, experimental: bool) {
+        if self.entries.contains_key(&server) {
+            return;
+        }
+        let t = self.try_exp.entry(server).or_default();
+        *t = (*t).max(if experimental { 2 } else { 1 });
+    }
+    /// The next cookie request to `server` uses the experimental option
+    /// (tcp_fastopen_cache_get: no cookie and try_exp 1).
+    pub fn request_experimental(&self, server: IpAddr) -> bool {
+        !self.entries.contains_key(&server) && self.try_exp.get(&server) == Some(&1)
     }
 }
 
@@ -271,6 +300,23 @@ mod tests {
             "192.168.0.1".parse().unwrap(),
         );
         assert_eq!(hex(&c), "3021b9d889017eeb");
+    }
+
+    #[test]
+    fn an_unanswered_request_tries_the_experimental_kind_once() {
+        let mut c = CookieCache::default();
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        assert!(!c.request_experimental(a));
+        c.note_no_cookie(a, false);
+        assert!(c.request_experimental(a));
+        c.note_no_cookie(a, true);
+        assert!(!c.request_experimental(a));
+        c.note_no_cookie(a, false);
+        assert!(!c.request_experimental(a), "kind 34 for good");
+        c.clear();
+        c.note_no_cookie(a, false);
+        c.insert(a, TfoCookie::new(&[7; 8]).unwrap(), true);
+        assert!(!c.request_experimental(a), "a cookie is used as it came");
     }
 
     #[test]

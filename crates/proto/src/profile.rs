@@ -211,6 +211,8 @@ pub const LINUX: Profile = Profile {
         s("options", "wscale,timestamps,sack", "net.ipv4.tcp_window_scaling, tcp_timestamps, tcp_sack = 1 (ip-sysctl.rst)"),
         s("rcv_buf", "65536", "assumption: tcp_rmem[1] 131072 with tcp_adv_win_scale 1 offers about 64 KiB; autotuning is not modelled"),
         s("initial_window", "10", "include/net/tcp.h TCP_INIT_CWND"),
+        s("keepalive_probes", "9", "net.ipv4.tcp_keepalive_probes (include/net/tcp.h TCP_KEEPALIVE_PROBES)"),
+        s("syn_ack_paws", "true", "tcp_input.c tcp_rcv_synsent_state_process: a SYN-ACK echoing a TSval we never sent is reset"),
         s("rto_min", "200ms", "include/net/tcp.h TCP_RTO_MIN (HZ/5)"),
         s("rto_floor", "variance", "tcp_input.c tcp_set_rto: RTO = SRTT + max(4 x RTTVAR, tcp_rto_min)"),
         s("rto_max", "120s", "include/net/tcp.h TCP_RTO_MAX"),

@@ -48,6 +48,11 @@ pub struct Rack {
     /// down to a segment delivered after it without a retransmission
     /// (Linux's tcp_check_sack_reordering metric, behind tcpi_reordering).
     reorder_bytes: usize,
+    /// ACKs that showed reordering, once for their SACKed part and once for
+    /// their cumulative part (Linux's tp->reord_seen).
+    reord_seen: u32,
+    /// The current ACK's cumulative part already counted in `reord_seen`.
+    cum_reordered: bool,
 }
 
 impl Default for Rack {
@@ -63,6 +68,8 @@ impl Default for Rack {
             reo_wnd_persist: 0,
             lost_end: None,
             reorder_bytes: 0,
+            reord_seen: 0,
+            cum_reordered: false,
         }
     }
 }
@@ -103,6 +110,12 @@ impl Rack {
         self.reorder_bytes
     }
 
+    /// How often reordering was seen (Linux tcp_check_sack_reordering's
+    /// tp->reord_seen++: once per ACK for a SACKed hole, once for a filled one).
+    pub fn reord_seen(&self) -> u32 {
+        self.reord_seen
+    }
+
     /// End of the highest segment marked lost, if any is outstanding.
     pub fn lost_end(&self) -> Option<SeqNumber> {
         self.lost_end
@@ -111,9 +124,16 @@ impl Rack {
     /// RFC 8985 6.2 steps 1-3 for a segment the cumulative ACK removed
     /// from the record: delivered now, unless a SACK delivered it before.
     pub fn on_cumulative_ack(&mut self, now: Instant, s: &Sent) {
-        if !s.sacked {
-            self.delivered(now, s);
+        if !s.sacked && self.delivered(now, s) && !self.cum_reordered {
+            // Once per ACK, however many segments filled the hole.
+            self.cum_reordered = true;
+            self.reord_seen += 1;
         }
+    }
+
+    /// A new cumulative ACK begins: its filled holes count once (`reord_seen`).
+    pub fn begin_ack(&mut self) {
+        self.cum_reordered = false;
     }
 
     /// RFC 8985 6.2 steps 1-3 for one ACK's (already validated) SACK
@@ -126,6 +146,7 @@ impl Rack {
         snd_una: SeqNumber,
         blocks: &[(SeqNumber, SeqNumber)],
     ) {
+        let mut sack_reordered = false;
         for &(l, r) in blocks {
             if l >= r || r <= snd_una {
                 continue;
@@ -134,22 +155,23 @@ impl Rack {
                 if !s.sacked && s.start >= l && s.end <= r {
                     s.sacked = true;
                     s.lost = false;
-                    self.delivered(now, s);
+                    sack_reordered |= self.delivered(now, s);
                 }
             }
         }
         if self.lost_end.is_some_and(|e| e <= snd_una) {
             self.lost_end = None;
         }
+        self.reord_seen += u32::from(sack_reordered);
     }
 
-    /// Steps 2-3 for one delivered segment.
-    fn delivered(&mut self, now: Instant, s: &Sent) {
+    /// Steps 2-3 for one delivered segment; true when it was reordered.
+    fn delivered(&mut self, now: Instant, s: &Sent) -> bool {
         let rtt = now - s.last_sent;
         // Step 2: an ACK quicker than min_RTT after a retransmission may be
         // for the original: ambiguous, so it does not advance RACK.
         if s.rexmit && self.min_rtt.is_some_and(|m| rtt < m) {
-            return;
+            return false;
         }
         if !s.rexmit {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
@@ -167,9 +189,14 @@ impl Rack {
                 if !s.rexmit {
                     self.reordering_seen = true;
                     self.reorder_bytes = self.reorder_bytes.max(f.distance_from(s.start));
+                    return true;
                 }
+                false
             }
-            _ => self.fack = Some(s.end),
+            _ => {
+                self.fack = Some(s.end);
+                false
+            }
         }
     }
 
@@ -303,6 +330,7 @@ mod tests {
 
         /// One ACK: the cumulative part, then the SACK blocks.
         fn on_ack(&mut self, now: Instant, una: SeqNumber, blocks: &[(SeqNumber, SeqNumber)]) {
+            self.rack.begin_ack();
             let rack = &mut self.rack;
             self.sent
                 .on_cumulative_ack(una, now, |s| rack.on_cumulative_ack(now, s));
@@ -368,6 +396,21 @@ mod tests {
         assert_eq!(r.reo_wnd(true, true, Some(d(200))), d(25));
         // Capped at SRTT.
         assert_eq!(r.reo_wnd(true, true, Some(d(10))), d(10));
+    }
+
+    #[test]
+    fn reord_seen_counts_an_ack_once_per_part_as_linux() {
+        let mut r = flight();
+        // SACK above a hole: no reordering yet.
+        r.on_ack(ms(100), s(0), &[(s(200), s(300))]);
+        assert_eq!(r.reord_seen(), 0);
+        // A SACK below the highest SACKed: one, however many segments.
+        r.on_ack(ms(101), s(0), &[(s(0), s(100)), (s(200), s(300))]);
+        assert_eq!(r.reord_seen(), 1);
+        // The cumulative ACK fills the rest of the hole: one more.
+        r.on_ack(ms(102), s(300), &[]);
+        assert_eq!(r.reord_seen(), 2);
+        assert_eq!(r.reorder_bytes(), 300);
     }
 
     #[test]

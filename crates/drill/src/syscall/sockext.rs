@@ -468,7 +468,7 @@ impl Runner<'_> {
     }
 
     /// A send of `n` bytes completed: note its last byte for timestamps.
-    pub(super) fn sent_ext(&mut self, n: usize) {
+    pub(crate) fn sent_ext(&mut self, n: usize) {
         if let Some(c) = self.conn.as_ref() {
             let end = c.snd_una() + c.send_queued();
             self.ext.sent(end, n);

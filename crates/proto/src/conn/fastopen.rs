@@ -63,7 +63,7 @@ impl Connection {
         let fo = self.cfg.fast_open.clone();
         // A retransmitted SYN goes plain, without data or option, as Linux's
         // does: the path may drop what it does not know (RFC 7413 4.2.2).
-        if !fo.client || self.retries > 0 {
+        if !fo.client || self.retries > 0 || self.tfo.syn_resent_plain {
             return;
         }
         let cookie = fo.cookie.filter(|c| !c.is_request());
@@ -111,6 +111,10 @@ impl Connection {
             Some(_) => {}
             None => self.tfo.no_cookie = asked,
         }
+        // tcp_rcv_fastopen_synack: "We requested a cookie but didn't get it"
+        // (no option at all, no SYN data, the SYN never retransmitted).
+        self.tfo.no_cookie_reply =
+            asked && seg.options.fast_open.is_none() && !self.tfo.syn_data && self.retries == 0;
         if self.cfg.fast_open.client {
             self.tfo.peer_mss = seg.options.mss;
         }

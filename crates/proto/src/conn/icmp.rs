@@ -21,7 +21,59 @@ pub mod unreach {
     pub const FRAG_NEEDED: u8 = 4;
 }
 
+/// The smallest path MTU taken from an ICMP message: below it the path is
+/// taken to be 552 bytes (Linux's net.ipv4.route.min_pmtu, __ip_rt_update_pmtu).
+const MIN_PMTU: u16 = 552;
+
+/// IPv4 and TCP headers without options: MTU - 40 is the MSS (RFC 879).
+const HEADERS: u16 = 40;
+
 impl Connection {
+    /// The MSS our SYN or SYN-ACK offers: the configured one, or less when
+    /// the path MTU is smaller (Linux tcp_advertise_mss: the route's advmss,
+    /// MTU - 40).
+    pub(super) fn advertised_mss(&self) -> u16 {
+        self.pmtu.map_or(self.cfg.mss, |m| {
+            self.cfg.mss.min(m.saturating_sub(HEADERS))
+        })
+    }
+
+    /// An ICMP "fragmentation needed and DF set" quoting our segment `seq`,
+    /// with the next hop's `mtu` (RFC 1191 4; Linux tcp_v4_err and
+    /// tcp_v4_mtu_reduced). Returns false when the quoted number is not one
+    /// we have outstanding. A smaller path MTU shrinks the MSS we send and
+    /// offer (tcp_sync_mss); a Fast Open SYN whose data was too big is sent
+    /// again at once without it (tcp_simple_retransmit). Data already sent
+    /// in larger segments is repaired by the usual loss recovery.
+    pub fn icmp_frag_needed(&mut self, seq: SeqNumber, mtu: u16) -> bool {
+        if matches!(self.state, State::Listen | State::Closed)
+            || !(seq >= self.snd_una && seq <= self.snd_nxt)
+        {
+            return false;
+        }
+        let mtu = mtu.max(MIN_PMTU);
+        let current = self.pmtu.unwrap_or(self.cfg.mss.saturating_add(HEADERS));
+        if mtu >= current {
+            return true;
+        }
+        self.pmtu = Some(mtu);
+        if self.state.synchronized() {
+            let opts = self.snd_mss_options();
+            let mss = (mtu - HEADERS) as usize;
+            self.snd_mss = self.snd_mss.min(mss.saturating_sub(opts)).max(1);
+        } else if self.state == State::SynSent && self.tfo.syn_data {
+            // tcp_simple_retransmit: the SYN and its data are lost; the SYN
+            // goes again now, plain (the data follows the handshake).
+            // As a retransmission timeout resends it, without the backoff.
+            self.tfo.syn_resent_plain = true;
+            self.counters.syn_retransmits += 1;
+            self.rtt_probe = None;
+            self.tx.need_syn = true;
+            self.snd_nxt = self.iss;
+        }
+        true
+    }
+
     /// An ICMP destination unreachable with `code`, quoting a segment of ours
     /// whose sequence number is `seq`; `accepted` says the application holds
     /// the socket. Returns false when the quoted number is not one we have

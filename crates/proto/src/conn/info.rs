@@ -2,7 +2,7 @@
 //! (Linux's tcp_chrono_*), RACK's segment counts, recovery state, zero-window
 //! probes, and TCP_USER_TIMEOUT (RFC 5482).
 
-use super::Connection;
+use super::{Connection, Timer};
 use crate::rack::Rack;
 use crate::time::{Duration, Instant};
 
@@ -36,6 +36,43 @@ impl Connection {
             self.chrono
                 .stop(crate::chrono::ChronoKind::SndbufLimited, now, empty);
         }
+    }
+
+    /// Turns keep-alive on or off and sets its times on a live connection
+    /// (SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT): a new idle
+    /// time counts from the last segment received, as Linux's
+    /// tcp_sock_set_keepidle_locked re-arms the timer.
+    pub fn set_keepalive(
+        &mut self,
+        now: Instant,
+        on: bool,
+        idle: Duration,
+        intvl: Duration,
+        probes: u32,
+    ) {
+        let changed = self.cfg.keepalive_idle != idle || self.cfg.keepalive != on;
+        self.cfg.keepalive = on;
+        self.cfg.keepalive_idle = idle;
+        self.cfg.keepalive_intvl = intvl;
+        self.cfg.keepalive_probes = probes.max(1);
+        if changed {
+            self.disarm(Timer::Keepalive);
+        }
+        self.keepalive_kick(now);
+    }
+
+    /// The peer's segment size as the ACK policy measures it (Linux's
+    /// icsk_ack.rcv_mss, tcpi_rcv_mss), once data has arrived.
+    pub fn rcv_mss(&self) -> Option<usize> {
+        self.ack_policy.rcv_mss()
+    }
+
+    /// Times RACK saw reordering (Linux's tp->reord_seen, tcpi_reord_seen):
+    /// at most once per ACK for SACKed data and once for cumulatively
+    /// acknowledged data, as tcp_check_sack_reordering counts. None when
+    /// RACK does not track this connection.
+    pub fn reord_seen(&self) -> Option<u32> {
+        (self.cfg.recovery.rack && self.negotiated.sack).then(|| self.rack.reord_seen())
     }
 
     /// Segments sent and not cumulatively acknowledged, as the record of

@@ -58,6 +58,22 @@ impl Connection {
         }
     }
 
+    /// Processes a GRO packet: `payload` is several segments of `gso_size`
+    /// bytes merged by the receiving host, as Linux's TCP gets one from GRO or
+    /// a virtio-net header. The peer's segment size is measured from
+    /// `gso_size`, not the merged length (Linux tcp_measure_rcv_mss).
+    pub fn handle_gro_segment(
+        &mut self,
+        now: Instant,
+        seg: &TcpRepr,
+        payload: &[u8],
+        gso_size: usize,
+    ) {
+        self.rx_gso_size = Some(gso_size.max(1));
+        self.handle_segment(now, seg, payload);
+        self.rx_gso_size = None;
+    }
+
     /// Processes one arriving segment (RFC 9293 3.10.7).
     pub fn handle_segment(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
         if seg.dst_port != self.local_port
@@ -99,6 +115,13 @@ impl Connection {
         }
         // A CE mark belongs to this segment only, consumed or not.
         self.ecn.ce_next = false;
+        if self.state.synchronized() {
+            // Keep-alive measures idleness from here (tcp_ack: rcv_tstamp,
+            // icsk_probes_out = 0).
+            self.last_rcv = Some(now);
+            self.keepalive_out = 0;
+        }
+        self.keepalive_kick(now);
         self.counters.segments_delivered += self.sent.on_handshake_ack(self.snd_una);
         self.after_input(now);
         self.debug_check_invariants();
@@ -157,9 +180,8 @@ impl Connection {
         }
         // RFC 6691 / Cheshire: options on every segment come out of the MSS
         // (timestamps: 1460 becomes 1448; RFC 1106 option C: 8 more).
-        let per_segment = self.ts.enabled as usize * TS_OPTION_SPACE
-            + self.negotiated.bigwin as usize * bigwin::UPPER_OPTION_SPACE;
-        self.snd_mss = (peer_mss.min(self.cfg.mss) as usize)
+        let per_segment = self.snd_mss_options();
+        self.snd_mss = (peer_mss.min(self.advertised_mss()) as usize)
             .saturating_sub(per_segment)
             .max(1);
         match (
@@ -188,6 +210,13 @@ impl Connection {
         self.rcv_wnd_last = self.syn_window();
         // Restart congestion state with the real MSS (RFC 6928 counts segments).
         self.cc = build_cc(&self.cfg, self.snd_mss);
+    }
+
+    /// Option bytes every segment carries, which come out of the MSS
+    /// (RFC 6691; Linux tcp_mtu_to_mss subtracts the same).
+    pub(super) fn snd_mss_options(&self) -> usize {
+        self.ts.enabled as usize * TS_OPTION_SPACE
+            + self.negotiated.bigwin as usize * bigwin::UPPER_OPTION_SPACE
     }
 
     /// The window-scale shift this side offers: the smallest that fits the
@@ -242,6 +271,12 @@ impl Connection {
     /// RFC 9293 3.10.7.3.
     fn on_syn_sent(&mut self, now: Instant, seg: &TcpRepr) {
         if seg.flags.ack() && (seg.ack <= self.iss || seg.ack > self.snd_max) {
+            if !seg.flags.rst() {
+                self.pending_rst = Some(Box::new(self.rst_segment(seg.ack, None)));
+            }
+            return;
+        }
+        if self.syn_ack_echo_rejected(now, seg) {
             if !seg.flags.rst() {
                 self.pending_rst = Some(Box::new(self.rst_segment(seg.ack, None)));
             }
@@ -318,6 +353,20 @@ impl Connection {
             self.state = State::SynReceived;
             self.tx.need_syn = true;
         }
+    }
+
+    /// With `syn_ack_paws`: an ACK in SYN-SENT whose TSecr is neither zero nor
+    /// between our first SYN's TSval and our clock now (Linux
+    /// tcp_rcv_synsent_state_process: between(tsecr, retrans_stamp, now)).
+    fn syn_ack_echo_rejected(&self, now: Instant, seg: &TcpRepr) -> bool {
+        let (Some(ts), Some(first)) = (seg.options.timestamps, self.syn_first_sent) else {
+            return false;
+        };
+        if !(self.cfg.syn_ack_paws && self.cfg.options.timestamps && seg.flags.ack()) {
+            return false;
+        }
+        let (lo, hi) = (self.ts.clock(first), self.ts.clock(now));
+        ts.tsecr != 0 && ts.tsecr.wrapping_sub(lo) > hi.wrapping_sub(lo)
     }
 
     /// RFC 9293 3.10.7.3: data (and a FIN) on the SYN-ACK that completed an
@@ -710,7 +759,11 @@ impl Connection {
         if payload.len() >= self.snd_mss {
             self.ack.full_segs += 1;
         }
-        let ctx = self.ack_ctx(now, payload.len());
+        // tcp_measure_rcv_mss: a GRO packet's segments are gso_size bytes.
+        let seg_len = self
+            .rx_gso_size
+            .map_or(payload.len(), |g| g.min(payload.len()));
+        let ctx = self.ack_ctx(now, seg_len);
         let d = self.ack_policy.on_data(&ctx);
         self.apply_ack_decision(now, d);
     }

@@ -103,8 +103,10 @@ enum Timer {
     Tlp,
     /// RFC 8985 6.3 RACK reordering timer.
     Rack,
+    /// RFC 1122 4.2.3.6 keep-alive.
+    Keepalive,
 }
-const TIMERS: usize = 7;
+const TIMERS: usize = 8;
 
 /// A TCP connection driven by the caller (see the module docs for the call order).
 #[repr(C)]
@@ -229,6 +231,19 @@ pub struct Connection {
     /// and the most it may return in that run (a debug check that it runs dry).
     tx_streak: usize,
     tx_budget: usize,
+    /// The segment size of the GRO packet being handled (its gso_size), when
+    /// the driver received one (see `handle_gro_segment`).
+    rx_gso_size: Option<usize>,
+    /// When our first SYN went out (Linux's retrans_stamp in SYN-SENT).
+    syn_first_sent: Option<Instant>,
+    /// The path MTU an ICMP "fragmentation needed" reported (RFC 1191),
+    /// when below the MTU our MSS assumes.
+    pmtu: Option<u16>,
+    /// When a segment last arrived on the synchronized connection (Linux's
+    /// rcv_tstamp and lrcvtime), for keep-alive.
+    last_rcv: Option<Instant>,
+    /// Keep-alive probes sent since a segment last arrived.
+    keepalive_out: u32,
     trace: Vec<TraceEvent>,
 }
 
@@ -363,6 +378,11 @@ impl Connection {
             last_invalid_ack: None,
             tx_streak: 0,
             tx_budget: 0,
+            rx_gso_size: None,
+            syn_first_sent: None,
+            pmtu: None,
+            last_rcv: None,
+            keepalive_out: 0,
             hold: None,
             trace: Vec::new(),
             send_policy: cfg.send_policy.build(),

@@ -220,6 +220,9 @@ impl Connection {
 
     pub(super) fn emit_syn(&mut self, now: Instant) -> TcpRepr {
         self.tx.need_syn = false;
+        if self.state == State::SynSent {
+            self.syn_first_sent.get_or_insert(now);
+        }
         let mut flags = Flags::SYN;
         if self.state == State::SynReceived {
             flags = flags | Flags::ACK;
@@ -241,7 +244,7 @@ impl Connection {
         };
         // FreeBSD TF_NOOPT (TCP_NOOPT): the SYN goes bare, MSS left out too.
         if !self.cfg.no_options {
-            r.options.mss = Some(self.cfg.mss);
+            r.options.mss = Some(self.advertised_mss());
         }
         // Active: offer what is configured. Passive: answer what was negotiated.
         let mut want = self.cfg.options;

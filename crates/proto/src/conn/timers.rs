@@ -61,6 +61,10 @@ impl Connection {
             self.disarm(Timer::Persist);
             self.on_persist_timeout(now);
         }
+        if due(self, Timer::Keepalive) {
+            self.disarm(Timer::Keepalive);
+            self.on_keepalive_timeout(now);
+        }
         if due(self, Timer::Policy) {
             // Nothing to do here: the next poll asks the policy again.
             self.disarm(Timer::Policy);
@@ -246,6 +250,71 @@ impl Connection {
             }
         }
         self.tx.force_one = true;
+    }
+
+    /// States keep-alive runs in: synchronized, until TIME-WAIT (Linux's
+    /// tcp_keepalive_timer skips CLOSE, LISTEN and SYN-SENT).
+    fn keepalive_state(&self) -> bool {
+        matches!(
+            self.state,
+            State::Established
+                | State::CloseWait
+                | State::FinWait1
+                | State::FinWait2
+                | State::Closing
+                | State::LastAck
+        )
+    }
+
+    /// Arms the keep-alive timer if it should run and does not: `keepalive_idle`
+    /// after the last segment arrived (Linux keepalive_time_elapsed).
+    pub(super) fn keepalive_kick(&mut self, now: Instant) {
+        if !(self.cfg.keepalive && self.keepalive_state()) {
+            self.disarm(Timer::Keepalive);
+            return;
+        }
+        if !self.armed(Timer::Keepalive) {
+            let idle = self.cfg.keepalive_idle;
+            let elapsed = self.last_rcv.map_or(Duration::ZERO, |t| now - t);
+            self.arm(Timer::Keepalive, now + idle.saturating_sub(elapsed));
+        }
+    }
+
+    /// RFC 1122 4.2.3.6, as Linux's tcp_keepalive_timer: after `keepalive_idle`
+    /// with nothing received and nothing in flight or queued, a probe (an
+    /// ACK carrying SND.UNA - 1, which the peer must answer) every
+    /// `keepalive_intvl`; after `keepalive_probes` unanswered ones (or, with
+    /// TCP_USER_TIMEOUT, once that much time passed), a reset and ETIMEDOUT.
+    fn on_keepalive_timeout(&mut self, now: Instant) {
+        if !(self.cfg.keepalive && self.keepalive_state()) {
+            return;
+        }
+        let idle = self.cfg.keepalive_idle;
+        // "It is alive without keepalive": data in flight or waiting.
+        if self.snd_max != self.snd_una || self.unsent() > 0 {
+            self.arm(Timer::Keepalive, now + idle);
+            return;
+        }
+        let elapsed = self.last_rcv.map_or(idle, |t| now - t);
+        if elapsed < idle {
+            self.arm(Timer::Keepalive, now + (idle - elapsed));
+            return;
+        }
+        let give_up = match self.user_timeout.limit() {
+            Some(ut) => elapsed >= ut && self.keepalive_out > 0,
+            None => self.keepalive_out >= self.cfg.keepalive_probes,
+        };
+        if give_up {
+            // tcp_send_active_reset, then tcp_write_err.
+            let ack = Some(self.rcv_nxt());
+            self.pending_rst = Some(Box::new(self.rst_segment(self.snd_nxt, ack)));
+            self.enter_closed(Some(ConnError::TimedOut));
+            return;
+        }
+        self.keepalive_out += 1;
+        self.counters.keepalive_probes += 1;
+        self.tx.old_seq_probe = true;
+        self.arm(Timer::Keepalive, now + self.cfg.keepalive_intvl);
     }
 
     /// The retry limit: `max_retries`, or for an orphan Linux's

@@ -232,6 +232,11 @@ pub trait AckPolicy: fmt::Debug + Send {
     fn on_read_emptied(&mut self, _ctx: &AckCtx) -> Option<AckReason> {
         None
     }
+    /// The peer's segment size as this policy estimates it (Linux's
+    /// icsk_ack.rcv_mss, TCP_INFO's tcpi_rcv_mss), once data has arrived.
+    fn rcv_mss(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Which segments count toward "ACK every Nth segment".
@@ -765,6 +770,9 @@ impl AckPolicy for QuickAck {
             1 if !self.pingpong => Some(AckReason::ReadPushed { twice: false }),
             _ => None,
         }
+    }
+    fn rcv_mss(&self) -> Option<usize> {
+        (self.rcv_mss > 0).then_some(self.rcv_mss)
     }
 }
 
