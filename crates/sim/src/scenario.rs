@@ -282,7 +282,9 @@ fn host_default(short: &str) -> Option<String> {
     if short == "profile" {
         return Some(quoted(tinygram_proto::profile::RFC.name));
     }
-    let s = settings::find(short).ok()?;
+    // Not `settings::find`: its did-you-mean, built for every host key that is
+    // not a setting, cost more than the rest of a short run's setup.
+    let s = settings::SETTINGS.iter().find(|s| s.name == short)?;
     Some(setting_text(s, s.default_value()))
 }
 
