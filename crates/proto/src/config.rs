@@ -370,6 +370,12 @@ pub struct Config {
     /// our first SYN's TSval and now (Linux tcp_rcv_synsent_state_process,
     /// PAWSActiveRejected). Off: the echo is not checked (RFC 7323).
     pub syn_ack_paws: bool,
+    /// A simultaneous open answers with its own SYN again, options as first
+    /// offered, and takes the peer's SYN-ACK of all it sent in SYN-RECEIVED,
+    /// acknowledging its duplicate SYN (Linux tcp_send_synack,
+    /// tcp_validate_incoming). Off: RFC 9293 3.10.7.3's SYN-ACK answers what
+    /// the peer offered, and the SYN-ACK, below RCV.NXT, is dropped with an ACK.
+    pub simultaneous_synack: bool,
     /// SO_KEEPALIVE: probe a connection idle this long (RFC 1122 4.2.3.6;
     /// off by default, as the RFC requires).
     pub keepalive: bool,
@@ -521,6 +527,7 @@ impl Default for Config {
             cubic: crate::cc::CubicVariant::Rfc9438,
             slow_start_after_idle: false,
             syn_ack_paws: false,
+            simultaneous_synack: false,
             keepalive: false,
             keepalive_idle: Duration::from_secs(7200),
             keepalive_intvl: Duration::from_secs(75),

@@ -77,13 +77,24 @@ impl Connection {
                 // tcp_cleanup_rbuf: "if (2*rcv_window_now <= tp->window_clamp)",
                 // then ACK if the new window is at least twice the current one.
                 if 2 * cur <= self.advertisable() && self.ack.now.is_none() {
-                    let new = self.window_offer();
+                    let new = self.window_offer().min(self.syn_data_window_cap());
                     if new > 0 && new >= 2 * cur && new > cur {
                         self.ack.now = Some(AckReason::WindowUpdate);
                         self.counters.window_updates_sent += 1;
                     }
                 }
             }
+        }
+    }
+
+    /// Linux tcp_openreq_init_rwin / tcp_grow_window: a Fast Open child whose
+    /// only data came on its SYN offers no more than its SYN-ACK's window
+    /// (rcv_ssthresh starts there and only later in-order data raises it).
+    fn syn_data_window_cap(&self) -> usize {
+        if self.tfo.syn_data && self.tfo.child && self.counters.data_segments_received <= 1 {
+            self.rcv_adv.distance_from(self.rcv_nxt())
+        } else {
+            usize::MAX
         }
     }
 

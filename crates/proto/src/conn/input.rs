@@ -395,6 +395,33 @@ impl Connection {
         self.check_fin(now);
     }
 
+    /// Linux tcp_validate_incoming: in a simultaneous open's SYN-RECEIVED, the
+    /// peer's SYN-ACK (no data, acknowledging all we sent) passes as an ACK;
+    /// its SYN, a duplicate, gets an immediate ACK (tcp_data_queue).
+    fn simultaneous_syn_ack(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) -> bool {
+        let rcv_nxt = self.rcv_nxt();
+        if !(self.cfg.simultaneous_synack
+            && self.state == State::SynReceived
+            && !self.passive
+            && seg.flags.syn()
+            && seg.flags.ack()
+            && !seg.flags.rst()
+            && !seg.flags.fin()
+            && payload.is_empty()
+            && seg.seq + 1 == rcv_nxt
+            && seg.ack == self.snd_nxt)
+        {
+            return false;
+        }
+        let mut ack = *seg;
+        ack.seq = rcv_nxt;
+        ack.flags = Flags(seg.flags.0 & !Flags::SYN.0);
+        self.on_synchronized(now, &ack, payload);
+        self.counters.unacceptable_segments += 1;
+        self.ack.now.get_or_insert(AckReason::OutOfOrder);
+        true
+    }
+
     /// RFC 9293 3.10.7.4: SYN-RECEIVED and every synchronized state.
     fn on_synchronized(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
         let seg_len = seg.segment_len(payload.len());
@@ -425,6 +452,9 @@ impl Connection {
             }
         }
 
+        if self.simultaneous_syn_ack(now, seg, payload) {
+            return;
+        }
         // First: the acceptability test.
         let acceptable = match (seg_len, wnd) {
             (0, 0) => seg.seq == rcv_nxt,

@@ -254,7 +254,10 @@ impl Connection {
                 ..Default::default()
             };
         }
-        let active = self.state == State::SynSent;
+        // Linux tcp_send_synack: a simultaneous open's SYN-ACK is its SYN again,
+        // options as tcp_syn_options offers them to any peer.
+        let active =
+            self.state == State::SynSent || (self.cfg.simultaneous_synack && !self.passive);
         let offer_ws = want.window_scale
             && !self.negotiated.bigwin
             && (active || self.negotiated.snd_wscale > 0 || self.negotiated.rcv_wscale > 0);
@@ -281,7 +284,12 @@ impl Connection {
                 });
             }
         }
-        self.snd_nxt = self.iss + 1;
+        // Linux tcp_send_synack: a simultaneous open answers with its SYN
+        // alone; the data its SYN carried (Fast Open) stays sent.
+        let simultaneous = self.state == State::SynReceived && !self.passive;
+        if !(simultaneous && self.snd_nxt > self.iss + 1) {
+            self.snd_nxt = self.iss + 1;
+        }
         if self.snd_max < self.snd_nxt {
             self.snd_max = self.snd_nxt;
         }
