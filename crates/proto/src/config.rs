@@ -380,6 +380,10 @@ pub struct Config {
     pub keepalive_intvl: Duration,
     /// Unanswered keep-alive probes before the connection is dropped (TCP_KEEPCNT).
     pub keepalive_probes: u32,
+    /// An active open not synchronized this long after connect() is dropped
+    /// with ETIMEDOUT (FreeBSD tcp(4) TCP_KEEPINIT); None: only `syn_retries`
+    /// limits it.
+    pub connect_timeout: Option<Duration>,
     /// How a zero window is probed: one byte of new data (RFC 9293 3.8.6.1,
     /// the default) or a bare ACK carrying SND.UNA - 1, which the peer must
     /// answer with its window (Linux tcp_write_wakeup, tcp_xmit_probe_skb).
@@ -525,6 +529,7 @@ impl Default for Config {
             keepalive_idle: Duration::from_secs(7200),
             keepalive_intvl: Duration::from_secs(75),
             keepalive_probes: 8,
+            connect_timeout: None,
             window_probe: WindowProbe::Byte,
             snd_buf_counts: SndBufCounts::Queued,
         }
