@@ -341,6 +341,11 @@ impl<'a> Runner<'a> {
             let mut cfg = self.settings.stack.config();
             // Sysctls the script's shell lines set (see crate::sysctl).
             self.host.configure(&mut cfg);
+            // FreeBSD tcp_subr.c tcp_mssopt: the interface MTU less the
+            // 40 bytes of IPv4 and TCP headers, with no lower clamp.
+            if let Some(mtu) = self.settings.mtu {
+                cfg.mss = mtu - 40;
+            }
             self.socks.insert(
                 spec.ret,
                 Sock {
