@@ -69,6 +69,9 @@ const SETTING_SYSCTLS: &[(&str, &str, ReadValue)] = &[
     }),
     // FreeBSD tcp(4): the keep-alive times in milliseconds
     // (sysctl_msec_to_ticks refuses less than a tick), the count as is.
+    ("net.inet.tcp.drop_synfin", "drop_syn_fin", |v| {
+        v.trim().parse::<u64>().ok().map(|n| Value::Flag(n != 0))
+    }),
     ("net.inet.tcp.keepidle", "keepalive_idle", millis),
     ("net.inet.tcp.keepintvl", "keepalive_intvl", millis),
     ("net.inet.tcp.keepinit", "connect_timeout", millis),
@@ -412,6 +415,9 @@ mod tests {
         assert_eq!(cfg.keepalive_intvl, ms(2_500));
         assert_eq!(cfg.connect_timeout, Some(ms(75_000)));
         assert_eq!(cfg.keepalive_probes, 2);
+        h.apply_command("sysctl -w net.inet.tcp.drop_synfin=1", Stack::rfc());
+        h.configure(&mut cfg);
+        assert!(cfg.drop_syn_fin);
         // Less than a tick is refused (sysctl_msec_to_ticks).
         let a = h.apply_command("sysctl -w net.inet.tcp.keepinit=0", Stack::rfc());
         assert_eq!(a.not_modelled, ["net.inet.tcp.keepinit=0"]);

@@ -370,6 +370,9 @@ pub struct Config {
     /// our first SYN's TSval and now (Linux tcp_rcv_synsent_state_process,
     /// PAWSActiveRejected). Off: the echo is not checked (RFC 7323).
     pub syn_ack_paws: bool,
+    /// Drop every segment with both SYN and FIN set, outside TIME-WAIT
+    /// (FreeBSD tcp(4) net.inet.tcp.drop_synfin; off as RFC 9293).
+    pub drop_syn_fin: bool,
     /// SO_KEEPALIVE: probe a connection idle this long (RFC 1122 4.2.3.6;
     /// off by default, as the RFC requires).
     pub keepalive: bool,
@@ -525,6 +528,7 @@ impl Default for Config {
             cubic: crate::cc::CubicVariant::Rfc9438,
             slow_start_after_idle: false,
             syn_ack_paws: false,
+            drop_syn_fin: false,
             keepalive: false,
             keepalive_idle: Duration::from_secs(7200),
             keepalive_intvl: Duration::from_secs(75),

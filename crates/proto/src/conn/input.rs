@@ -92,6 +92,14 @@ impl Connection {
             self.counters.invalid_segments += 1;
             return;
         }
+        let syn_fin = Flags::SYN.0 | Flags::FIN.0;
+        if self.cfg.drop_syn_fin
+            && seg.flags.0 & syn_fin == syn_fin
+            && self.state != State::TimeWait
+        {
+            // FreeBSD tcp(4) net.inet.tcp.drop_synfin: SYN|FIN is dropped unseen.
+            return;
+        }
         self.counters.segments_received += 1;
         if payload.is_empty() && seg.flags.0 & (Flags::SYN.0 | Flags::FIN.0 | Flags::RST.0) == 0 {
             self.counters.pure_acks_received += 1;
