@@ -45,9 +45,11 @@ pub struct DrillArgs {
     /// packetdrill's `--netmask_ip` (checked, as --local_ip).
     #[arg(long = "netmask_ip", value_name = "MASK")]
     pub netmask_ip: Option<std::net::Ipv4Addr>,
-    /// packetdrill's `--mtu` (accepted; the engine's MSS comes from the script).
-    #[arg(long, value_name = "BYTES")]
-    pub mtu: Option<u32>,
+    /// packetdrill's `--mtu`: a new socket's MSS is this less 40 bytes of
+    /// IPv4 and TCP headers (68 to 65535).
+    #[arg(long, value_name = "BYTES",
+          value_parser = clap::value_parser!(u16).range(68..))]
+    pub mtu: Option<u16>,
     /// packetdrill's `--send_omit_free` (accepted: the runner never frees
     /// send buffers behind the script's back).
     #[arg(long = "send_omit_free")]
@@ -186,6 +188,7 @@ pub fn run_scripts(
         stack: args.stack,
         defines: args.define.clone(),
         tcp_ts_tick_usecs: args.tcp_ts_tick_usecs,
+        mtu: args.mtu,
         no_python: args.no_python,
         python_timeout: std::time::Duration::from_secs_f64(args.python_timeout),
         ..Settings::default()

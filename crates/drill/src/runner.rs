@@ -60,6 +60,9 @@ pub struct Settings {
     /// header included) reach TCP as GRO packets of segments this large
     /// (netdev.c linux_tun_write sets the virtio-net gso_size).
     pub mss: Option<usize>,
+    /// packetdrill's `--mtu`: the tun device's MTU. A new socket's MSS is
+    /// that less the IPv4 and TCP headers (FreeBSD tcp_subr.c tcp_mssopt).
+    pub mtu: Option<u16>,
 }
 
 impl Default for Settings {
@@ -77,6 +80,7 @@ impl Default for Settings {
             no_python: false,
             python_timeout: std::time::Duration::from_secs(10),
             mss: None,
+            mtu: None,
         }
     }
 }
@@ -338,12 +342,23 @@ fn apply_option(s: &mut Settings, o: &ScriptOption) -> Result<bool, String> {
             );
             Ok(true)
         }
+        "mtu" => {
+            s.mtu = Some(parse_mtu(v)?);
+            Ok(true)
+        }
         "strict_segments" => {
             s.strict_segments = !matches!(v, Some("0") | Some("false"));
             Ok(true)
         }
         _ => Ok(false),
     }
+}
+
+/// An MTU from IPv4's least (RFC 791: 68 bytes) to 65535.
+pub(crate) fn parse_mtu(v: Option<&str>) -> Result<u16, String> {
+    v.and_then(|v| v.parse().ok())
+        .filter(|v: &u16| *v >= 68)
+        .ok_or_else(|| "--mtu needs an MTU from 68 to 65535".to_string())
 }
 
 impl<'a> Runner<'a> {
@@ -1593,4 +1608,19 @@ fn errno_eq(a: &str, b: &str) -> bool {
         }
     };
     norm(a) == norm(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_mtu;
+
+    #[test]
+    fn mtu_option_takes_ipv4_mtus_and_names_what_is_wrong() {
+        assert_eq!(parse_mtu(Some("9000")), Ok(9000));
+        assert_eq!(parse_mtu(Some("68")), Ok(68));
+        for bad in [Some("67"), Some("65536"), Some("x"), None] {
+            let e = parse_mtu(bad).unwrap_err();
+            assert!(e.contains("--mtu") && e.contains("68 to 65535"), "{e}");
+        }
+    }
 }

@@ -341,6 +341,11 @@ impl<'a> Runner<'a> {
             let mut cfg = self.settings.stack.config();
             // Sysctls the script's shell lines set (see crate::sysctl).
             self.host.configure(&mut cfg);
+            // FreeBSD tcp_subr.c tcp_mssopt: the interface MTU less the
+            // 40 bytes of IPv4 and TCP headers, with no lower clamp.
+            if let Some(mtu) = self.settings.mtu {
+                cfg.mss = mtu - 40;
+            }
             self.socks.insert(
                 spec.ret,
                 Sock {
@@ -1053,7 +1058,9 @@ impl<'a> Runner<'a> {
     /// SO_KEEPALIVE and TCP_KEEPIDLE/KEEPINTVL/KEEPCNT (tcp(7)): Linux takes
     /// 1 to 32767 seconds (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL) and 1 to 127
     /// probes (MAX_TCP_KEEPCNT), else EINVAL; a live connection re-arms its
-    /// timer (tcp_sock_set_keepidle_locked).
+    /// timer (tcp_sock_set_keepidle_locked). TCP_KEEPINIT, FreeBSD's open
+    /// timeout (tcp(4)), takes 0 (the host's net.inet.tcp.keepinit) to
+    /// UINT_MAX / hz seconds (tcp_usrreq.c tcp_default_ctloutput, hz 1000).
     fn set_keepalive(&mut self, fd: i64, sock: &Sock, name: &str, v: i64, live: bool) -> Outcome {
         let mut cfg = sock.cfg.clone();
         let secs = |v: i64| {
@@ -1068,6 +1075,19 @@ impl<'a> Runner<'a> {
             }
             "TCP_KEEPIDLE" => secs(v).map(|d| cfg.keepalive_idle = d).is_some(),
             "TCP_KEEPINTVL" => secs(v).map(|d| cfg.keepalive_intvl = d).is_some(),
+            "TCP_KEEPINIT" => match v {
+                0 => {
+                    let mut host = self.settings.stack.config();
+                    self.host.configure(&mut host);
+                    cfg.connect_timeout = host.connect_timeout;
+                    true
+                }
+                1..=4_294_967 => {
+                    cfg.connect_timeout = Some(tinygram_proto::Duration::from_secs(v as u64));
+                    true
+                }
+                _ => false,
+            },
             _ => {
                 let ok = (1..=127).contains(&v);
                 if ok {
@@ -1498,7 +1518,7 @@ impl<'a> Runner<'a> {
                 }
                 return Ok(Outcome::Done(Ok(0)));
             }
-            "SO_KEEPALIVE" | "TCP_KEEPIDLE" | "TCP_KEEPINTVL" | "TCP_KEEPCNT" => {
+            "SO_KEEPALIVE" | "TCP_KEEPIDLE" | "TCP_KEEPINTVL" | "TCP_KEEPCNT" | "TCP_KEEPINIT" => {
                 let v = int(self)?;
                 return Ok(self.set_keepalive(fd, sock, &name, v, live));
             }
@@ -1768,13 +1788,27 @@ impl<'a> Runner<'a> {
             "TCP_FASTOPEN" => i64::from(sock.tfo_queue),
             "TCP_FASTOPEN_CONNECT" => i64::from(sock.tfo_connect),
             "SO_REUSEADDR" => 1,
+            // tcp(7), tcp(4): the keep-alive times in whole seconds.
+            "SO_KEEPALIVE" => i64::from(cfg.keepalive),
+            "TCP_KEEPIDLE" => cfg.keepalive_idle.as_secs() as i64,
+            "TCP_KEEPINTVL" => cfg.keepalive_intvl.as_secs() as i64,
+            "TCP_KEEPCNT" => i64::from(cfg.keepalive_probes),
+            "TCP_KEEPINIT" => match cfg.connect_timeout {
+                Some(d) => d.as_secs() as i64,
+                None => {
+                    return Err(self.unsupported(
+                        idx,
+                        "getsockopt TCP_KEEPINIT: the stack has no connect timeout (FreeBSD's; set connect_timeout)",
+                    ))
+                }
+            },
             other if self.getsockopt_ext(fd, other).is_some() => {
                 self.getsockopt_ext(fd, other).unwrap_or_default()
             }
             other => {
                 return Err(self.unsupported(
                     idx,
-                    format!("getsockopt option {other} is not supported (SO_ERROR, SO_RCVBUF, SO_SNDBUF, TCP_MAXSEG, TCP_NODELAY, TCP_CORK are)"),
+                    format!("getsockopt option {other} is not supported (SO_ERROR, SO_RCVBUF, SO_SNDBUF, TCP_MAXSEG, TCP_NODELAY, TCP_CORK, SO_KEEPALIVE, TCP_KEEP* are)"),
                 ))
             }
         };

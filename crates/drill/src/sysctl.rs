@@ -67,6 +67,15 @@ const SETTING_SYSCTLS: &[(&str, &str, ReadValue)] = &[
     ("net.inet.tcp.ecn.maxretries", "ecn_syn_retries", |v| {
         v.trim().parse().ok().map(Value::Count)
     }),
+    // FreeBSD tcp(4): the keep-alive times in milliseconds
+    // (sysctl_msec_to_ticks refuses less than a tick), the count as is.
+    ("net.inet.tcp.drop_synfin", "drop_syn_fin", |v| {
+        v.trim().parse::<u64>().ok().map(|n| Value::Flag(n != 0))
+    }),
+    ("net.inet.tcp.keepidle", "keepalive_idle", millis),
+    ("net.inet.tcp.keepintvl", "keepalive_intvl", millis),
+    ("net.inet.tcp.keepinit", "connect_timeout", millis),
+    ("net.inet.tcp.keepcnt", "keepalive_probes", positive),
 ];
 
 /// How a sysctl's text reads as a setting's value.
@@ -79,6 +88,15 @@ fn positive(v: &str) -> Option<Value> {
         .ok()
         .filter(|&n| n > 0)
         .map(Value::Count)
+}
+
+/// A positive number of milliseconds.
+fn millis(v: &str) -> Option<Value> {
+    v.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&n| n > 0)
+        .map(|n| Value::Time(tinygram_proto::Duration::from_millis(n)))
 }
 
 /// net.ipv4.tcp_fastopen bits (ip-sysctl.rst): client on.
@@ -379,6 +397,30 @@ mod tests {
         // Nonsense values are reported as not modelled.
         let a = h.apply_command("sysctl -w kern.ipc.maxsockbuf=0", Stack::rfc());
         assert_eq!(a.not_modelled, ["kern.ipc.maxsockbuf=0"]);
+    }
+
+    #[test]
+    fn freebsd_keepalive_sysctls_read_milliseconds() {
+        let mut h = HostSysctls::default();
+        let a = h.apply_command(
+            "sysctl -w net.inet.tcp.keepidle=15000 net.inet.tcp.keepintvl=2500 \
+             net.inet.tcp.keepinit=75000 net.inet.tcp.keepcnt=2",
+            "freebsd".parse().unwrap(),
+        );
+        assert_eq!(a.modelled.len(), 4, "{a:?}");
+        let mut cfg = Config::default();
+        h.configure(&mut cfg);
+        let ms = tinygram_proto::Duration::from_millis;
+        assert_eq!(cfg.keepalive_idle, ms(15_000));
+        assert_eq!(cfg.keepalive_intvl, ms(2_500));
+        assert_eq!(cfg.connect_timeout, Some(ms(75_000)));
+        assert_eq!(cfg.keepalive_probes, 2);
+        h.apply_command("sysctl -w net.inet.tcp.drop_synfin=1", Stack::rfc());
+        h.configure(&mut cfg);
+        assert!(cfg.drop_syn_fin);
+        // Less than a tick is refused (sysctl_msec_to_ticks).
+        let a = h.apply_command("sysctl -w net.inet.tcp.keepinit=0", Stack::rfc());
+        assert_eq!(a.not_modelled, ["net.inet.tcp.keepinit=0"]);
     }
 
     #[test]

@@ -376,6 +376,9 @@ pub struct Config {
     /// tcp_validate_incoming). Off: RFC 9293 3.10.7.3's SYN-ACK answers what
     /// the peer offered, and the SYN-ACK, below RCV.NXT, is dropped with an ACK.
     pub simultaneous_synack: bool,
+    /// Drop every segment with both SYN and FIN set, outside TIME-WAIT
+    /// (FreeBSD tcp(4) net.inet.tcp.drop_synfin; off as RFC 9293).
+    pub drop_syn_fin: bool,
     /// SO_KEEPALIVE: probe a connection idle this long (RFC 1122 4.2.3.6;
     /// off by default, as the RFC requires).
     pub keepalive: bool,
@@ -386,6 +389,10 @@ pub struct Config {
     pub keepalive_intvl: Duration,
     /// Unanswered keep-alive probes before the connection is dropped (TCP_KEEPCNT).
     pub keepalive_probes: u32,
+    /// An active open not synchronized this long after connect() is dropped
+    /// with ETIMEDOUT (FreeBSD tcp(4) TCP_KEEPINIT); None: only `syn_retries`
+    /// limits it.
+    pub connect_timeout: Option<Duration>,
     /// How a zero window is probed: one byte of new data (RFC 9293 3.8.6.1,
     /// the default) or a bare ACK carrying SND.UNA - 1, which the peer must
     /// answer with its window (Linux tcp_write_wakeup, tcp_xmit_probe_skb).
@@ -528,10 +535,12 @@ impl Default for Config {
             slow_start_after_idle: false,
             syn_ack_paws: false,
             simultaneous_synack: false,
+            drop_syn_fin: false,
             keepalive: false,
             keepalive_idle: Duration::from_secs(7200),
             keepalive_intvl: Duration::from_secs(75),
             keepalive_probes: 8,
+            connect_timeout: None,
             window_probe: WindowProbe::Byte,
             snd_buf_counts: SndBufCounts::Queued,
         }

@@ -346,6 +346,14 @@ pub const FREEBSD: Profile = Profile {
             "tcp_output.c: ECE|CWR on a retransmitted SYN only while t_rxtshift <= net.inet.tcp.ecn.maxretries (default 1)",
         ),
         s(
+            "connect_timeout",
+            "75s",
+            "tcp(4) net.inet.tcp.keepinit (tcp_timer.h TCPTV_KEEP_INIT): tcp_timer_keep drops an open not established by then",
+        ),
+        s("keepalive_idle", "7200s", "tcp(4) net.inet.tcp.keepidle (tcp_timer.h TCPTV_KEEP_IDLE)"),
+        s("keepalive_intvl", "75s", "tcp(4) net.inet.tcp.keepintvl (tcp_timer.h TCPTV_KEEPINTVL)"),
+        s("keepalive_probes", "8", "tcp(4) net.inet.tcp.keepcnt (tcp_timer.h TCPTV_KEEPCNT)"),
+        s(
             "fastopen_sockopt_client",
             "true",
             "tcp_usrreq.c tcp_usr_connect: TF_FASTOPEN (set by TCP_FASTOPEN) -> tcp_fastopen_connect",

@@ -55,7 +55,7 @@ impl Connection {
         self.cfg.keepalive_idle = idle;
         self.cfg.keepalive_intvl = intvl;
         self.cfg.keepalive_probes = probes.max(1);
-        if changed {
+        if changed && !self.connect_timer_runs() {
             self.disarm(Timer::Keepalive);
         }
         self.keepalive_kick(now);

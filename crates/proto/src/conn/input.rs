@@ -74,6 +74,21 @@ impl Connection {
         self.rx_gso_size = None;
     }
 
+    /// FreeBSD net.inet.tcp.drop_synfin (tcp_input.c tcp_input, tcp_do_segment):
+    /// SYN|FIN is dropped unseen, except in TIME-WAIT (tcp_twcheck) and, on a
+    /// listener, when a RST or ACK is set (those are handled first).
+    fn drops_syn_fin(&self, seg: &TcpRepr) -> bool {
+        let syn_fin = Flags::SYN.0 | Flags::FIN.0;
+        let listen_first = Flags::RST.0 | Flags::ACK.0;
+        self.cfg.drop_syn_fin
+            && seg.flags.0 & syn_fin == syn_fin
+            && match self.state {
+                State::TimeWait => false,
+                State::Listen => seg.flags.0 & listen_first == 0,
+                _ => true,
+            }
+    }
+
     /// Processes one arriving segment (RFC 9293 3.10.7).
     pub fn handle_segment(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) {
         if seg.dst_port != self.local_port
@@ -90,6 +105,9 @@ impl Connection {
             // No TCP-MD5 key is ever configured, so a signed segment is
             // dropped unseen (Linux tcp_inbound_md5_hash: TCPMD5Unexpected).
             self.counters.invalid_segments += 1;
+            return;
+        }
+        if self.drops_syn_fin(seg) {
             return;
         }
         self.counters.segments_received += 1;

@@ -408,6 +408,10 @@ impl Connection {
         c.remote_port = remote_port;
         c.state = State::SynSent;
         c.tx.need_syn = true;
+        // FreeBSD tcp(4) TCP_KEEPINIT: the keep-alive timer bounds the open.
+        if let Some(t) = c.cfg.connect_timeout {
+            c.arm(Timer::Keepalive, now + t);
+        }
         c
     }
 

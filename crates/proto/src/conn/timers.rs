@@ -266,9 +266,23 @@ impl Connection {
         )
     }
 
+    /// FreeBSD tcp(4) TCP_KEEPINIT, as tcp_timer_keep: while an active open
+    /// is not yet established, the keep-alive timer is its connect timeout.
+    pub(super) fn connect_timer_runs(&self) -> bool {
+        let opening = match self.state {
+            State::SynSent => true,
+            State::SynReceived => !self.passive,
+            _ => false,
+        };
+        opening && self.cfg.connect_timeout.is_some()
+    }
+
     /// Arms the keep-alive timer if it should run and does not: `keepalive_idle`
     /// after the last segment arrived (Linux keepalive_time_elapsed).
     pub(super) fn keepalive_kick(&mut self, now: Instant) {
+        if self.connect_timer_runs() {
+            return;
+        }
         if !(self.cfg.keepalive && self.keepalive_state()) {
             self.disarm(Timer::Keepalive);
             return;
@@ -286,6 +300,15 @@ impl Connection {
     /// `keepalive_intvl`; after `keepalive_probes` unanswered ones (or, with
     /// TCP_USER_TIMEOUT, once that much time passed), a reset and ETIMEDOUT.
     fn on_keepalive_timeout(&mut self, now: Instant) {
+        if self.connect_timer_runs() {
+            // tcp_drop: a reset only once the peer's SYN is in (TCPS_HAVERCVDSYN).
+            if self.state == State::SynReceived {
+                let ack = Some(self.rcv_nxt());
+                self.pending_rst = Some(Box::new(self.rst_segment(self.snd_nxt, ack)));
+            }
+            self.enter_closed(Some(ConnError::TimedOut));
+            return;
+        }
         if !(self.cfg.keepalive && self.keepalive_state()) {
             return;
         }
