@@ -54,9 +54,10 @@ fn zero_window_peers_stay_within_the_memory_budget() {
     let peak = r.host.memory_peak as usize;
     assert!(peak > BUDGET / 2, "the peers filled the buffers ({peak})");
     assert!(peak <= BUDGET, "{peak} bytes over the budget of {BUDGET}");
-    // The policy acted: new connections refused past two thirds, and
-    // connections aborted, the longest idle first.
-    assert!(r.host.refused_for_memory > 0, "{:?}", r.host);
+    // The policy acted: connections aborted, the longest idle first. New
+    // connections are refused past two thirds only when a peer's SYN comes
+    // while the buffers are that full, which depends on the schedule (one CI
+    // run saw 30 aborts and no refusal); host.rs's unit tests pin refusal.
     assert!(r.host.memory_aborts > 0, "{:?}", r.host);
     let (silent, answer) = (&v["silent_peers"], &v["answer_peers"]);
     let pushed =
