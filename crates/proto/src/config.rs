@@ -379,6 +379,12 @@ pub struct Config {
     /// Drop every segment with both SYN and FIN set, outside TIME-WAIT
     /// (FreeBSD tcp(4) net.inet.tcp.drop_synfin; off as RFC 9293).
     pub drop_syn_fin: bool,
+    /// The peer's UDP port when segments travel encapsulated in UDP
+    /// (RFC 6951 5.1's encapsulation, FreeBSD TCP_REMOTE_UDP_ENCAPS_PORT); 0: plain TCP.
+    pub udp_encaps_port: u16,
+    /// MSS bytes the UDP encapsulation costs while `udp_encaps_port` is set
+    /// (FreeBSD net.inet.tcp.udp_tunneling_overhead: the 8-byte UDP header by default).
+    pub udp_tunneling_overhead: u16,
     /// SO_KEEPALIVE: probe a connection idle this long (RFC 1122 4.2.3.6;
     /// off by default, as the RFC requires).
     pub keepalive: bool,
@@ -536,6 +542,8 @@ impl Default for Config {
             syn_ack_paws: false,
             simultaneous_synack: false,
             drop_syn_fin: false,
+            udp_encaps_port: 0,
+            udp_tunneling_overhead: 8,
             keepalive: false,
             keepalive_idle: Duration::from_secs(7200),
             keepalive_intvl: Duration::from_secs(75),

@@ -33,8 +33,9 @@ impl Connection {
     /// the path MTU is smaller (Linux tcp_advertise_mss: the route's advmss,
     /// MTU - 40).
     pub(super) fn advertised_mss(&self) -> u16 {
-        self.pmtu.map_or(self.cfg.mss, |m| {
-            self.cfg.mss.min(m.saturating_sub(HEADERS))
+        let mss = self.local_mss();
+        self.pmtu.map_or(mss, |m| {
+            mss.min(m.saturating_sub(HEADERS + self.encaps_overhead()))
         })
     }
 
@@ -59,7 +60,8 @@ impl Connection {
         self.pmtu = Some(mtu);
         if self.state.synchronized() {
             let opts = self.snd_mss_options();
-            let mss = (mtu - HEADERS) as usize;
+            // FreeBSD tcp_mss_update: a UDP encapsulation's header comes out too.
+            let mss = mtu.saturating_sub(HEADERS + self.encaps_overhead()) as usize;
             self.snd_mss = self.snd_mss.min(mss.saturating_sub(opts)).max(1);
         } else if self.state == State::SynSent && self.tfo.syn_data {
             // tcp_simple_retransmit: the SYN and its data are lost; the SYN

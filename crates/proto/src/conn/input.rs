@@ -260,7 +260,7 @@ impl Connection {
         if !self.cfg.buf_round_mss {
             return;
         }
-        let mss = peer_mss.max(MIN_PEER_MSS).min(self.cfg.mss) as usize;
+        let mss = peer_mss.max(MIN_PEER_MSS).min(self.local_mss()) as usize;
         let cap = self.cfg.wscale_buf.unwrap_or(usize::MAX);
         let round = |b: usize| {
             if b < mss {

@@ -43,6 +43,7 @@ mod output;
 mod prefetch;
 mod recovery;
 mod timers;
+mod udp_encaps;
 
 use ack::AckState;
 use ecn::EcnState;
