@@ -87,6 +87,25 @@ pub struct IcmpSpec {
     pub len: u32,
     /// `mtu N`: the next hop's MTU a "fragmentation needed" carries (RFC 1191 4).
     pub mtu: Option<u16>,
+    /// `[.../udp(SRC > DST)]`: the quoted segment travelled in UDP.
+    pub udp: Option<UdpPorts>,
+}
+
+/// `/udp(SRC > DST)` after a segment: it travels encapsulated in UDP with
+/// these ports (RFC 6951 5.1's encapsulation; nplab packetdrill's
+/// `--udp_encapsulation=tcp` and opt_udp_encaps_info).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UdpPorts {
+    /// The UDP source port.
+    pub src: u16,
+    /// The UDP destination port.
+    pub dst: u16,
+}
+
+impl fmt::Display for UdpPorts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "/udp({} > {})", self.src, self.dst)
+    }
 }
 
 /// Direction of a scripted segment.
@@ -117,6 +136,11 @@ pub struct PacketSpec {
     pub options: Option<OptionsSpec>,
     /// IP ECN field annotation (`[ect0]`, `[ce]`, ...), if written (RFC 3168 5).
     pub ecn: Option<IpEcn>,
+    /// `start:end(len)!`: the sequence number is not checked (nplab
+    /// packetdrill's FLAG_IGNORE_SEQ, for a reset whose number the stack picks).
+    pub ignore_seq: bool,
+    /// `/udp(SRC > DST)`: the segment travels encapsulated in UDP.
+    pub udp: Option<UdpPorts>,
 }
 
 /// An IP-level ECN annotation before a segment's flags (packetdrill `[ect0]`).
@@ -357,11 +381,12 @@ impl fmt::Display for PacketSpec {
         }
         write!(
             f,
-            "{} {}:{}({})",
+            "{} {}:{}({}){}",
             flags_to_string(self.flags),
             self.seq,
             self.seq.wrapping_add(self.len),
-            self.len
+            self.len,
+            if self.ignore_seq { "!" } else { "" }
         )?;
         if let Some(a) = self.ack {
             write!(f, " ack {a}")?;
@@ -370,12 +395,16 @@ impl fmt::Display for PacketSpec {
             write!(f, " win {w}")?;
         }
         match &self.options {
-            None => Ok(()),
-            Some(OptionsSpec::Any) => f.write_str(" <...>"),
+            None => {}
+            Some(OptionsSpec::Any) => f.write_str(" <...>")?,
             Some(OptionsSpec::List(l)) => {
                 let parts: Vec<String> = l.iter().map(|o| o.to_string()).collect();
-                write!(f, " <{}>", parts.join(","))
+                write!(f, " <{}>", parts.join(","))?
             }
+        }
+        match self.udp {
+            Some(u) => write!(f, "{u}"),
+            None => Ok(()),
         }
     }
 }

@@ -70,8 +70,8 @@ pub(crate) fn parse_icmp(s: &str) -> Result<IcmpSpec, String> {
     }
     let rest: Vec<&str> = words.collect();
     let rest = rest.join(" ");
-    let (seq, len) = if rest.is_empty() {
-        (0, 0)
+    let (seq, len, udp) = if rest.is_empty() {
+        (0, 0, None)
     } else {
         let inner = rest
             .strip_prefix('[')
@@ -79,13 +79,16 @@ pub(crate) fn parse_icmp(s: &str) -> Result<IcmpSpec, String> {
             .ok_or_else(|| {
                 format!("icmp: expected the echoed segment as [start:end(len)], found {rest:?}")
             })?;
-        crate::parse::parse_seq_range(inner.trim())?
+        let (inner, udp) = crate::parse::split_udp_encaps(inner.trim())?;
+        let (seq, len) = crate::parse::parse_seq_range(inner.trim())?;
+        (seq, len, udp)
     };
     Ok(IcmpSpec {
         code,
         seq,
         len,
         mtu,
+        udp,
     })
 }
 
@@ -103,21 +106,28 @@ impl Runner<'_> {
         let seq = SeqNumber(self.local_wire(spec.seq, false));
         let accepted = self.conn_accepted;
         let frag_needed = tinygram_proto::conn::unreach::FRAG_NEEDED;
-        let taken = self.conn.as_mut().map(|c| match spec.mtu {
-            Some(mtu) if spec.code == frag_needed => c.icmp_frag_needed(seq, mtu),
-            _ => c.icmp_unreachable(seq, spec.code, accepted),
-        });
+        let reaches = self.icmp_reaches(spec.udp);
+        let taken = self
+            .conn
+            .as_mut()
+            .filter(|_| reaches)
+            .map(|c| match spec.mtu {
+                Some(mtu) if spec.code == frag_needed => c.icmp_frag_needed(seq, mtu),
+                _ => c.icmp_unreachable(seq, spec.code, accepted),
+            });
         self.report.trace.push(format!(
-            "{} < icmp unreachable {}{} [{}:{}({})]{}",
+            "{} < icmp unreachable {}{} [{}:{}({}){}]{}",
             secs(self.now),
             code_name(spec.code),
             spec.mtu.map_or(String::new(), |m| format!(" mtu {m}")),
             spec.seq,
             spec.seq.wrapping_add(spec.len),
             spec.len,
+            spec.udp.map_or(String::new(), |u| u.to_string()),
             match taken {
                 Some(true) => "",
                 Some(false) => " (ignored: quotes no outstanding sequence number)",
+                None if self.conn.is_some() => " (ignored: not this connection's encapsulation)",
                 None => " (no connection)",
             }
         ));
@@ -139,6 +149,12 @@ mod tests {
         assert_eq!((i.code, i.mtu, i.seq, i.len), (4, Some(840), 0, 1000));
         assert!(parse_icmp("unreachable frag_needed mtu").is_err());
         assert!(parse_icmp("unreachable frag_needed mtu 70000").is_err());
+        let i = parse_icmp("unreachable host_prohibited [0:0(0)/udp(9812 > 1)]").unwrap();
+        assert_eq!(
+            (i.code, i.seq, i.udp.map(|u| (u.src, u.dst))),
+            (10, 0, Some((9812, 1)))
+        );
+        assert!(parse_icmp("unreachable [0:0(0)/udp(1 >)]").is_err());
         let i = parse_icmp("unreachable port_unreachable").unwrap();
         assert_eq!((i.code, i.seq), (3, 0));
         assert!(parse_icmp("echo_request").is_err());

@@ -3,6 +3,7 @@
 pub mod ast;
 #[cfg(feature = "cli")]
 pub mod cli;
+mod encaps;
 mod epoll;
 mod files;
 mod icmp;

@@ -403,7 +403,7 @@ fn num_u32(s: &str, what: &str) -> Result<u32, String> {
 
 /// Parses the part of a packet line after `<` or `>`.
 fn parse_packet(dir: Direction, s: &str) -> Result<PacketSpec, String> {
-    let s = s.trim();
+    let (s, udp) = split_udp_encaps(s.trim())?;
     let (mut flag_tok, mut rest) = split_word(s);
     // An IP ECN annotation may precede the flags (RFC 3168 5).
     let ecn = IpEcn::parse(flag_tok);
@@ -444,6 +444,10 @@ fn parse_packet(dir: Direction, s: &str) -> Result<PacketSpec, String> {
     }
     let (seq_tok, r) = split_word(rest);
     rest = r;
+    let (seq_tok, ignore_seq) = match seq_tok.strip_suffix('!') {
+        Some(t) => (t, true),
+        None => (seq_tok, false),
+    };
     let (seq, len) = parse_seq_range(seq_tok)?;
     let mut spec = PacketSpec {
         dir,
@@ -454,6 +458,8 @@ fn parse_packet(dir: Direction, s: &str) -> Result<PacketSpec, String> {
         win: None,
         options: None,
         ecn,
+        ignore_seq,
+        udp,
     };
     loop {
         rest = rest.trim_start();
@@ -505,6 +511,35 @@ fn parse_packet(dir: Direction, s: &str) -> Result<PacketSpec, String> {
         );
     }
     Ok(spec)
+}
+
+/// Splits a trailing `/udp(SRC > DST)` off a segment (nplab packetdrill's
+/// opt_udp_encaps_info): the segment travels in UDP with these ports.
+pub(crate) fn split_udp_encaps(s: &str) -> Result<(&str, Option<UdpPorts>), String> {
+    let Some(at) = s.find("/udp(") else {
+        return Ok((s, None));
+    };
+    let bad = || {
+        format!(
+            "bad UDP encapsulation {:?} (expected /udp(SRC > DST))",
+            &s[at..]
+        )
+    };
+    let inner = s[at + 5..].trim_end().strip_suffix(')').ok_or_else(bad)?;
+    let (a, b) = inner.split_once('>').ok_or_else(bad)?;
+    let port = |t: &str, what: &str| {
+        t.trim().parse::<u16>().map_err(|_| {
+            format!(
+                "UDP {what} port {:?} is not a number from 0 to 65535",
+                t.trim()
+            )
+        })
+    };
+    let udp = UdpPorts {
+        src: port(a, "source")?,
+        dst: port(b, "destination")?,
+    };
+    Ok((s[..at].trim_end(), Some(udp)))
 }
 
 /// Splits off the first whitespace-separated word.
@@ -931,6 +966,34 @@ fn md5_digest(hex: &str) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn udp_encapsulation_and_unchecked_sequence_numbers() {
+        let p = parse_packet(Direction::Outbound, "R. 0:0(0)! ack 1 win 0/udp(9811 > 2)").unwrap();
+        assert!(p.ignore_seq);
+        assert_eq!(p.udp, Some(UdpPorts { src: 9811, dst: 2 }));
+        assert_eq!((p.ack, p.win), (Some(1), Some(0)));
+        assert_eq!(p.to_string(), "R. 0:0(0)! ack 1 win 0/udp(9811 > 2)");
+        let p = parse_packet(
+            Direction::Inbound,
+            "S 0:0(0) win 1 <mss 1452>/udp(1 > 9811)",
+        )
+        .unwrap();
+        assert_eq!(p.options, Some(OptionsSpec::List(vec![OptSpec::Mss(1452)])));
+        assert_eq!(p.udp, Some(UdpPorts { src: 1, dst: 9811 }));
+        assert!(!p.ignore_seq);
+        let p = parse_packet(Direction::Outbound, ". 1:1(0) ack 2/udp(9811 > 1)").unwrap();
+        assert_eq!((p.ack, p.udp.map(|u| u.dst)), (Some(2), Some(1)));
+        for (bad, says) in [
+            (". 1:1(0) ack 1/udp(9811 > 70000)", "destination port"),
+            (". 1:1(0) ack 1/udp(x > 1)", "source port"),
+            (". 1:1(0) ack 1/udp(9811 1)", "expected /udp(SRC > DST)"),
+            (". 1:1(0) ack 1/udp(9811 > 1", "expected /udp(SRC > DST)"),
+        ] {
+            let e = parse_packet(Direction::Outbound, bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
 
     fn one(s: &str) -> Event {
         let sc = parse_script(s, "t.pkt").unwrap();

@@ -63,6 +63,9 @@ pub struct Settings {
     /// packetdrill's `--mtu`: the tun device's MTU. A new socket's MSS is
     /// that less the IPv4 and TCP headers (FreeBSD tcp_subr.c tcp_mssopt).
     pub mtu: Option<u16>,
+    /// packetdrill's `--udp_encapsulation=tcp`: segments written with
+    /// `/udp(SRC > DST)` travel encapsulated in UDP (RFC 6951 5.1).
+    pub udp_encaps: bool,
 }
 
 impl Default for Settings {
@@ -81,6 +84,7 @@ impl Default for Settings {
             python_timeout: std::time::Duration::from_secs(10),
             mss: None,
             mtu: None,
+            udp_encaps: false,
         }
     }
 }
@@ -97,6 +101,8 @@ pub(crate) struct Emitted {
     pub by_delack: bool,
     /// The engine marked it ECT(0) (RFC 3168 6.1.2).
     pub ect: bool,
+    /// It travels encapsulated in UDP with these ports (RFC 6951 5.1).
+    pub udp: Option<UdpPorts>,
 }
 
 /// How an expected outbound segment failed, for [`Runner::quick_ack_hint`].
@@ -243,6 +249,21 @@ pub(crate) fn start<'a>(
             }
         }
     }
+    if !settings.udp_encaps {
+        let udp_line = script.events.iter().find(|e| match &e.kind {
+            EventKind::Packet(p) => p.udp.is_some(),
+            EventKind::Icmp(i) => i.udp.is_some(),
+            _ => false,
+        });
+        if let Some(e) = udp_line {
+            report.failure = Some(Failure::new(
+                e.line,
+                FailKind::Parse,
+                "`/udp(SRC > DST)` needs the script option --udp_encapsulation=tcp",
+            ));
+            return Err(Box::new(report));
+        }
+    }
     let script_local_isn = script
         .events
         .iter()
@@ -346,6 +367,14 @@ fn apply_option(s: &mut Settings, o: &ScriptOption) -> Result<bool, String> {
             s.mtu = Some(parse_mtu(v)?);
             Ok(true)
         }
+        "udp_encapsulation" => match v {
+            Some("tcp") => {
+                s.udp_encaps = true;
+                Ok(true)
+            }
+            Some("sctp") => Err("--udp_encapsulation=sctp: only TCP is supported".into()),
+            _ => Err("--udp_encapsulation needs tcp (or sctp)".into()),
+        },
         "strict_segments" => {
             s.strict_segments = !matches!(v, Some("0") | Some("false"));
             Ok(true)
@@ -555,7 +584,7 @@ impl<'a> Runner<'a> {
                 "{late} segment{} sent after the last `>` line not checked (as packetdrill), the first at {} s: {}",
                 if late == 1 { "" } else { "s" },
                 secs(e.t),
-                self.fmt_actual(&e.repr, e.payload_len)
+                self.fmt_emitted(e)
             ));
         }
         Ok(())
@@ -649,6 +678,14 @@ impl<'a> Runner<'a> {
             return;
         };
         let mut out = Vec::new();
+        // RFC 6951 5.1: from the host's tunneling port to the connection's.
+        let encaps = match c.udp_encaps_port() {
+            0 => None,
+            dst => Some(UdpPorts {
+                src: self.host.udp_tunneling_port(),
+                dst,
+            }),
+        };
         let fired = c.counters().delack_timer_fired;
         let by_delack = fired > self.delack_fired_seen;
         self.delack_fired_seen = fired;
@@ -668,6 +705,7 @@ impl<'a> Runner<'a> {
                         acks_new,
                         by_delack,
                         ect: c.transmit_ect(),
+                        udp: encaps,
                     })
                 }
                 None => break,
@@ -682,11 +720,7 @@ impl<'a> Runner<'a> {
         let sent = out.iter().map(|e| (e.repr.seq, e.payload_len));
         self.ext.observe(self.now, c.snd_una(), sent);
         for e in out {
-            let line = format!(
-                "{} > {}",
-                secs(self.now),
-                self.fmt_actual(&e.repr, e.payload_len)
-            );
+            let line = format!("{} > {}", secs(self.now), self.fmt_emitted(&e));
             self.report.trace.push(line);
             self.queue.push_back(e);
         }
@@ -702,10 +736,17 @@ impl<'a> Runner<'a> {
         }
         let len = p.len as usize;
         self.report.trace.push(format!("{} < {p}", secs(self.now)));
+        let Some(arrival) = self.arrival_port(p.udp) else {
+            return;
+        };
         let alive = self
             .conn
             .as_ref()
             .is_some_and(|c| c.state() != tinygram_proto::State::Closed);
+        if alive && !self.encaps_admits(arrival) {
+            self.host_reset(&repr, len, arrival);
+            return;
+        }
         if alive {
             let out_before = self.epoll.watch.map_or(0, |(fd, _)| self.poll_mask(fd));
             let payload = vec![0u8; len];
@@ -784,28 +825,35 @@ impl<'a> Runner<'a> {
             self.drain();
             self.after_transmit_space(out_before);
         } else {
-            self.host_reset(&repr, len);
+            self.host_reset(&repr, len, arrival);
         }
     }
 
-    /// RFC 9293 3.10.7.1: a segment for no connection is answered with a RST.
-    fn host_reset(&mut self, seg: &TcpRepr, len: usize) {
+    /// RFC 9293 3.10.7.1: a segment for no connection is answered with a
+    /// RST, in UDP when it came in UDP from port `arrival` (FreeBSD
+    /// tcp_dropwithreset answers by the port the segment came from).
+    fn host_reset(&mut self, seg: &TcpRepr, len: usize, arrival: u16) {
         let Some(r) = tinygram_proto::conn::rst_reply(seg, len) else {
             return;
         };
-        self.report.trace.push(format!(
-            "{} > {} (host: no connection)",
-            secs(self.now),
-            self.fmt_actual(&r, 0)
-        ));
-        self.queue.push_back(Emitted {
+        let e = Emitted {
             t: self.now,
             repr: r,
             payload_len: 0,
             acks_new: false,
             by_delack: false,
             ect: false,
-        });
+            udp: (arrival != 0).then(|| UdpPorts {
+                src: self.host.udp_tunneling_port(),
+                dst: arrival,
+            }),
+        };
+        self.report.trace.push(format!(
+            "{} > {} (host: no connection)",
+            secs(self.now),
+            self.fmt_emitted(&e)
+        ));
+        self.queue.push_back(e);
     }
 
     /// Maps a scripted inbound segment to wire values.
@@ -1007,7 +1055,7 @@ impl<'a> Runner<'a> {
                 ),
             );
             f.expected = Some(p.to_string());
-            f.actual = Some(self.fmt_actual(&first.repr, first.payload_len));
+            f.actual = Some(self.fmt_emitted(&first));
             f.time_ns = Some(first.t);
             let symptom = if early {
                 AckSymptom::Early(&first)
@@ -1028,7 +1076,8 @@ impl<'a> Runner<'a> {
                     && !n.repr.flags.syn()
                     && !n.repr.flags.rst()
                     && !agg.repr.flags.fin()
-                    && n.repr.flags.ack() == agg.repr.flags.ack();
+                    && n.repr.flags.ack() == agg.repr.flags.ack()
+                    && n.udp == agg.udp;
                 if !contiguous {
                     self.queue.push_front(n);
                     break;
@@ -1046,7 +1095,7 @@ impl<'a> Runner<'a> {
         if let Err(msg) = self.compare(p, &agg) {
             let mut f = self.fail(idx, FailKind::Mismatch, msg);
             f.expected = Some(p.to_string());
-            f.actual = Some(self.fmt_actual(&agg.repr, agg.payload_len));
+            f.actual = Some(self.fmt_emitted(&agg));
             f.time_ns = Some(first.t);
             f.hint = self.quick_ack_hint(p, AckSymptom::Other(&agg));
             return Err(f);
@@ -1092,6 +1141,15 @@ impl<'a> Runner<'a> {
     /// Compares an (aggregated) emitted segment with the script; Err names the first difference.
     fn compare(&mut self, p: &PacketSpec, e: &Emitted) -> Result<(), String> {
         let a = &e.repr;
+        // packetdrill compares the header layers first: UDP or not, then its ports.
+        if p.udp != e.udp {
+            let show = |u: Option<UdpPorts>| u.map_or("plain TCP".to_string(), |u| u.to_string());
+            return Err(format!(
+                "UDP encapsulation: expected {} but the engine sent {}",
+                show(p.udp),
+                show(e.udp)
+            ));
+        }
         // RFC 3168 5: the IP ECN field, when the script annotates it.
         if let Some(want) = p.ecn {
             let ok = match want {
@@ -1121,7 +1179,7 @@ impl<'a> Runner<'a> {
             ));
         }
         let seq = self.local_script(a.seq.0, a.flags.syn());
-        if seq != p.seq {
+        if seq != p.seq && !p.ignore_seq {
             return Err(format!(
                 "sequence number: expected {} but the engine sent {seq}",
                 p.seq
@@ -1330,6 +1388,15 @@ impl<'a> Runner<'a> {
             ));
         }
         Ok(())
+    }
+
+    /// An emitted segment in script notation, with its UDP encapsulation.
+    pub(crate) fn fmt_emitted(&self, e: &Emitted) -> String {
+        let s = self.fmt_actual(&e.repr, e.payload_len);
+        match e.udp {
+            Some(u) => format!("{s}{u}"),
+            None => s,
+        }
     }
 
     /// Formats an emitted segment in script notation (relative numbers).

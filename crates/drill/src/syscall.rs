@@ -1477,6 +1477,9 @@ impl<'a> Runner<'a> {
         if name == "TCP_FASTOPEN_CONNECT" {
             return Ok(self.fast_open_connect_opt(fd, sock, int(self)?));
         }
+        if name == "TCP_REMOTE_UDP_ENCAPS_PORT" {
+            return Ok(self.set_remote_udp_encaps_port(fd, sock, int(self)?));
+        }
         if name == "TCP_FASTOPEN_KEY" {
             return self.set_fastopen_key(idx, fd, sock, spec);
         }
@@ -1787,6 +1790,7 @@ impl<'a> Runner<'a> {
             "TCP_CORK" => i64::from(cfg.send_policy == SendPolicyKind::Cork),
             "TCP_FASTOPEN" => i64::from(sock.tfo_queue),
             "TCP_FASTOPEN_CONNECT" => i64::from(sock.tfo_connect),
+            "TCP_REMOTE_UDP_ENCAPS_PORT" => self.remote_udp_encaps_port(sock),
             "SO_REUSEADDR" => 1,
             // tcp(7), tcp(4): the keep-alive times in whole seconds.
             "SO_KEEPALIVE" => i64::from(cfg.keepalive),

@@ -72,6 +72,11 @@ const SETTING_SYSCTLS: &[(&str, &str, ReadValue)] = &[
     ("net.inet.tcp.drop_synfin", "drop_syn_fin", |v| {
         v.trim().parse::<u64>().ok().map(|n| Value::Flag(n != 0))
     }),
+    (
+        "net.inet.tcp.udp_tunneling_overhead",
+        "udp_tunneling_overhead",
+        positive,
+    ),
     ("net.inet.tcp.keepidle", "keepalive_idle", millis),
     ("net.inet.tcp.keepintvl", "keepalive_intvl", millis),
     ("net.inet.tcp.keepinit", "connect_timeout", millis),
@@ -130,6 +135,9 @@ pub(crate) struct HostSysctls {
     /// net.ipv4.tcp_ecn (ip-sysctl.rst): 0 off, 1 request and accept ECN,
     /// 2 accept it only when an incoming SYN asks for it.
     ecn: Option<u32>,
+    /// FreeBSD net.inet.tcp.udp_tunneling_port: the local UDP port TCP over
+    /// UDP runs on (0, the default: none).
+    udp_tunneling_port: u16,
 }
 
 /// What a shell line amounted to.
@@ -283,6 +291,14 @@ impl HostSysctls {
                 self.bsd_fastopen_client = flag;
                 flag.is_some()
             }
+            // FreeBSD tcp(4) net.inet.tcp.udp_tunneling_port, 0 to 65535.
+            "net.inet.tcp.udp_tunneling_port" => match num.and_then(|n| u16::try_from(n).ok()) {
+                Some(p) => {
+                    self.udp_tunneling_port = p;
+                    true
+                }
+                None => false,
+            },
             // FreeBSD tcp(4): insecure_rst=1 / insecure_syn=1 turn RFC 5961's
             // RST / SYN checks off.
             "net.inet.tcp.insecure_rst" => {
@@ -301,6 +317,11 @@ impl HostSysctls {
         } else {
             out.not_modelled.push(shown);
         }
+    }
+
+    /// FreeBSD net.inet.tcp.udp_tunneling_port: TCP over UDP's local port (0: none).
+    pub(crate) fn udp_tunneling_port(&self) -> u16 {
+        self.udp_tunneling_port
     }
 
     /// Applies the settings to a new socket's configuration.
