@@ -385,6 +385,10 @@ pub struct Config {
     /// MSS bytes the UDP encapsulation costs while `udp_encaps_port` is set
     /// (FreeBSD net.inet.tcp.udp_tunneling_overhead: the 8-byte UDP header by default).
     pub udp_tunneling_overhead: u16,
+    /// On an ICMP "fragmentation needed" that lowers the MSS, go back to
+    /// SND.UNA and send again at once in the smaller segments (FreeBSD
+    /// tcp_subr.c tcp_mtudisc). Off: the segments sent stay for loss recovery.
+    pub pmtu_resend: bool,
     /// SO_KEEPALIVE: probe a connection idle this long (RFC 1122 4.2.3.6;
     /// off by default, as the RFC requires).
     pub keepalive: bool,
@@ -544,6 +548,7 @@ impl Default for Config {
             drop_syn_fin: false,
             udp_encaps_port: 0,
             udp_tunneling_overhead: 8,
+            pmtu_resend: false,
             keepalive: false,
             keepalive_idle: Duration::from_secs(7200),
             keepalive_intvl: Duration::from_secs(75),

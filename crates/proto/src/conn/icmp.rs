@@ -63,6 +63,14 @@ impl Connection {
             // FreeBSD tcp_mss_update: a UDP encapsulation's header comes out too.
             let mss = mtu.saturating_sub(HEADERS + self.encaps_overhead()) as usize;
             self.snd_mss = self.snd_mss.min(mss.saturating_sub(opts)).max(1);
+            if self.cfg.pmtu_resend && self.snd_nxt > self.snd_una {
+                // FreeBSD tcp_mtudisc: the segments in flight were dropped;
+                // stop timing one (Karn), mark all sent as before any fast
+                // retransmit (snd_recover), and send again from SND.UNA.
+                self.rtt_probe = None;
+                self.recovery.recover = self.snd_max;
+                self.snd_nxt = self.snd_una;
+            }
         } else if self.state == State::SynSent && self.tfo.syn_data {
             // tcp_simple_retransmit: the SYN and its data are lost; the SYN
             // goes again now, plain (the data follows the handshake).
