@@ -1477,6 +1477,21 @@ impl<'a> Runner<'a> {
         if name == "TCP_FASTOPEN_CONNECT" {
             return Ok(self.fast_open_connect_opt(fd, sock, int(self)?));
         }
+        // A live connection under `maxseg_live` (FreeBSD) lowers the MSS it sends with.
+        let maxseg_live = sock.kind == SockKind::Stream
+            && self
+                .conn
+                .as_ref()
+                .is_some_and(|c| c.config().maxseg_live && c.state().synchronized());
+        if name == "TCP_MAXSEG" && maxseg_live {
+            let v = u16::try_from(int(self)?).unwrap_or(0);
+            let ok = self.conn.as_mut().is_some_and(|c| c.lower_snd_mss(v));
+            if !ok {
+                self.errno_reason =
+                    Some("FreeBSD takes 0 < MSS <= the current one, MSS + 40 >= 216".into());
+            }
+            return Ok(Outcome::Done(if ok { Ok(0) } else { Err("EINVAL") }));
+        }
         if name == "TCP_REMOTE_UDP_ENCAPS_PORT" {
             return Ok(self.set_remote_udp_encaps_port(fd, sock, int(self)?));
         }

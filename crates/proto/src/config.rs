@@ -389,6 +389,9 @@ pub struct Config {
     /// SND.UNA and send again at once in the smaller segments (FreeBSD
     /// tcp_subr.c tcp_mtudisc). Off: the segments sent stay for loss recovery.
     pub pmtu_resend: bool,
+    /// TCP_MAXSEG on a synchronized connection lowers the MSS it sends with
+    /// (FreeBSD tcp_usrreq.c t_maxseg). Off: TCP_MAXSEG is for the handshake.
+    pub maxseg_live: bool,
     /// SO_KEEPALIVE: probe a connection idle this long (RFC 1122 4.2.3.6;
     /// off by default, as the RFC requires).
     pub keepalive: bool,
@@ -549,6 +552,7 @@ impl Default for Config {
             udp_encaps_port: 0,
             udp_tunneling_overhead: 8,
             pmtu_resend: false,
+            maxseg_live: false,
             keepalive: false,
             keepalive_idle: Duration::from_secs(7200),
             keepalive_intvl: Duration::from_secs(75),

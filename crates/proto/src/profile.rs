@@ -378,6 +378,11 @@ pub const FREEBSD: Profile = Profile {
             "true",
             "tcp_subr.c tcp_mtudisc: snd_nxt = snd_una, then tcp_output, on a smaller path MTU",
         ),
+        s(
+            "maxseg_live",
+            "true",
+            "tcp_usrreq.c TCP_MAXSEG: t_maxseg = optval on a live connection",
+        ),
         s("rto_min", "30ms", "tcp(4) net.inet.tcp.rexmit_min"),
         s("rto_floor", "variance", "assumption: tcp_timer.h TCPT_RANGESET adds tcp_rexmit_slop (200 ms) to SRTT + 4 x RTTVAR and floors that at rexmit_min; not modelled"),
         s("rto_initial", "1s", "tcp(4) net.inet.tcp.rexmit_initial"),

@@ -39,6 +39,7 @@ mod fastopen;
 mod icmp;
 mod info;
 mod input;
+mod maxseg;
 mod output;
 mod prefetch;
 mod recovery;
