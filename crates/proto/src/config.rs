@@ -157,6 +157,9 @@ pub struct Config {
     pub rto_min: Duration,
     /// What `rto_min` bounds.
     pub rto_floor: crate::rtt::RtoFloor,
+    /// Added to every retransmission timeout computed from the RTT estimate
+    /// or backed off (FreeBSD tcp_timer.h TCPT_RANGESET, tcp_rexmit_slop); 0 by default.
+    pub rto_slop: Duration,
     /// Upper bound on RTO (RFC 6298 2.5: at least 60 s).
     pub rto_max: Duration,
     /// RTO before any RTT sample (RFC 6298 2.1: 1 s).
@@ -483,6 +486,7 @@ impl Default for Config {
             snd_buf: 256 * 1024,
             rto_min: Duration::from_secs(1),
             rto_floor: crate::rtt::RtoFloor::Rto,
+            rto_slop: Duration::ZERO,
             rto_max: Duration::from_secs(60),
             rto_initial: Duration::from_secs(1),
             rto_tick: None,

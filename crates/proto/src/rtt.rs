@@ -16,6 +16,8 @@ pub struct RttEstimator {
     /// Coarse timer tick (BSD's 500 ms slow timeout): the RTO is a whole number of ticks.
     tick: Option<Duration>,
     floor: RtoFloor,
+    /// Added to every timeout computed from a sample or backed off.
+    slop: Duration,
 }
 
 /// What the minimum RTO bounds.
@@ -69,7 +71,16 @@ impl RttEstimator {
             max,
             tick: None,
             floor: RtoFloor::Variance,
+            slop: Duration::ZERO,
         }
+    }
+
+    /// Adds `slop` to every timeout computed from a sample or backed off,
+    /// not to the initial one (FreeBSD tcp_timer.h TCPT_RANGESET adds
+    /// tcp_rexmit_slop; tcp_newtcpcb sets t_rxtcur to rexmit_initial bare).
+    pub fn with_slop(mut self, slop: Duration) -> Self {
+        self.slop = slop;
+        self
     }
 
     /// Sets what `min` bounds: the variance term (Linux) or the whole RTO (RFC 6298 2.4).
@@ -118,6 +129,9 @@ impl RttEstimator {
         let mut r = self.rto;
         for _ in 0..self.backoff.min(32) {
             r = (r * 2).min(self.max);
+        }
+        if self.srtt.is_some() || self.backoff > 0 {
+            r = (r + self.slop).min(self.max);
         }
         match self.tick {
             Some(t) => {
@@ -171,6 +185,21 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    #[test]
+    fn slop_is_added_to_computed_and_backed_off_timeouts_not_the_initial_one() {
+        let mut e = RttEstimator::new(ms(1000), ms(30), ms(64_000))
+            .with_floor(RtoFloor::Rto)
+            .with_slop(ms(200));
+        assert_eq!(e.rto(), ms(1000));
+        e.back_off();
+        assert_eq!(e.rto(), ms(2200));
+        e.sample(ms(100));
+        // max(30, 100 + 4 x 50) + 200.
+        assert_eq!(e.rto(), ms(500));
+        e.back_off();
+        assert_eq!(e.rto(), ms(800));
     }
 
     #[test]

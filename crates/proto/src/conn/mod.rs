@@ -314,7 +314,8 @@ impl Connection {
     ) -> Connection {
         let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max)
             .with_tick(cfg.rto_tick)
-            .with_floor(cfg.rto_floor);
+            .with_floor(cfg.rto_floor)
+            .with_slop(cfg.rto_slop);
         let mss = cfg.mss as usize;
         let (rcv_buf_size, rcv_buf_limit) = cfg.granted_rcv_buf();
         let counters = Counters {
