@@ -45,7 +45,12 @@ impl Runner<'_> {
             c.set_udp_encaps_port(arrival);
             return true;
         }
-        c.udp_encaps_port() == arrival
+        if c.udp_encaps_port() == arrival {
+            return true;
+        }
+        // Under syncookies_only the handshake's state is the cookie, which
+        // holds no port: the ACK that completes it brings its own.
+        self.host.syncookies_only() && c.take_cookie_udp_encaps_port(arrival)
     }
 
     /// Whether an ICMP error quoting a segment sent with `quoted` reaches the

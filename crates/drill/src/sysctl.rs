@@ -138,6 +138,9 @@ pub(crate) struct HostSysctls {
     /// FreeBSD net.inet.tcp.udp_tunneling_port: the local UDP port TCP over
     /// UDP runs on (0, the default: none).
     udp_tunneling_port: u16,
+    /// FreeBSD net.inet.tcp.syncookies_only: answer every SYN with a cookie
+    /// and keep no syncache entry.
+    syncookies_only: bool,
 }
 
 /// What a shell line amounted to.
@@ -291,6 +294,19 @@ impl HostSysctls {
                 self.bsd_fastopen_client = flag;
                 flag.is_some()
             }
+            // FreeBSD tcp(4) net.inet.tcp.syncookies_only: only the UDP port a
+            // cookie does not hold is modelled (see crate::encaps).
+            "net.inet.tcp.syncookies_only" => {
+                self.syncookies_only = flag == Some(true);
+                if flag.is_some() {
+                    out.modelled.push(format!(
+                        "{key}={value} (only that a cookie holds no UDP encapsulation port; \
+                         the listener still keeps its SYN-RECEIVED state)"
+                    ));
+                    return;
+                }
+                false
+            }
             // FreeBSD tcp(4) net.inet.tcp.udp_tunneling_port, 0 to 65535.
             "net.inet.tcp.udp_tunneling_port" => match num.and_then(|n| u16::try_from(n).ok()) {
                 Some(p) => {
@@ -322,6 +338,11 @@ impl HostSysctls {
     /// FreeBSD net.inet.tcp.udp_tunneling_port: TCP over UDP's local port (0: none).
     pub(crate) fn udp_tunneling_port(&self) -> u16 {
         self.udp_tunneling_port
+    }
+
+    /// FreeBSD net.inet.tcp.syncookies_only is on.
+    pub(crate) fn syncookies_only(&self) -> bool {
+        self.syncookies_only
     }
 
     /// Applies the settings to a new socket's configuration.

@@ -26,6 +26,18 @@ impl Connection {
         true
     }
 
+    /// A passive open in SYN-RECEIVED whose state stands for a SYN cookie
+    /// (FreeBSD net.inet.tcp.syncookies_only: no syncache entry is kept)
+    /// takes the UDP port of the ACK that completes it: the cookie holds no
+    /// port (tcp_syncache.c syncookie_expand). Returns whether it was taken.
+    pub fn take_cookie_udp_encaps_port(&mut self, port: u16) -> bool {
+        if !(self.passive && self.state == State::SynReceived) {
+            return false;
+        }
+        self.cfg.udp_encaps_port = port;
+        true
+    }
+
     /// MSS bytes the encapsulation costs: the configured overhead while
     /// encapsulated, else none (FreeBSD tcp_output.c and tcp_mss_update
     /// subtract net.inet.tcp.udp_tunneling_overhead when t_port is set).
@@ -93,6 +105,20 @@ mod tests {
         // The handshake has started: the port is the connection's now.
         assert!(!tunneled.set_udp_encaps_port(6000));
         assert_eq!(tunneled.udp_encaps_port(), 5000);
+    }
+
+    #[test]
+    fn only_a_passive_open_in_syn_received_takes_a_cookie_ack_port() {
+        let mut c =
+            Connection::listen(Config::default(), 80, IsnSeries::with_step(SeqNumber(1), 0));
+        assert!(
+            !c.take_cookie_udp_encaps_port(7),
+            "LISTEN: not a cookie's open yet"
+        );
+        c.set_udp_encaps_port(5000);
+        c.handle_segment(Instant::from_millis(1), &syn(1460), &[]);
+        assert!(c.take_cookie_udp_encaps_port(5001));
+        assert_eq!(c.udp_encaps_port(), 5001);
     }
 
     #[test]
