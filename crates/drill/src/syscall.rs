@@ -1268,10 +1268,12 @@ impl<'a> Runner<'a> {
             }
         }
         if nonblocking {
-            return Ok(Some(if sent > 0 {
-                Outcome::Done(Ok(sent as i64))
-            } else {
-                connected
+            return Ok(Some(match connected {
+                _ if sent > 0 => Outcome::Done(Ok(sent as i64)),
+                // tcp_sendmsg_fastopen: MSG_DONTWAIT connects as O_NONBLOCK
+                // would, so the handshake under way is EINPROGRESS.
+                Outcome::Block => Outcome::Done(Err("EINPROGRESS")),
+                other => other,
             }));
         }
         if let Some(s) = self.socks.get_mut(&fd) {
