@@ -318,7 +318,9 @@ impl Connection {
             if data_acked > 0 {
                 self.send_buf.ack(data_acked.min(self.send_buf.len()));
                 self.skbs.ack(self.send_buf.head());
-                self.tfo.syn_data_acked = true;
+                // Linux tcp_rcv_fastopen_synack: TCPI_OPT_SYN_DATA only when
+                // the SYN-ACK covers all of the SYN's data.
+                self.tfo.syn_data_acked = data_acked >= self.tfo.syn_data_len;
             }
             if self.tfo.syn_data && data_acked >= self.tfo.syn_data_len {
                 self.sent.on_syn_acked_with_data();
