@@ -8,8 +8,31 @@ use tinygram_sim::scenario::Scenario;
 use tinygram_sim::units::{fmt_size, parse_size};
 use tinygram_sim::world::Sim;
 
-/// The ns-3 program, embedded so that `--against ns3` works from any directory.
-const NS3_SOURCE: &str = include_str!("../../../benches/ns3/bulk.cc");
+/// One of our ns-3 programs, embedded so that `--against ns3` works from any
+/// directory, and built with g++ against the system's ns-3 on first use.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ns3Program {
+    /// The cached build's name prefix.
+    pub(crate) name: &'static str,
+    /// Where the source lives in the repository (for messages).
+    pub(crate) path: &'static str,
+    /// The program's source.
+    pub(crate) source: &'static str,
+}
+
+/// The bulk transfer of `bench sim --against ns3`.
+pub(crate) const NS3_BULK: Ns3Program = Ns3Program {
+    name: "ns3-bulk",
+    path: "benches/ns3/bulk.cc",
+    source: include_str!("../../../benches/ns3/bulk.cc"),
+};
+
+/// The many-flow request/response dumbbell of `bench sim --flows N --against ns3`.
+pub(crate) const NS3_FLOWS: Ns3Program = Ns3Program {
+    name: "ns3-flows",
+    path: "benches/ns3/flows.cc",
+    source: include_str!("../../../benches/ns3/flows.cc"),
+};
 /// The ns-3 libraries the program links against (Debian's libns3-dev names).
 const NS3_LIBS: &[&str] = &[
     "-lns3-core",
@@ -283,7 +306,7 @@ pub fn sim(args: &SimArgs) -> ExitCode {
                 eprintln!("error: --rounds must be at least 1");
                 return ExitCode::from(2);
             }
-            let bin = match ns3_program(args.ns3_bin.as_deref()) {
+            let bin = match ns3_program(args.ns3_bin.as_deref(), &NS3_BULK) {
                 Ok(b) => b,
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -414,8 +437,14 @@ pub(crate) fn min(v: &[f64]) -> f64 {
 
 /// Runs the ns-3 program once and reads its `key value` lines.
 fn run_ns3(bin: &Path, bench: &BulkBench) -> Result<Side, String> {
+    let stdout = run_ns3_program(bin, &bench.ns3_args())?;
+    parse_ns3_output(&stdout, bench.bytes)
+}
+
+/// Runs an ns-3 program once with `args`; its standard output if it succeeded.
+pub(crate) fn run_ns3_program(bin: &Path, args: &[String]) -> Result<String, String> {
     let out = Command::new(bin)
-        .args(bench.ns3_args())
+        .args(args)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -428,19 +457,22 @@ fn run_ns3(bin: &Path, bench: &BulkBench) -> Result<Side, String> {
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    parse_ns3_output(&stdout, bench.bytes)
+    Ok(stdout.into_owned())
+}
+
+/// The value of the `key value` line `k` of an ns-3 program's output.
+pub(crate) fn ns3_field<'a>(stdout: &'a str, k: &str) -> Result<&'a str, String> {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(k)?.strip_prefix(' '))
+        .map(str::trim)
+        .ok_or_else(|| format!("the ns-3 program printed no {k:?} line: {stdout:?}"))
 }
 
 /// Reads the ns-3 program's output; every field must be present and the
 /// whole transfer must have arrived.
 fn parse_ns3_output(stdout: &str, bytes: u64) -> Result<Side, String> {
-    let field = |k: &str| -> Result<&str, String> {
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(k)?.strip_prefix(' '))
-            .map(str::trim)
-            .ok_or_else(|| format!("the ns-3 program printed no {k:?} line: {stdout:?}"))
-    };
+    let field = |k: &str| ns3_field(stdout, k);
     let num = |k: &str| -> Result<f64, String> {
         field(k)?
             .parse::<f64>()
@@ -470,10 +502,10 @@ fn fnv1a(s: &str) -> u64 {
     })
 }
 
-/// Finds the ns-3 program: `explicit` if given, else a build of the embedded
-/// source cached under `$XDG_CACHE_HOME/tinygram` (or `~/.cache/tinygram`),
-/// compiled with g++ against the system's ns-3 on first use.
-fn ns3_program(explicit: Option<&Path>) -> Result<PathBuf, String> {
+/// Finds the ns-3 program: `explicit` if given, else a build of `prog`'s
+/// embedded source cached under `$XDG_CACHE_HOME/tinygram` (or
+/// `~/.cache/tinygram`), compiled with g++ against the system's ns-3 on first use.
+pub(crate) fn ns3_program(explicit: Option<&Path>, prog: &Ns3Program) -> Result<PathBuf, String> {
     if let Some(p) = explicit {
         return if p.is_file() {
             Ok(p.to_path_buf())
@@ -486,16 +518,19 @@ fn ns3_program(explicit: Option<&Path>) -> Result<PathBuf, String> {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir)
         .join("tinygram");
-    let bin = cache.join(format!("ns3-bulk-{:016x}", fnv1a(NS3_SOURCE)));
+    let hash = fnv1a(prog.source);
+    let bin = cache.join(format!("{}-{hash:016x}", prog.name));
     if bin.is_file() {
         return Ok(bin);
     }
     std::fs::create_dir_all(&cache)
         .map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
-    let src = cache.join(format!("ns3-bulk-{:016x}.cc", fnv1a(NS3_SOURCE)));
-    std::fs::write(&src, NS3_SOURCE).map_err(|e| format!("cannot write {}: {e}", src.display()))?;
+    let src = cache.join(format!("{}-{hash:016x}.cc", prog.name));
+    std::fs::write(&src, prog.source)
+        .map_err(|e| format!("cannot write {}: {e}", src.display()))?;
     eprintln!(
-        "building the ns-3 program (benches/ns3/bulk.cc) into {}",
+        "building the ns-3 program ({}) into {}",
+        prog.path,
         bin.display()
     );
     let out = Command::new("g++")
@@ -510,12 +545,12 @@ fn ns3_program(explicit: Option<&Path>) -> Result<PathBuf, String> {
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         if err.contains("ns3/") && err.contains("No such file") || err.contains("-lns3") {
-            return Err(
+            return Err(format!(
                 "ns-3 is not installed: its headers or libraries were not found. On Debian or Ubuntu: \
-                 `sudo apt-get install libns3-dev`; elsewhere build benches/ns3/bulk.cc against your \
-                 ns-3 and pass --ns3-bin PATH"
-                    .into(),
-            );
+                 `sudo apt-get install libns3-dev`; elsewhere build {} against your \
+                 ns-3 and pass --ns3-bin PATH",
+                prog.path
+            ));
         }
         return Err(format!(
             "g++ could not build the ns-3 program:\n{}",
@@ -604,7 +639,7 @@ mod tests {
 
     #[test]
     fn a_missing_program_is_named() {
-        let e = ns3_program(Some(Path::new("/nonexistent/ns3-bulk"))).unwrap_err();
+        let e = ns3_program(Some(Path::new("/nonexistent/ns3-bulk")), &NS3_BULK).unwrap_err();
         assert!(e.contains("/nonexistent/ns3-bulk"), "{e}");
     }
 }

@@ -4,6 +4,7 @@
 //! itself, as a function, is `tinygram_lab`'s (shared with Python).
 
 pub mod bench;
+pub mod bench_flows_ns3;
 pub mod bench_tun;
 pub mod capture;
 pub mod explain;

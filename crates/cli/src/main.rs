@@ -1,7 +1,8 @@
 //! `tinygram`: run scenarios, list policies, benchmark the simulator.
 
 use tinygram_cli::{
-    bench, bench_tun, capture, explain, flows, output, reproduce, sweep, tun, variants, whatif,
+    bench, bench_flows_ns3, bench_tun, capture, explain, flows, output, reproduce, sweep, tun,
+    variants, whatif,
 };
 use tinygram_lab::sweep as lab_sweep;
 
@@ -211,12 +212,12 @@ enum BenchWhat {
         /// Rounds for --against (each runs both simulators once).
         #[arg(long, default_value_t = 3)]
         rounds: u32,
-        /// A prebuilt ns-3 program (benches/ns3/bulk.cc); default: build it with g++ on first use.
+        /// A prebuilt ns-3 program (benches/ns3/bulk.cc, with --flows benches/ns3/flows.cc); default: build it with g++ on first use.
         #[arg(long, value_name = "PATH")]
         ns3_bin: Option<PathBuf>,
         /// Instead: N concurrent request/response connections over a shared
         /// bottleneck (cost per segment against one flow, peak memory, idle
-        /// connection size).
+        /// connection size); with --against ns3, the same in ns-3.
         #[arg(long, value_name = "N")]
         flows: Option<u64>,
         /// With --flows: requests each connection makes.
@@ -566,9 +567,17 @@ fn main() -> ExitCode {
                 BenchWhat::Sim {
                     flows: Some(n),
                     requests,
+                    against,
+                    rounds,
+                    ns3_bin,
                     ..
                 },
-        } => flows::bench(n, requests),
+        } => match against {
+            None => flows::bench(n, requests),
+            Some(bench::Against::Ns3) => {
+                bench_flows_ns3::against_ns3(n, requests, rounds, ns3_bin.as_deref())
+            }
+        },
         Cmd::Bench {
             what:
                 BenchWhat::Sim {

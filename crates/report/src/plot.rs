@@ -15,14 +15,14 @@ use std::sync::Once;
 use tinygram_analyze::timeseq::{Span, TimeSeq};
 use tinygram_proto::{Instant, TraceEvent};
 
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 // Text sizes (plotters points; SVG px are about 0.8 of them) are chosen so
 // the smallest text stays at least 12 px when the 1280-px graph is scaled
 // down to a 1,100-px report page.
 const W: u32 = 1280;
 const H: u32 = 720;
 
-fn register_font() {
+pub(crate) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let font = epaint_default_fonts::UBUNTU_LIGHT;
