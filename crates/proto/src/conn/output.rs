@@ -485,7 +485,10 @@ impl Connection {
             self.note_rwnd_chrono(now, 0, 0);
             return None;
         }
-        let flight = self.snd_nxt.distance_from(self.snd_una);
+        let flight = self
+            .snd_nxt
+            .distance_from(self.snd_una)
+            .saturating_sub(self.syn_outside_flight());
         let wnd_room = self.snd_wnd.saturating_sub(flight);
         self.note_rwnd_chrono(now, unsent, wnd_room);
         // RFC 6675 5: in SACK recovery, cwnd bounds pipe rather than FlightSize.
