@@ -384,6 +384,10 @@ pub struct Config {
     /// tcp_validate_incoming). Off: RFC 9293 3.10.7.3's SYN-ACK answers what
     /// the peer offered, and the SYN-ACK, below RCV.NXT, is dropped with an ACK.
     pub simultaneous_synack: bool,
+    /// A Fast Open child's unacknowledged SYN-ACK takes none of the peer's
+    /// window or of cwnd: Linux's tcp_create_openreq_child starts its SND.UNA
+    /// at ISS + 1. Off: the SYN's sequence counts in flight until acknowledged.
+    pub tfo_child_syn_outside_window: bool,
     /// Drop every segment with both SYN and FIN set, outside TIME-WAIT
     /// (FreeBSD tcp(4) net.inet.tcp.drop_synfin; off as RFC 9293).
     pub drop_syn_fin: bool,
@@ -558,6 +562,7 @@ impl Default for Config {
             slow_start_after_idle: false,
             syn_ack_paws: false,
             simultaneous_synack: false,
+            tfo_child_syn_outside_window: false,
             drop_syn_fin: false,
             udp_encaps_port: 0,
             udp_tunneling_overhead: 8,

@@ -6,6 +6,14 @@ use crate::state::State;
 use crate::wire::TcpRepr;
 
 impl Connection {
+    /// The sequence a Fast Open child's unacknowledged SYN-ACK holds in
+    /// flight, 0 when it counts none (Linux tcp_create_openreq_child starts
+    /// SND.UNA at ISS + 1; `Config::tfo_child_syn_outside_window`).
+    pub(super) fn syn_outside_flight(&self) -> usize {
+        let syn_unacked = self.state == State::SynReceived && self.snd_una == self.iss;
+        usize::from(self.cfg.tfo_child_syn_outside_window && self.tfo.child && syn_unacked)
+    }
+
     /// RFC 7413 4.3: a SYN with a valid cookie (or, when the listener waives
     /// cookies, an empty Fast Open option) has its data taken into the
     /// receive buffer and acknowledged by the SYN-ACK; a SYN asking for a

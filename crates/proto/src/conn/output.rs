@@ -38,7 +38,8 @@ pub(super) struct TxState {
     pub(super) last_ect: bool,
     /// Our FIN went in a segment of its own (no data with it).
     pub(super) fin_alone: bool,
-    /// New-data segments in the TSO packet being built (`Config::tso_segs`).
+    /// Segments in the TSO packet being built, of new data or of a SACK
+    /// retransmission run (`Config::tso_segs`).
     pub(super) tso_run: u32,
 }
 
@@ -390,15 +391,54 @@ impl Connection {
         if start >= end {
             return None;
         }
-        let r = self.emit_range(now, start, end.distance_from(start).min(mss), payload)?;
+        let mut r = self.emit_range(now, start, end.distance_from(start).min(mss), payload)?;
         // HighRxt only moves forward, and within SND.MAX: each call makes progress.
         let sent = payload.len() - self.tx.headroom + r.flags.fin() as usize;
         if let Some(p) = &mut self.recovery.prr {
             p.on_sent(sent);
         }
+        let run_continues = start == self.recovery.high_rxt;
         self.recovery.high_rxt = (start + sent.max(1)).min(max);
         self.counters.sack_retransmits += 1;
+        if self.closes_rexmit_packet(run_continues, start + sent, end, sent) {
+            r.flags = r.flags | Flags::PSH;
+        }
         Some(r)
+    }
+
+    /// Whether a SACK retransmission ending at `seg_end` (of `len` bytes, in a
+    /// hole ending at `hole_end`) closes a Linux TSO packet of two or more
+    /// segments, which leaves with PSH as new data's do (`Config::tso_segs`):
+    /// tcp_xmit_retransmit_queue resends as many segments of one skb as cwnd
+    /// allows in one packet (Linux tcp_output.c __tcp_retransmit_skb).
+    /// `run_continues`: the segment follows the previous retransmission.
+    fn closes_rexmit_packet(
+        &mut self,
+        run_continues: bool,
+        seg_end: SeqNumber,
+        hole_end: SeqNumber,
+        len: usize,
+    ) -> bool {
+        if self.cfg.tso_segs == 0 {
+            return false;
+        }
+        if !run_continues {
+            self.tx.tso_run = 0;
+        }
+        self.tx.tso_run += 1;
+        let mss = self.snd_mss;
+        let pipe = self.scoreboard.pipe(
+            self.snd_una,
+            self.snd_max,
+            self.recovery.high_rxt,
+            self.cfg.dupack_threshold,
+            mss,
+        );
+        let more = len == mss
+            && seg_end < hole_end
+            && !self.skbs.is_end(self.off_of(seg_end))
+            && pipe + mss <= self.send_cwnd();
+        !more && std::mem::take(&mut self.tx.tso_run) >= 2
     }
 
     /// Resends up to `max_len` bytes (and the FIN if it follows) from `seq`,
@@ -485,7 +525,10 @@ impl Connection {
             self.note_rwnd_chrono(now, 0, 0);
             return None;
         }
-        let flight = self.snd_nxt.distance_from(self.snd_una);
+        let flight = self
+            .snd_nxt
+            .distance_from(self.snd_una)
+            .saturating_sub(self.syn_outside_flight());
         let wnd_room = self.snd_wnd.saturating_sub(flight);
         self.note_rwnd_chrono(now, unsent, wnd_room);
         // RFC 6675 5: in SACK recovery, cwnd bounds pipe rather than FlightSize.
