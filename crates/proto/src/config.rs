@@ -330,8 +330,9 @@ pub struct Config {
     /// buffer's free space and the window advertised, as FreeBSD's
     /// tcp_input.c computes rcv_wnd. Off: the advertised window (RFC 9293 3.10.7.4).
     pub rcv_wnd_free: bool,
-    /// TIME-WAIT as FreeBSD's tcp_timewait.c tcp_twcheck: segments without
-    /// ACK are dropped and anything but an exact duplicate ACK is ACKed.
+    /// TIME-WAIT as FreeBSD's tcp_timewait.c tcp_twcheck: a SYN above RCV.NXT
+    /// closes it for the listener, other segments without ACK are dropped
+    /// and anything but an exact duplicate ACK is ACKed.
     pub time_wait_bsd: bool,
     /// An explicit push (clearing TCP_CORK, setting TCP_NODELAY) ends the
     /// data set, so its last byte gets PSH (Doupnik 2.0). Off, as in Linux:
@@ -376,7 +377,7 @@ pub struct Config {
     /// tcp_validate_incoming). Off: RFC 9293 3.10.7.3's SYN-ACK answers what
     /// the peer offered, and the SYN-ACK, below RCV.NXT, is dropped with an ACK.
     pub simultaneous_synack: bool,
-    /// Drop every segment with both SYN and FIN set, outside TIME-WAIT
+    /// Drop every segment with both SYN and FIN set, in TIME-WAIT too
     /// (FreeBSD tcp(4) net.inet.tcp.drop_synfin; off as RFC 9293).
     pub drop_syn_fin: bool,
     /// SO_KEEPALIVE: probe a connection idle this long (RFC 1122 4.2.3.6;
