@@ -109,6 +109,12 @@ pub struct PacketSpec {
     pub seq: u32,
     /// Payload length from `start:end(len)`.
     pub len: u32,
+    /// `...(len)`: the sequence number is not checked (nplab packetdrill,
+    /// parser.y `seq: ELLIPSIS '(' INTEGER ')'`, FLAG_IGNORE_SEQ).
+    pub any_seq: bool,
+    /// `start:end(len)!`: the sequence number as it is on the wire, not
+    /// relative to an ISN (nplab packetdrill FLAG_ABSOLUTE_SEQ).
+    pub abs_seq: bool,
     /// `ack N` (script-relative), if written.
     pub ack: Option<u32>,
     /// `win N`, if written.
@@ -117,6 +123,8 @@ pub struct PacketSpec {
     pub options: Option<OptionsSpec>,
     /// IP ECN field annotation (`[ect0]`, `[ce]`, ...), if written (RFC 3168 5).
     pub ecn: Option<IpEcn>,
+    /// `(tos 0xNN, ttl N)`, if written.
+    pub ip: Option<crate::ipfields::IpAnnotation>,
 }
 
 /// An IP-level ECN annotation before a segment's flags (packetdrill `[ect0]`).
@@ -145,6 +153,16 @@ impl IpEcn {
             "[ce]" => IpEcn::Ce,
             _ => return None,
         })
+    }
+
+    /// The codepoint in a TOS byte's two low bits (RFC 3168 5).
+    pub fn from_bits(tos: u8) -> IpEcn {
+        match tos & 0x3 {
+            0 => IpEcn::NotEct,
+            1 => IpEcn::Ect1,
+            2 => IpEcn::Ect0,
+            _ => IpEcn::Ce,
+        }
     }
 
     /// The annotation as written.
@@ -352,17 +370,24 @@ impl fmt::Display for OptSpec {
 
 impl fmt::Display for PacketSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(e) = self.ecn {
+        if let Some(ip) = self.ip {
+            write!(f, "{ip} ")?;
+        } else if let Some(e) = self.ecn {
             write!(f, "{} ", e.name())?;
         }
-        write!(
-            f,
-            "{} {}:{}({})",
-            flags_to_string(self.flags),
-            self.seq,
-            self.seq.wrapping_add(self.len),
-            self.len
-        )?;
+        if self.any_seq {
+            write!(f, "{} ...({})", flags_to_string(self.flags), self.len)?;
+        } else {
+            write!(
+                f,
+                "{} {}:{}({}){}",
+                flags_to_string(self.flags),
+                self.seq,
+                self.seq.wrapping_add(self.len),
+                self.len,
+                if self.abs_seq { "!" } else { "" }
+            )?;
+        }
         if let Some(a) = self.ack {
             write!(f, " ack {a}")?;
         }

@@ -6,6 +6,7 @@ pub mod cli;
 mod epoll;
 mod files;
 mod icmp;
+pub mod ipfields;
 mod mask;
 pub mod nplab;
 pub mod parse;
