@@ -72,14 +72,31 @@ pub enum EventKind {
     Command(String),
     /// A `%{ ... }%` python block: never run, reported as skipped.
     Code(String),
-    /// `< icmp unreachable [CODE] [[start:end(len)]]`: an inbound ICMP error.
+    /// `< icmp TYPE [CODE] [[start:end(len)]]`: an inbound ICMP error.
     Icmp(IcmpSpec),
 }
 
-/// An inbound ICMP destination unreachable quoting one of our segments.
+/// The ICMP error types an inbound line may name (packetdrill icmp_packet.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IcmpType {
+    /// `unreachable` (type 3).
+    Unreachable,
+    /// `source_quench` (type 4).
+    SourceQuench,
+    /// `redirect` (type 5).
+    Redirect,
+    /// `time_exceeded` (type 11).
+    TimeExceeded,
+    /// `parameter_problem` (type 12).
+    ParameterProblem,
+}
+
+/// An inbound ICMP error quoting one of our segments.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IcmpSpec {
-    /// The unreachable code (0 net, 1 host, 3 port, ...).
+    /// The ICMP type.
+    pub ty: IcmpType,
+    /// The code (for unreachable: 0 net, 1 host, 3 port, ...).
     pub code: u8,
     /// The quoted segment's first sequence number (ours, from ISN 0).
     pub seq: u32,

@@ -77,12 +77,20 @@ pub(crate) struct Sock {
     pub tfo_deferred: bool,
 }
 
-/// Linux errno name of an engine error.
-fn conn_errno(e: ConnError) -> &'static str {
+/// The errno name of an engine error; `icmp_bsd` picks FreeBSD's names for
+/// the ICMP errors that can end a handshake there.
+fn conn_errno(e: ConnError, icmp_bsd: bool) -> &'static str {
     match e {
         ConnError::Reset => "ECONNRESET",
         ConnError::Refused => "ECONNREFUSED",
         ConnError::TimedOut => "ETIMEDOUT",
+        // ip_input.c inetctlerrmap: PRC_UNREACH_PORT, _PROTOCOL and
+        // _ADMIN_PROHIB all give ECONNREFUSED (tcp_drop_syn_sent).
+        ConnError::Unreachable(_) if icmp_bsd => "ECONNREFUSED",
+        // Linux icmp_err_convert and inetctlerrmap agree on time exceeded.
+        ConnError::TimeExceeded => "EHOSTUNREACH",
+        // Linux tcp_v4_err: ICMP_PARAMETERPROB is EPROTO.
+        ConnError::ParameterProblem => "EPROTO",
         // Linux's icmp_err_convert table.
         ConnError::Unreachable(code) => match code {
             2 => "ENOPROTOOPT",
@@ -106,8 +114,14 @@ fn errno_number(name: &str) -> i64 {
         "EPIPE" => 32,
         "EHOSTUNREACH" => 113,
         "ENETUNREACH" => 101,
+        "EPROTO" => 71,
         _ => 0,
     }
+}
+
+/// The number of an errno name SO_ERROR may hold, if the runner knows it.
+fn errno_value(name: &str) -> Option<i64> {
+    Some(errno_number(name)).filter(|&n| n != 0)
 }
 
 /// Whether the call's buffer argument (the second) is written `NULL`.
@@ -230,7 +244,8 @@ impl<'a> Runner<'a> {
             return None;
         }
         sock.err_reported = true;
-        Some(conn_errno(err))
+        let bsd = self.conn.as_ref().is_some_and(|c| c.config().icmp_bsd);
+        Some(conn_errno(err, bsd))
     }
 
     /// Enables the options the script's next outbound SYN (from event `idx`
@@ -1354,7 +1369,8 @@ impl<'a> Runner<'a> {
                         if let Some(s) = self.socks.get_mut(&fd) {
                             s.err_reported = true;
                         }
-                        return Ok(Outcome::Done(Err(conn_errno(e))));
+                        let bsd = self.conn.as_ref().is_some_and(|c| c.config().icmp_bsd);
+                        return Ok(Outcome::Done(Err(conn_errno(e, bsd))));
                     }
                 }
             }
@@ -1393,7 +1409,8 @@ impl<'a> Runner<'a> {
                         if let Some(s) = self.socks.get_mut(&fd) {
                             s.err_reported = true;
                         }
-                        return Ok(Outcome::Done(Err(conn_errno(e))));
+                        let bsd = self.conn.as_ref().is_some_and(|c| c.config().icmp_bsd);
+                        return Ok(Outcome::Done(Err(conn_errno(e, bsd))));
                     }
                 }
             }
@@ -1867,7 +1884,18 @@ impl<'a> Runner<'a> {
                 ))
             }
         };
-        if let Some(want) = spec.args.get(3).and_then(int_of) {
+        // SO_ERROR's value is often an errno name, which packetdrill checks
+        // as the number it stands for.
+        let named = match spec.args.get(3) {
+            Some(Expr::List(l)) if name == "SO_ERROR" => match l.as_slice() {
+                [Expr::Ident(e)] => Some(errno_value(e).ok_or_else(|| {
+                    self.unsupported(idx, format!("getsockopt SO_ERROR: unknown errno name {e}"))
+                })?),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(want) = named.or_else(|| spec.args.get(3).and_then(int_of)) {
             if want != actual {
                 let mut f = self.fail(
                     idx,

@@ -194,6 +194,14 @@ pub struct Config {
     /// below SND.MAX (FreeBSD tcp_ctlinput); Linux's tcp_v4_err also takes
     /// SND.NXT itself.
     pub icmp_seq_below_max: bool,
+    /// ICMP errors as FreeBSD's tcp_ctlinput sorts them: only port or
+    /// protocol unreachable, administratively prohibited and TTL exceeded in
+    /// transit end a connection in SYN-SENT (with `icmp_may_rst`); the rest,
+    /// and any in SYN-RECEIVED, are soft errors. Off: Linux's tcp_v4_err.
+    pub icmp_bsd: bool,
+    /// With `icmp_bsd`, those ICMP errors end a connection in SYN-SENT
+    /// (FreeBSD net.inet.tcp.icmp_may_rst, on by default).
+    pub icmp_may_rst: bool,
     /// Send no TCP options at all, not even MSS in the SYN (FreeBSD's
     /// TCP_NOOPT, tcp(4); tcp_output.c skips tcp_addoptions under TF_NOOPT).
     pub no_options: bool,
@@ -483,6 +491,8 @@ impl Default for Config {
             sendto_connects: false,
             tcp_info_bsd: false,
             icmp_seq_below_max: false,
+            icmp_bsd: false,
+            icmp_may_rst: true,
             no_options: false,
             ecn_syn_retries: None,
             fastopen_sockopt_client: false,

@@ -46,7 +46,7 @@ mod timers;
 
 use ack::AckState;
 use ecn::EcnState;
-pub use icmp::unreach;
+pub use icmp::{unreach, IcmpError};
 use output::TxState;
 use recovery::RecoveryState;
 
@@ -66,6 +66,13 @@ pub enum ConnError {
     /// (see [`Connection::icmp_unreachable`]).
     #[error("destination unreachable (ICMP code {0})")]
     Unreachable(u8),
+    /// An ICMP time exceeded (TTL in transit) ended the handshake
+    /// (see [`Connection::icmp_error`]).
+    #[error("time exceeded in transit (ICMP)")]
+    TimeExceeded,
+    /// An ICMP parameter problem ended the handshake (Linux tcp_v4_err).
+    #[error("parameter problem (ICMP)")]
+    ParameterProblem,
 }
 
 /// Why `write` refused data.
