@@ -72,6 +72,11 @@ const SETTING_SYSCTLS: &[(&str, &str, ReadValue)] = &[
     ("net.inet.tcp.drop_synfin", "drop_syn_fin", |v| {
         v.trim().parse::<u64>().ok().map(|n| Value::Flag(n != 0))
     }),
+    (
+        "net.inet.tcp.rexmit_drop_options",
+        "syn_rexmit_drop_options",
+        |v| v.trim().parse::<u64>().ok().map(|n| Value::Flag(n != 0)),
+    ),
     ("net.inet.tcp.icmp_may_rst", "icmp_may_rst", |v| {
         v.trim().parse::<u64>().ok().map(|n| Value::Flag(n != 0))
     }),

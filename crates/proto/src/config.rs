@@ -199,6 +199,11 @@ pub struct Config {
     /// transit end a connection in SYN-SENT (with `icmp_may_rst`); the rest,
     /// and any in SYN-RECEIVED, are soft errors. Off: Linux's tcp_v4_err.
     pub icmp_bsd: bool,
+    /// After the third retransmission timeout of a SYN, send it and what
+    /// follows without window scale, timestamps and SACK-permitted, in case a
+    /// middlebox drops options it does not know (FreeBSD
+    /// net.inet.tcp.rexmit_drop_options, tcp_timer.c tcp_timer_rexmt).
+    pub syn_rexmit_drop_options: bool,
     /// With `icmp_bsd`, those ICMP errors end a connection in SYN-SENT
     /// (FreeBSD net.inet.tcp.icmp_may_rst, on by default).
     pub icmp_may_rst: bool,
@@ -492,6 +497,7 @@ impl Default for Config {
             tcp_info_bsd: false,
             icmp_seq_below_max: false,
             icmp_bsd: false,
+            syn_rexmit_drop_options: false,
             icmp_may_rst: true,
             no_options: false,
             ecn_syn_retries: None,
