@@ -185,6 +185,35 @@ fn iov_len(e: &Expr) -> Option<i64> {
     Some(total)
 }
 
+/// The zerocopy pieces of a `sendmsg` msghdr's iovec: one per page of each
+/// element, as skb_zerocopy_iter_stream pins them (buffers taken as page
+/// aligned, so an element of n bytes spans n / 4096 pages rounded up).
+fn msghdr_zerocopy_pieces(e: &Expr) -> Option<Vec<usize>> {
+    const PAGE: usize = 4096;
+    let Expr::Struct(fields) = e else {
+        return None;
+    };
+    let iov = fields.iter().find_map(|(k, v)| match k {
+        Some(Expr::Call(n, _)) | Some(Expr::Ident(n)) if n == "msg_iov" => Some(v),
+        _ => None,
+    })?;
+    let Expr::List(items) = iov else {
+        return None;
+    };
+    let mut pieces = Vec::new();
+    for it in items {
+        let Expr::Struct(f) = it else {
+            return None;
+        };
+        let mut left = usize::try_from(int_of(&f.last()?.1)?).ok()?;
+        while left > 0 {
+            pieces.push(left.min(PAGE));
+            left -= left.min(PAGE);
+        }
+    }
+    Some(pieces)
+}
+
 /// Sum of iov lengths in a `sendmsg` msghdr `{msg_name(...)=..., msg_iov(n)=[...], msg_flags=0}`.
 fn msghdr_len(e: &Expr) -> Option<i64> {
     let Expr::Struct(fields) = e else {
@@ -603,9 +632,24 @@ impl<'a> Runner<'a> {
                         c.end_record();
                     }
                 }
-                if let (true, Outcome::Done(Ok(n)), Some(c)) = (zerocopy, &out, self.conn.as_ref())
+                if let (true, Outcome::Done(Ok(n)), Some(c)) = (zerocopy, &out, self.conn.as_mut())
                 {
                     if *n > 0 {
+                        // The first n bytes of the iovec, as pinned pages.
+                        let pieces = (name == "sendmsg")
+                            .then(|| spec.args.get(1).and_then(msghdr_zerocopy_pieces))
+                            .flatten()
+                            .unwrap_or_default();
+                        let mut left = *n as usize;
+                        let taken: Vec<usize> = pieces
+                            .into_iter()
+                            .map_while(|p| {
+                                let t = p.min(left);
+                                left -= t;
+                                (t > 0).then_some(t)
+                            })
+                            .collect();
+                        c.zerocopy_frags(&taken);
                         self.zc.sent(c.snd_una() + c.send_queued());
                     }
                 }
@@ -1306,10 +1350,12 @@ impl<'a> Runner<'a> {
             }
         }
         if nonblocking {
-            return Ok(Some(if sent > 0 {
-                Outcome::Done(Ok(sent as i64))
-            } else {
-                connected
+            return Ok(Some(match connected {
+                _ if sent > 0 => Outcome::Done(Ok(sent as i64)),
+                // tcp_sendmsg_fastopen: MSG_DONTWAIT connects as O_NONBLOCK
+                // would, so the handshake under way is EINPROGRESS.
+                Outcome::Block => Outcome::Done(Err("EINPROGRESS")),
+                other => other,
             }));
         }
         if let Some(s) = self.socks.get_mut(&fd) {

@@ -331,6 +331,11 @@ pub struct Config {
     /// SACK list as FreeBSD does (tcp_sack.c tcp_update_dsack_list). Off:
     /// SACK blocks cover held out-of-order data only (RFC 2018).
     pub dsack: bool,
+    /// Report a segment that repeats sequence space below RCV.NXT with one
+    /// D-SACK block (RFC 2883 4) on the next segment only, ahead of the
+    /// out-of-order blocks, as Linux's tcp_dsack_set and tcp_send_dupack do.
+    /// Off: no D-SACK unless `dsack` keeps FreeBSD's list.
+    pub dsack_single: bool,
     /// Every ACK sent while our FIN is unacknowledged carries the FIN again,
     /// at its own sequence number, as FreeBSD's tcp_output.c does. Off: a
     /// pure ACK (RFC 9293).
@@ -539,6 +544,7 @@ impl Default for Config {
             wscale_buf: None,
             buf_round_mss: false,
             dsack: false,
+            dsack_single: false,
             ack_repeats_fin: false,
             syn_reset_tcb: false,
             rcv_wnd_free: false,

@@ -214,6 +214,7 @@ pub const LINUX: Profile = Profile {
         s("keepalive_probes", "9", "net.ipv4.tcp_keepalive_probes (include/net/tcp.h TCP_KEEPALIVE_PROBES)"),
         s("syn_ack_paws", "true", "tcp_input.c tcp_rcv_synsent_state_process: a SYN-ACK echoing a TSval we never sent is reset"),
         s("simultaneous_synack", "true", "tcp_output.c tcp_send_synack resends the SYN skb; tcp_input.c tcp_validate_incoming lets the peer's SYN-ACK pass in SYN-RECV"),
+        s("dsack_single", "true", "net.ipv4.tcp_dsack = 1: tcp_input.c tcp_dsack_set from tcp_send_dupack and tcp_data_queue; tcp_output.c sends it once"),
         s("rto_min", "200ms", "include/net/tcp.h TCP_RTO_MIN (HZ/5)"),
         s("rto_floor", "variance", "tcp_input.c tcp_set_rto: RTO = SRTT + max(4 x RTTVAR, tcp_rto_min)"),
         s("rto_max", "120s", "include/net/tcp.h TCP_RTO_MAX"),

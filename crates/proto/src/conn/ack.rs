@@ -5,6 +5,7 @@
 use super::{Connection, Timer};
 use crate::bigwin;
 use crate::policy::{AckCtx, AckDecision, AckReason, DelayReason, WindowAdvertise, WindowUpdate};
+use crate::seq::SeqNumber;
 use crate::state::State;
 use crate::time::{Duration, Instant};
 use crate::trace::TraceEvent;
@@ -38,6 +39,8 @@ pub(super) struct AckState {
     /// RFC 3168 6.1.3: a CE mark arrived; ECE on every segment we send until
     /// the peer's CWR.
     pub(super) ece: bool,
+    /// A D-SACK block for the next segment sent (`Config::dsack_single`).
+    pub(super) dsack: Option<(SeqNumber, SeqNumber)>,
 }
 
 impl Connection {
@@ -245,6 +248,18 @@ impl Connection {
         true
     }
 
+    /// Linux tcp_send_dupack and tcp_data_queue (`Config::dsack_single`): a
+    /// segment at `seq` of `seg_len` that repeats sequence space below RCV.NXT
+    /// is reported with one D-SACK block of that part (RFC 2883 4).
+    pub(super) fn dsack_single(&mut self, seq: SeqNumber, seg_len: usize) {
+        let rcv_nxt = self.rcv_nxt();
+        if !(self.cfg.dsack_single && self.negotiated.sack) || seg_len == 0 || seq >= rcv_nxt {
+            return;
+        }
+        let end = seq + seg_len;
+        self.ack.dsack = Some((seq, if end > rcv_nxt { rcv_nxt } else { end }));
+    }
+
     /// With `Config::dsack`: after `len` bytes at stream offset `start` were
     /// stored (RCV.NXT was at `nxt_before`), the SACK list is brought up to
     /// date as FreeBSD's tcp_do_segment does after tcp_reass.
@@ -335,9 +350,15 @@ impl Connection {
                 o.sack_blocks.push(base + s as usize, base + e as usize);
             }
             self.sack_bsd.clean_dsack(self.recv_buf.nxt());
-        } else if self.negotiated.sack && self.recv_buf.has_ooo() {
+        } else if self.negotiated.sack && (self.recv_buf.has_ooo() || self.ack.dsack.is_some()) {
             let room = MAX_OPTIONS_LEN.saturating_sub(o.encoded_len());
-            let max = room.saturating_sub(4) / 8;
+            let mut max = room.saturating_sub(4) / 8;
+            // Linux tcp_established_options: the D-SACK block first, sent
+            // once (tcp_options_write clears rx_opt.dsack).
+            if let Some((l, r)) = self.ack.dsack.take().filter(|_| max > 0) {
+                o.sack_blocks.push(l, r);
+                max -= 1;
+            }
             let base = self.irs + 1;
             let blocks = &mut o.sack_blocks;
             let rb = &self.recv_buf;

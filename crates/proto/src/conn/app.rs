@@ -92,6 +92,16 @@ impl Connection {
         Ok(self.send_buf.write(data, more_follows, room))
     }
 
+    /// The bytes just written came from the caller's memory as zerocopy
+    /// pieces of these lengths (send(2) MSG_ZEROCOPY: one per page of each
+    /// buffer); with Linux's skbs (`Config::tso_segs`) an skb holds at most
+    /// MAX_SKB_FRAGS of them, and one that runs out is pushed (tcp_sendmsg_locked).
+    pub fn zerocopy_frags(&mut self, lens: &[usize]) {
+        if self.cfg.tso_segs > 0 {
+            self.skbs.add_frags(self.send_buf.end(), lens);
+        }
+    }
+
     /// Closes a record at the last written byte (send(2) MSG_EOR): no later
     /// data shares a segment with it, nor does a retransmission merge across
     /// it (Linux tcp_sendmsg_locked marks the skb eor; tcp_skb_can_collapse_to).

@@ -318,7 +318,9 @@ impl Connection {
             if data_acked > 0 {
                 self.send_buf.ack(data_acked.min(self.send_buf.len()));
                 self.skbs.ack(self.send_buf.head());
-                self.tfo.syn_data_acked = true;
+                // Linux tcp_rcv_fastopen_synack: TCPI_OPT_SYN_DATA only when
+                // the SYN-ACK covers all of the SYN's data.
+                self.tfo.syn_data_acked = data_acked >= self.tfo.syn_data_len;
             }
             if self.tfo.syn_data && data_acked >= self.tfo.syn_data_len {
                 self.sent.on_syn_acked_with_data();
@@ -435,6 +437,8 @@ impl Connection {
         ack.seq = rcv_nxt;
         ack.flags = Flags(seg.flags.0 & !Flags::SYN.0);
         self.on_synchronized(now, &ack, payload);
+        // tcp_data_queue: the SYN, now below RCV.NXT, is a duplicate.
+        self.dsack_single(seg.seq, 1);
         self.counters.unacceptable_segments += 1;
         self.ack.now.get_or_insert(AckReason::OutOfOrder);
         true
@@ -464,6 +468,13 @@ impl Connection {
             if let Some(ts) = seg.options.timestamps {
                 if self.ts.paws_rejects(now, ts) {
                     self.counters.paws_rejected += 1;
+                    if !seg.flags.syn()
+                        && self.state.synchronized()
+                        && self.state != State::TimeWait
+                    {
+                        // Linux tcp_validate_incoming -> tcp_send_dupack.
+                        self.dsack_single(seg.seq, seg_len);
+                    }
                     self.ack_invalid(now, false, Self::oow_limited(seg, payload));
                     return;
                 }
@@ -489,6 +500,10 @@ impl Connection {
             }
             self.counters.unacceptable_segments += 1;
             self.dsack_old(seg, payload.len());
+            if !seg.flags.syn() && self.state.synchronized() && self.state != State::TimeWait {
+                // Linux tcp_validate_incoming -> tcp_send_dupack.
+                self.dsack_single(seg.seq, seg_len);
+            }
             if self.state == State::TimeWait && seg.flags.fin() {
                 // A retransmitted FIN: acknowledge and restart 2 MSL.
                 self.enter_time_wait(now);
@@ -761,6 +776,8 @@ impl Connection {
         let nxt_off = self.recv_buf.nxt();
         // FreeBSD ACKs at once what it trimmed as a duplicate (TF_ACKNOW).
         let dup = self.dsack_old(seg, payload.len());
+        // Linux tcp_data_queue: the part of a partial packet below RCV.NXT.
+        self.dsack_single(seg.seq, payload.len());
         let mut data = payload;
         let mut start = nxt_off as i64 + seg.seq.diff(rcv_nxt) as i64;
         if start < nxt_off as i64 - data.len() as i64 {

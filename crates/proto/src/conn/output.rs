@@ -416,8 +416,9 @@ impl Connection {
         // Sequence space sent from `seq`: data, plus one if the FIN went too.
         let sent = self.snd_max.distance_from(seq) as u64;
         let mut len = queued.min(sent).min(max_len as u64) as usize;
-        // A resend never merges across a MSG_EOR record end (tcp_skb_can_collapse).
-        if let Some(e) = self.send_buf.next_record_end_after(off) {
+        // A resend never merges across a MSG_EOR record end (tcp_skb_can_collapse)
+        // nor into an skb out of fragments.
+        if let Some(e) = self.next_segment_cut_after(off) {
             len = len.min((e - off) as usize);
         }
         let fin = self.fin.queued && off + len as u64 == self.send_buf.end() && sent > queued;
@@ -523,8 +524,7 @@ impl Connection {
         // queue's tail goes whatever the policy, as Linux's tcp_write_xmit
         // applies Nagle's test to the last skb only (tcp_nagle_test).
         let record_cut = self
-            .send_buf
-            .next_record_end_after(nxt_off)
+            .next_segment_cut_after(nxt_off)
             .map(|e| (e - nxt_off) as usize)
             .filter(|&r| r < len);
         if let Some(r) = record_cut {
@@ -745,6 +745,16 @@ impl Connection {
         });
     }
 
+    /// The first offset after `off` no segment spans: a MSG_EOR record end,
+    /// or the end of an skb that ran out of fragments (see [`crate::skb`]).
+    fn next_segment_cut_after(&self, off: u64) -> Option<u64> {
+        let record = self.send_buf.next_record_end_after(off);
+        match (record, self.skbs.next_full_end_after(off)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Builds one segment from stream offset `off`; counts it.
     fn build_data_segment(
         &mut self,
@@ -761,13 +771,15 @@ impl Connection {
         let end = off + len as u64;
         let mut flags = Flags::ACK;
         // PSH marks the end of application data (Doupnik 2.0; RFC 9293 3.9.1),
-        // and the SYN's data when resent (tcp_send_syn_data gave its skb PSH).
+        // the SYN's data when resent (tcp_send_syn_data gave its skb PSH), and
+        // an skb that ran out of fragments (tcp_mark_push).
         if len > 0
             && (self
                 .send_buf
                 .next_boundary_after(off)
                 .is_some_and(|b| b <= end)
-                || self.tfo.resend_end == Some(seq + len))
+                || self.tfo.resend_end == Some(seq + len)
+                || self.skbs.is_full_end(end))
         {
             flags = flags | Flags::PSH;
         }
