@@ -72,14 +72,31 @@ pub enum EventKind {
     Command(String),
     /// A `%{ ... }%` python block: never run, reported as skipped.
     Code(String),
-    /// `< icmp unreachable [CODE] [[start:end(len)]]`: an inbound ICMP error.
+    /// `< icmp TYPE [CODE] [[start:end(len)]]`: an inbound ICMP error.
     Icmp(IcmpSpec),
 }
 
-/// An inbound ICMP destination unreachable quoting one of our segments.
+/// The ICMP error types an inbound line may name (packetdrill icmp_packet.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IcmpType {
+    /// `unreachable` (type 3).
+    Unreachable,
+    /// `source_quench` (type 4).
+    SourceQuench,
+    /// `redirect` (type 5).
+    Redirect,
+    /// `time_exceeded` (type 11).
+    TimeExceeded,
+    /// `parameter_problem` (type 12).
+    ParameterProblem,
+}
+
+/// An inbound ICMP error quoting one of our segments.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IcmpSpec {
-    /// The unreachable code (0 net, 1 host, 3 port, ...).
+    /// The ICMP type.
+    pub ty: IcmpType,
+    /// The code (for unreachable: 0 net, 1 host, 3 port, ...).
     pub code: u8,
     /// The quoted segment's first sequence number (ours, from ISN 0).
     pub seq: u32,
@@ -128,6 +145,12 @@ pub struct PacketSpec {
     pub seq: u32,
     /// Payload length from `start:end(len)`.
     pub len: u32,
+    /// `...(len)`: the sequence number is not checked (nplab packetdrill,
+    /// parser.y `seq: ELLIPSIS '(' INTEGER ')'`, FLAG_IGNORE_SEQ).
+    pub any_seq: bool,
+    /// `start:end(len)!`: the sequence number as it is on the wire, not
+    /// relative to an ISN (nplab packetdrill FLAG_ABSOLUTE_SEQ).
+    pub abs_seq: bool,
     /// `ack N` (script-relative), if written.
     pub ack: Option<u32>,
     /// `win N`, if written.
@@ -136,11 +159,10 @@ pub struct PacketSpec {
     pub options: Option<OptionsSpec>,
     /// IP ECN field annotation (`[ect0]`, `[ce]`, ...), if written (RFC 3168 5).
     pub ecn: Option<IpEcn>,
-    /// `start:end(len)!`: the sequence number is not checked (nplab
-    /// packetdrill's FLAG_IGNORE_SEQ, for a reset whose number the stack picks).
-    pub ignore_seq: bool,
     /// `/udp(SRC > DST)`: the segment travels encapsulated in UDP.
     pub udp: Option<UdpPorts>,
+    /// `(tos 0xNN, ttl N)`, if written.
+    pub ip: Option<crate::ipfields::IpAnnotation>,
 }
 
 /// An IP-level ECN annotation before a segment's flags (packetdrill `[ect0]`).
@@ -169,6 +191,16 @@ impl IpEcn {
             "[ce]" => IpEcn::Ce,
             _ => return None,
         })
+    }
+
+    /// The codepoint in a TOS byte's two low bits (RFC 3168 5).
+    pub fn from_bits(tos: u8) -> IpEcn {
+        match tos & 0x3 {
+            0 => IpEcn::NotEct,
+            1 => IpEcn::Ect1,
+            2 => IpEcn::Ect0,
+            _ => IpEcn::Ce,
+        }
     }
 
     /// The annotation as written.
@@ -376,18 +408,24 @@ impl fmt::Display for OptSpec {
 
 impl fmt::Display for PacketSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(e) = self.ecn {
+        if let Some(ip) = self.ip {
+            write!(f, "{ip} ")?;
+        } else if let Some(e) = self.ecn {
             write!(f, "{} ", e.name())?;
         }
-        write!(
-            f,
-            "{} {}:{}({}){}",
-            flags_to_string(self.flags),
-            self.seq,
-            self.seq.wrapping_add(self.len),
-            self.len,
-            if self.ignore_seq { "!" } else { "" }
-        )?;
+        if self.any_seq {
+            write!(f, "{} ...({})", flags_to_string(self.flags), self.len)?;
+        } else {
+            write!(
+                f,
+                "{} {}:{}({}){}",
+                flags_to_string(self.flags),
+                self.seq,
+                self.seq.wrapping_add(self.len),
+                self.len,
+                if self.abs_seq { "!" } else { "" }
+            )?;
+        }
         if let Some(a) = self.ack {
             write!(f, " ack {a}")?;
         }

@@ -7,6 +7,7 @@ mod encaps;
 mod epoll;
 mod files;
 mod icmp;
+pub mod ipfields;
 mod mask;
 pub mod nplab;
 pub mod parse;

@@ -403,19 +403,31 @@ fn num_u32(s: &str, what: &str) -> Result<u32, String> {
 
 /// Parses the part of a packet line after `<` or `>`.
 fn parse_packet(dir: Direction, s: &str) -> Result<PacketSpec, String> {
+    let (ip, s) = split_ip_fields(s.trim())?;
     let (s, udp) = split_udp_encaps(s.trim())?;
     let (mut flag_tok, mut rest) = split_word(s);
     // An IP ECN annotation may precede the flags (RFC 3168 5).
-    let ecn = IpEcn::parse(flag_tok);
+    let mut ecn = IpEcn::parse(flag_tok);
+    if let (Some(_), Some(e)) = (ip, ecn) {
+        return Err(format!(
+            "IP fields given twice: {} and {}",
+            ip.unwrap_or_default(),
+            e.name()
+        ));
+    }
     if ecn.is_some() {
         (flag_tok, rest) = split_word(rest);
+    }
+    // An inbound TOS byte carries the ECN field the engine reacts to.
+    if let (Some(tos), Direction::Inbound) = (ip.and_then(|a| a.tos), dir) {
+        ecn = Some(IpEcn::from_bits(tos));
     }
     if flag_tok.is_empty() {
         return Err("missing TCP flags after the direction".into());
     }
     if flag_tok.starts_with('[') || flag_tok.starts_with('(') {
         return Err(format!(
-            "unsupported construct {flag_tok:?} (of IP-level annotations only [noecn], [ect0], [ect1], [ect01] and [ce] are supported)"
+            "unsupported construct {flag_tok:?} (of IP-level annotations only (tos 0xNN, ttl N), [noecn], [ect0], [ect1], [ect01] and [ce] are supported)"
         ));
     }
     if flag_tok == "udp" || flag_tok == "icmp" {
@@ -444,22 +456,26 @@ fn parse_packet(dir: Direction, s: &str) -> Result<PacketSpec, String> {
     }
     let (seq_tok, r) = split_word(rest);
     rest = r;
-    let (seq_tok, ignore_seq) = match seq_tok.strip_suffix('!') {
-        Some(t) => (t, true),
-        None => (seq_tok, false),
+    let any_seq = seq_tok.starts_with("...");
+    let abs = seq_tok.strip_suffix('!');
+    let (seq, len) = if any_seq {
+        (0, parse_any_seq(seq_tok, dir)?)
+    } else {
+        parse_seq_range(abs.unwrap_or(seq_tok))?
     };
-    let (seq, len) = parse_seq_range(seq_tok)?;
     let mut spec = PacketSpec {
         dir,
         flags,
         seq,
         len,
+        any_seq,
+        abs_seq: abs.is_some(),
         ack: None,
         win: None,
         options: None,
         ecn,
-        ignore_seq,
         udp,
+        ip,
     };
     loop {
         rest = rest.trim_start();
@@ -549,6 +565,32 @@ fn split_word(s: &str) -> (&str, &str) {
         Some(i) => (&s[..i], &s[i..]),
         None => (s, ""),
     }
+}
+
+/// Splits a leading `(tos 0xNN, ttl N)` off a packet (nplab packetdrill
+/// parser.y `opt_ip_info`).
+fn split_ip_fields(s: &str) -> Result<(Option<crate::ipfields::IpAnnotation>, &str), String> {
+    let Some(r) = s.strip_prefix('(') else {
+        return Ok((None, s));
+    };
+    let end = r.find(')').ok_or("unterminated IP fields: missing ')'")?;
+    let ip = crate::ipfields::IpAnnotation::parse(&r[..end])?;
+    Ok((Some(ip), r[end + 1..].trim_start()))
+}
+
+/// Parses `...(len)`, a segment of ours whose sequence number is not
+/// checked (nplab packetdrill parser.y: `seq: ELLIPSIS '(' INTEGER ')'`).
+fn parse_any_seq(tok: &str, dir: Direction) -> Result<u32, String> {
+    if dir == Direction::Inbound {
+        return Err(format!(
+            "sequence range {tok:?}: `...` leaves the number unchecked, so only outbound segments may use it"
+        ));
+    }
+    let l = tok
+        .strip_prefix("...(")
+        .and_then(|r| r.strip_suffix(')'))
+        .ok_or_else(|| format!("bad sequence range {tok:?} (expected ...(len))"))?;
+    num_u32(l, "payload length")
 }
 
 /// Parses `start:end(len)`.
@@ -968,9 +1010,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn udp_encapsulation_and_unchecked_sequence_numbers() {
+    fn udp_encapsulation_and_wire_sequence_numbers() {
         let p = parse_packet(Direction::Outbound, "R. 0:0(0)! ack 1 win 0/udp(9811 > 2)").unwrap();
-        assert!(p.ignore_seq);
+        assert!(p.abs_seq && !p.any_seq);
         assert_eq!(p.udp, Some(UdpPorts { src: 9811, dst: 2 }));
         assert_eq!((p.ack, p.win), (Some(1), Some(0)));
         assert_eq!(p.to_string(), "R. 0:0(0)! ack 1 win 0/udp(9811 > 2)");
@@ -981,7 +1023,7 @@ mod tests {
         .unwrap();
         assert_eq!(p.options, Some(OptionsSpec::List(vec![OptSpec::Mss(1452)])));
         assert_eq!(p.udp, Some(UdpPorts { src: 1, dst: 9811 }));
-        assert!(!p.ignore_seq);
+        assert!(!p.abs_seq);
         let p = parse_packet(Direction::Outbound, ". 1:1(0) ack 2/udp(9811 > 1)").unwrap();
         assert_eq!((p.ack, p.udp.map(|u| u.dst)), (Some(2), Some(1)));
         for (bad, says) in [
@@ -1060,6 +1102,36 @@ mod tests {
         assert_eq!(e.time.range_end_us, Some(20_000));
         assert_eq!(one("* > . 1:1(0) ack 1").time.kind, TimeKind::Any);
         assert!(parse_script("+0.1~2 > . 1:1(0) ack 1", "x").is_err());
+    }
+
+    #[test]
+    fn ellipsis_and_absolute_sequence_ranges_and_ip_fields() {
+        let e = one("+0 > S. ...(0) ack 65537 win 65535 <mss 1460>");
+        let EventKind::Packet(p) = e.kind else {
+            panic!("not a packet")
+        };
+        assert!(p.any_seq);
+        assert_eq!((p.len, p.ack), (0, Some(65537)));
+        assert_eq!(p.to_string(), "S. ...(0) ack 65537 win 65535 <mss 1460>");
+        let EventKind::Packet(p) = one("+0 > (tos 0x20, ttl 4) R. 0:0(0)! ack 1 win 0").kind else {
+            panic!("not a packet")
+        };
+        assert!(p.abs_seq && !p.any_seq);
+        assert_eq!(p.to_string(), "(tos 0x20, ttl 4) R. 0:0(0)! ack 1 win 0");
+        let EventKind::Packet(p) = one("+0 < (tos 0x2b) S 0:0(0) win 1").kind else {
+            panic!("not a packet")
+        };
+        assert_eq!(
+            p.ecn,
+            Some(IpEcn::Ce),
+            "an inbound TOS carries its ECN field"
+        );
+        let err = parse_script("0 > (tos 0x20) [ect0] S 0:0(0)\n", "t.pkt").unwrap_err();
+        assert!(err.msg.contains("given twice"), "{}", err.msg);
+        let err = parse_script("0 < S ...(0) win 100\n", "t.pkt").unwrap_err();
+        assert!(err.msg.contains("only outbound"), "{}", err.msg);
+        let err = parse_script("0 > S. ...(x) ack 1\n", "t.pkt").unwrap_err();
+        assert!(err.msg.contains("payload length"), "{}", err.msg);
     }
 
     #[test]

@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, VecDeque};
 use tinygram_proto::fastopen::{FastOpenOption, TfoCookie};
 use tinygram_proto::policy::SendPolicyKind;
 use tinygram_proto::wire::{Nak, SackBlocks, Timestamps};
-use tinygram_proto::{Config, Connection, Flags, Instant, SeqNumber, TcpOptions, TcpRepr};
+use tinygram_proto::{
+    Config, Connection, Flags, Instant, IsnSeries, SeqNumber, TcpOptions, TcpRepr,
+};
 
 /// Results inside the runner; failures are boxed to keep `Result` small.
 pub(crate) type Res<T> = Result<T, Box<Failure>>;
@@ -103,6 +105,8 @@ pub(crate) struct Emitted {
     pub ect: bool,
     /// It travels encapsulated in UDP with these ports (RFC 6951 5.1).
     pub udp: Option<UdpPorts>,
+    /// The IP_TOS and IP_TTL of the socket that sent it.
+    pub ip: crate::ipfields::IpFields,
 }
 
 /// How an expected outbound segment failed, for [`Runner::quick_ack_hint`].
@@ -136,6 +140,8 @@ pub(crate) struct Runner<'a> {
     pub conn_cfg: Option<Config>,
     /// The send policy TCP_CORK 0 restores on the live connection.
     pub conn_uncork_to: SendPolicyKind,
+    /// The IP_TOS and IP_TTL the live connection's segments carry.
+    pub conn_ip: crate::ipfields::IpFields,
     /// Why the current system call returned its errno, for the failure message.
     pub errno_reason: Option<String>,
     /// The connection has reached a synchronized state at least once.
@@ -149,6 +155,9 @@ pub(crate) struct Runner<'a> {
     /// The engine's delayed-ACK timer count at the last drain.
     pub delack_fired_seen: u64,
     pub listener_fd: Option<i64>,
+    /// The listener's configuration, for the connection a SYN opens after
+    /// its child's TIME-WAIT closed for it.
+    pub listener_cfg: Option<Config>,
     pub local_port: u16,
     pub remote_port: u16,
     pub script_local_isn: u32,
@@ -268,7 +277,11 @@ pub(crate) fn start<'a>(
         .events
         .iter()
         .find_map(|e| match &e.kind {
-            EventKind::Packet(p) if p.dir == Direction::Outbound && p.flags & flag::SYN != 0 => {
+            // packetdrill takes the script's ISN from its first SYN whose
+            // number is checked (run_packet.c: not with FLAG_IGNORE_SEQ).
+            EventKind::Packet(p)
+                if p.dir == Direction::Outbound && p.flags & flag::SYN != 0 && !p.any_seq =>
+            {
                 Some(p.seq)
             }
             _ => None,
@@ -282,6 +295,7 @@ pub(crate) fn start<'a>(
         conn: None,
         conn_cfg: None,
         conn_uncork_to: stack_policy,
+        conn_ip: Default::default(),
         errno_reason: None,
         ever_synced: false,
         conn_accepted: false,
@@ -289,6 +303,7 @@ pub(crate) fn start<'a>(
         last_ack_sent: None,
         delack_fired_seen: 0,
         listener_fd: None,
+        listener_cfg: None,
         local_port: SERVER_PORT,
         remote_port: CLIENT_PORT,
         script_local_isn,
@@ -706,6 +721,7 @@ impl<'a> Runner<'a> {
                         by_delack,
                         ect: c.transmit_ect(),
                         udp: encaps,
+                        ip: self.conn_ip,
                     })
                 }
                 None => break,
@@ -752,6 +768,8 @@ impl<'a> Runner<'a> {
             let payload = vec![0u8; len];
             let now = instant(self.now);
             let mut wake = false;
+            let recycles = |c: &Connection| c.counters().time_wait_recycles;
+            let recycled_before = self.conn.as_ref().map_or(0, recycles);
             if let Some(c) = self.conn.as_mut() {
                 if p.ecn == Some(IpEcn::Ce) {
                     c.note_ce();
@@ -824,9 +842,42 @@ impl<'a> Runner<'a> {
             self.release_more_cork();
             self.drain();
             self.after_transmit_space(out_before);
+            if self.conn.as_ref().map_or(0, recycles) > recycled_before {
+                self.reopen_after_time_wait(p);
+            }
         } else {
             self.host_reset(&repr, len, arrival);
         }
+    }
+
+    /// A SYN closed the connection in TIME-WAIT (FreeBSD tcp_twcheck) and is
+    /// looked up again (tcp_input.c `findpcb`): a listener still open takes
+    /// it as a new connection, otherwise no socket is left and it gets a RST.
+    /// The accepted socket keeps its descriptor but no connection.
+    fn reopen_after_time_wait(&mut self, p: &PacketSpec) {
+        let listener = self
+            .listener_fd
+            .and_then(|fd| self.socks.get(&fd).cloned())
+            .zip(self.listener_cfg.clone());
+        if let Some((sock, cfg)) = listener {
+            for s in self.socks.values_mut() {
+                if s.kind == crate::syscall::SockKind::Stream {
+                    s.kind = crate::syscall::SockKind::Bound;
+                }
+            }
+            self.conn = Some(Connection::listen(
+                cfg.clone(),
+                SERVER_PORT,
+                IsnSeries::with_step(SeqNumber(LOCAL_ISN), 0),
+            ));
+            self.conn_cfg = Some(cfg);
+            self.conn_uncork_to = sock.uncork_to;
+            self.conn_ip = sock.ip;
+            self.new_connection(&sock);
+            self.conn_accepted = false;
+            self.ever_synced = false;
+        }
+        self.inject(p);
     }
 
     /// RFC 9293 3.10.7.1: a segment for no connection is answered with a
@@ -847,6 +898,7 @@ impl<'a> Runner<'a> {
                 src: self.host.udp_tunneling_port(),
                 dst: arrival,
             }),
+            ip: self.reset_ip(),
         };
         self.report.trace.push(format!(
             "{} > {} (host: no connection)",
@@ -854,6 +906,18 @@ impl<'a> Runner<'a> {
             self.fmt_emitted(&e)
         ));
         self.queue.push_back(e);
+    }
+
+    /// The IP fields of a reset for no connection: FreeBSD's tcp_respond
+    /// takes IP_TOS and IP_TTL from the socket the lookup found (one bound
+    /// or listening on the port), otherwise the host's defaults.
+    fn reset_ip(&self) -> crate::ipfields::IpFields {
+        use crate::syscall::SockKind;
+        self.socks
+            .values()
+            .find(|s| matches!(s.kind, SockKind::Bound | SockKind::Listener))
+            .map(|s| s.ip)
+            .unwrap_or_default()
     }
 
     /// Maps a scripted inbound segment to wire values.
@@ -911,10 +975,12 @@ impl<'a> Runner<'a> {
         TcpRepr {
             src_port: self.remote_port,
             dst_port: self.local_port,
-            seq: SeqNumber(
+            seq: SeqNumber(if p.abs_seq {
                 p.seq
-                    .wrapping_add(self.remote_base(p.flags & flag::SYN != 0)),
-            ),
+            } else {
+                p.seq
+                    .wrapping_add(self.remote_base(p.flags & flag::SYN != 0))
+            }),
             ack: SeqNumber(p.ack.map_or(0, |a| self.local_wire(a, syn))),
             flags: Flags(p.flags),
             window: p.win.unwrap_or(65_535),
@@ -1165,6 +1231,9 @@ impl<'a> Runner<'a> {
                 ));
             }
         }
+        if let Some(ip) = p.ip {
+            ip.check(e.ip, e.ect)?;
+        }
         if a.flags.0 != p.flags {
             return Err(format!(
                 "flags: expected {} but the engine sent {}",
@@ -1178,8 +1247,12 @@ impl<'a> Runner<'a> {
                 self.local_port, self.remote_port, a.src_port, a.dst_port
             ));
         }
-        let seq = self.local_script(a.seq.0, a.flags.syn());
-        if seq != p.seq && !p.ignore_seq {
+        let seq = if p.abs_seq {
+            a.seq.0
+        } else {
+            self.local_script(a.seq.0, a.flags.syn())
+        };
+        if seq != p.seq && !p.any_seq {
             return Err(format!(
                 "sequence number: expected {} but the engine sent {seq}",
                 p.seq

@@ -61,6 +61,8 @@ pub(crate) struct Sock {
     pub uncork_to: SendPolicyKind,
     /// Socket options the script set successfully (they override `--stack`).
     pub set_by_script: BTreeSet<String>,
+    /// IP_TOS and IP_TTL.
+    pub ip: crate::ipfields::IpFields,
     /// TCP_FASTOPEN: the listener's Fast Open queue length (0: off).
     pub tfo_queue: u32,
     /// TCP_FASTOPEN_KEY: this socket's own cookie key, over the host's.
@@ -75,12 +77,20 @@ pub(crate) struct Sock {
     pub tfo_deferred: bool,
 }
 
-/// Linux errno name of an engine error.
-fn conn_errno(e: ConnError) -> &'static str {
+/// The errno name of an engine error; `icmp_bsd` picks FreeBSD's names for
+/// the ICMP errors that can end a handshake there.
+fn conn_errno(e: ConnError, icmp_bsd: bool) -> &'static str {
     match e {
         ConnError::Reset => "ECONNRESET",
         ConnError::Refused => "ECONNREFUSED",
         ConnError::TimedOut => "ETIMEDOUT",
+        // ip_input.c inetctlerrmap: PRC_UNREACH_PORT, _PROTOCOL and
+        // _ADMIN_PROHIB all give ECONNREFUSED (tcp_drop_syn_sent).
+        ConnError::Unreachable(_) if icmp_bsd => "ECONNREFUSED",
+        // Linux icmp_err_convert and inetctlerrmap agree on time exceeded.
+        ConnError::TimeExceeded => "EHOSTUNREACH",
+        // Linux tcp_v4_err: ICMP_PARAMETERPROB is EPROTO.
+        ConnError::ParameterProblem => "EPROTO",
         // Linux's icmp_err_convert table.
         ConnError::Unreachable(code) => match code {
             2 => "ENOPROTOOPT",
@@ -104,6 +114,7 @@ fn errno_number(name: &str) -> i64 {
         "EPIPE" => 32,
         "EHOSTUNREACH" => 113,
         "ENETUNREACH" => 101,
+        "EPROTO" => 71,
         _ => 0,
     }
 }
@@ -257,7 +268,8 @@ impl<'a> Runner<'a> {
             return None;
         }
         sock.err_reported = true;
-        Some(conn_errno(err))
+        let bsd = self.conn.as_ref().is_some_and(|c| c.config().icmp_bsd);
+        Some(conn_errno(err, bsd))
     }
 
     /// Enables the options the script's next outbound SYN (from event `idx`
@@ -389,6 +401,7 @@ impl<'a> Runner<'a> {
                     zerocopy: false,
                     rcvbuf_set: false,
                     set_by_script: BTreeSet::new(),
+                    ip: Default::default(),
                     tfo_queue: 0,
                     tfo_key: None,
                     tfo_sending: None,
@@ -465,8 +478,10 @@ impl<'a> Runner<'a> {
                     // Scripts number our sequence space from LOCAL_ISN, every connection.
                     IsnSeries::with_step(SeqNumber(LOCAL_ISN), 0),
                 ));
+                self.listener_cfg = Some(cfg.clone());
                 self.conn_cfg = Some(cfg);
                 self.conn_uncork_to = sock.uncork_to;
+                self.conn_ip = sock.ip;
                 self.new_connection(&sock);
                 self.local_port = SERVER_PORT;
                 self.remote_port = CLIENT_PORT;
@@ -886,7 +901,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Resets what the runner tracks per connection when `sock` opens one.
-    fn new_connection(&mut self, sock: &Sock) {
+    pub(crate) fn new_connection(&mut self, sock: &Sock) {
         self.old_conn_muted = false;
         self.conn_ack_policy_set = sock.set_by_script.contains("TCP_TINYGRAM_ACK_POLICY");
         self.last_ack_sent = None;
@@ -895,6 +910,28 @@ impl<'a> Runner<'a> {
         // packetdrill keeps the script-to-live TSval mapping per socket
         // (run_packet.c: socket->ts_val_map, first_script_ts_val).
         self.ts_offset = None;
+    }
+
+    /// IP_TOS or IP_TTL on `fd`; the live connection's segments carry the
+    /// new value from now on if `fd` is its socket (a listener's only until
+    /// its connection is accepted).
+    fn set_ip_fields(
+        &mut self,
+        fd: i64,
+        sock: &Sock,
+        set: impl Fn(&mut crate::ipfields::IpFields),
+    ) {
+        if let Some(s) = self.socks.get_mut(&fd) {
+            set(&mut s.ip);
+        }
+        let live = match sock.kind {
+            SockKind::Stream => true,
+            SockKind::Listener => self.listener_fd == Some(fd) && !self.conn_accepted,
+            SockKind::Fresh | SockKind::Bound => false,
+        };
+        if live {
+            set(&mut self.conn_ip);
+        }
     }
 
     /// EAGAIN for non-blocking sockets, otherwise block.
@@ -943,6 +980,7 @@ impl<'a> Runner<'a> {
             ));
             self.conn_cfg = Some(cfg);
             self.conn_uncork_to = sock.uncork_to;
+            self.conn_ip = sock.ip;
             self.new_connection(sock);
             self.local_port = CLIENT_PORT;
             self.remote_port = SERVER_PORT;
@@ -1372,7 +1410,8 @@ impl<'a> Runner<'a> {
                         if let Some(s) = self.socks.get_mut(&fd) {
                             s.err_reported = true;
                         }
-                        return Ok(Outcome::Done(Err(conn_errno(e))));
+                        let bsd = self.conn.as_ref().is_some_and(|c| c.config().icmp_bsd);
+                        return Ok(Outcome::Done(Err(conn_errno(e, bsd))));
                     }
                 }
             }
@@ -1411,7 +1450,8 @@ impl<'a> Runner<'a> {
                         if let Some(s) = self.socks.get_mut(&fd) {
                             s.err_reported = true;
                         }
-                        return Ok(Outcome::Done(Err(conn_errno(e))));
+                        let bsd = self.conn.as_ref().is_some_and(|c| c.config().icmp_bsd);
+                        return Ok(Outcome::Done(Err(conn_errno(e, bsd))));
                     }
                 }
             }
@@ -1568,10 +1608,22 @@ impl<'a> Runner<'a> {
             // Accepted, not modelled: an ICMP "fragmentation needed" lowers
             // the path MTU whatever the mode (IP_PMTUDISC_DONT would ignore it).
             "IP_MTU_DISCOVER" => return Ok(Outcome::Done(Ok(0))),
-            // Precedence/DSCP bits change only the IP header, which the runner
-            // does not emit; the ECN bits would change behaviour, so they are refused.
+            // Precedence/DSCP bits go on the socket's segments; the ECN bits
+            // would change behaviour, so they are refused.
             "IP_TOS" => {
-                let v = int(self)?;
+                let v = match &val {
+                    Expr::List(l) if l.len() == 1 => match &l[0] {
+                        Expr::Ident(n) => crate::ipfields::iptos_value(n).map(i64::from),
+                        e => int_of(e),
+                    },
+                    e => int_of(e),
+                }
+                .ok_or_else(|| {
+                    self.unsupported(
+                        idx,
+                        "setsockopt IP_TOS: expected a number or an IPTOS_* name like [IPTOS_DSCP_CS1]",
+                    )
+                })?;
                 if v & 0x3 != 0 {
                     return Err(self.unsupported(
                         idx,
@@ -1580,6 +1632,21 @@ impl<'a> Runner<'a> {
                         ),
                     ));
                 }
+                let tos = u8::try_from(v).map_err(|_| bad(self, format!("{v} is not a byte")))?;
+                self.set_ip_fields(fd, sock, |ip| ip.tos = tos);
+                return Ok(Outcome::Done(Ok(0)));
+            }
+            // ip(4)/ip(7): 1 to 255 (Linux takes -1 for the default).
+            "IP_TTL" => {
+                let v = int(self)?;
+                let ttl = match v {
+                    -1 => crate::ipfields::DEFAULT_TTL,
+                    _ => u8::try_from(v)
+                        .ok()
+                        .filter(|&t| t > 0)
+                        .ok_or_else(|| bad(self, format!("{v} is not a TTL (1 to 255)")))?,
+                };
+                self.set_ip_fields(fd, sock, |ip| ip.ttl = ttl);
                 return Ok(Outcome::Done(Ok(0)));
             }
             "SO_KEEPALIVE" | "TCP_KEEPIDLE" | "TCP_KEEPINTVL" | "TCP_KEEPCNT" | "TCP_KEEPINIT" => {

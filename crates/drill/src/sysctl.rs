@@ -77,6 +77,14 @@ const SETTING_SYSCTLS: &[(&str, &str, ReadValue)] = &[
         "udp_tunneling_overhead",
         positive,
     ),
+    (
+        "net.inet.tcp.rexmit_drop_options",
+        "syn_rexmit_drop_options",
+        |v| v.trim().parse::<u64>().ok().map(|n| Value::Flag(n != 0)),
+    ),
+    ("net.inet.tcp.icmp_may_rst", "icmp_may_rst", |v| {
+        v.trim().parse::<u64>().ok().map(|n| Value::Flag(n != 0))
+    }),
     ("net.inet.tcp.keepidle", "keepalive_idle", millis),
     ("net.inet.tcp.keepintvl", "keepalive_intvl", millis),
     ("net.inet.tcp.keepinit", "connect_timeout", millis),

@@ -197,6 +197,19 @@ pub struct Config {
     /// below SND.MAX (FreeBSD tcp_ctlinput); Linux's tcp_v4_err also takes
     /// SND.NXT itself.
     pub icmp_seq_below_max: bool,
+    /// ICMP errors as FreeBSD's tcp_ctlinput sorts them: only port or
+    /// protocol unreachable, administratively prohibited and TTL exceeded in
+    /// transit end a connection in SYN-SENT (with `icmp_may_rst`); the rest,
+    /// and any in SYN-RECEIVED, are soft errors. Off: Linux's tcp_v4_err.
+    pub icmp_bsd: bool,
+    /// After the third retransmission timeout of a SYN, send it and what
+    /// follows without window scale, timestamps and SACK-permitted, in case a
+    /// middlebox drops options it does not know (FreeBSD
+    /// net.inet.tcp.rexmit_drop_options, tcp_timer.c tcp_timer_rexmt).
+    pub syn_rexmit_drop_options: bool,
+    /// With `icmp_bsd`, those ICMP errors end a connection in SYN-SENT
+    /// (FreeBSD net.inet.tcp.icmp_may_rst, on by default).
+    pub icmp_may_rst: bool,
     /// Send no TCP options at all, not even MSS in the SYN (FreeBSD's
     /// TCP_NOOPT, tcp(4); tcp_output.c skips tcp_addoptions under TF_NOOPT).
     pub no_options: bool,
@@ -338,8 +351,9 @@ pub struct Config {
     /// buffer's free space and the window advertised, as FreeBSD's
     /// tcp_input.c computes rcv_wnd. Off: the advertised window (RFC 9293 3.10.7.4).
     pub rcv_wnd_free: bool,
-    /// TIME-WAIT as FreeBSD's tcp_timewait.c tcp_twcheck: segments without
-    /// ACK are dropped and anything but an exact duplicate ACK is ACKed.
+    /// TIME-WAIT as FreeBSD's tcp_timewait.c tcp_twcheck: a SYN above RCV.NXT
+    /// closes it for the listener, other segments without ACK are dropped
+    /// and anything but an exact duplicate ACK is ACKed.
     pub time_wait_bsd: bool,
     /// An explicit push (clearing TCP_CORK, setting TCP_NODELAY) ends the
     /// data set, so its last byte gets PSH (Doupnik 2.0). Off, as in Linux:
@@ -388,7 +402,7 @@ pub struct Config {
     /// window or of cwnd: Linux's tcp_create_openreq_child starts its SND.UNA
     /// at ISS + 1. Off: the SYN's sequence counts in flight until acknowledged.
     pub tfo_child_syn_outside_window: bool,
-    /// Drop every segment with both SYN and FIN set, outside TIME-WAIT
+    /// Drop every segment with both SYN and FIN set, in TIME-WAIT too
     /// (FreeBSD tcp(4) net.inet.tcp.drop_synfin; off as RFC 9293).
     pub drop_syn_fin: bool,
     /// The peer's UDP port when segments travel encapsulated in UDP
@@ -508,6 +522,9 @@ impl Default for Config {
             sendto_connects: false,
             tcp_info_bsd: false,
             icmp_seq_below_max: false,
+            icmp_bsd: false,
+            syn_rexmit_drop_options: false,
+            icmp_may_rst: true,
             no_options: false,
             ecn_syn_retries: None,
             fastopen_sockopt_client: false,

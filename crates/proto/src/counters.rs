@@ -107,6 +107,9 @@ pub struct Counters {
     pub rcv_buf_capped: u64,
     /// Challenge ACKs sent for an inexact RST, a SYN or an unacceptable ACK (RFC 5961 3.2, 4.2, 5.2).
     pub challenge_acks: u64,
+    /// TIME-WAIT connections closed by a SYN above RCV.NXT, which the
+    /// caller hands to the port's listener (FreeBSD tcp_timewait.c tcp_twcheck).
+    pub time_wait_recycles: u64,
     /// Challenge ACKs withheld by the rate limit (RFC 5961 7).
     pub challenge_acks_suppressed: u64,
     /// ACKs owed to unacceptable data-less segments withheld by the rate limit (RFC 5961 7).

@@ -343,6 +343,11 @@ pub const FREEBSD: Profile = Profile {
             "tcp_subr.c tcp_ctlinput: SEQ_GEQ(icmp_tcp_seq, snd_una) && SEQ_LT(icmp_tcp_seq, snd_max)",
         ),
         s(
+            "icmp_bsd",
+            "true",
+            "tcp_subr.c tcp_ctlinput: tcp_drop_syn_sent for PRC_UNREACH_PORT/PROTOCOL/ADMIN_PROHIB and PRC_TIMXCEED_INTRANS only, tcp_notify's soft error otherwise",
+        ),
+        s(
             "ecn_syn_retries",
             "1",
             "tcp_output.c: ECE|CWR on a retransmitted SYN only while t_rxtshift <= net.inet.tcp.ecn.maxretries (default 1)",

@@ -511,3 +511,46 @@ fn a_hostile_peer_cannot_grow_the_record_of_sent_segments() {
         "the peer kept data in flight: {most}, {sent}"
     );
 }
+
+/// FreeBSD tcp_twcheck: in TIME-WAIT a SYN above RCV.NXT closes the
+/// connection for the port's listener (`time_wait_recycles`), a SYN not
+/// above it is dropped, and with drop_synfin a SYN|FIN above it is dropped
+/// before it can reopen anything.
+#[test]
+fn a_syn_above_rcv_nxt_closes_a_bsd_time_wait_for_the_listener() {
+    let syn_fin = Flags(Flags::SYN.0 | Flags::FIN.0);
+    for (flags, above, drop_synfin, closes) in [
+        (Flags::SYN, 1, false, true),
+        (Flags::SYN, 0, false, false),
+        (syn_fin, 1, false, true),
+        (syn_fin, 1, true, false),
+    ] {
+        let bsd = Config {
+            time_wait_bsd: true,
+            drop_syn_fin: drop_synfin,
+            ..Config::default()
+        };
+        let mut p = established(bsd, Config::default());
+        p.conns[A].close();
+        p.run_until(ms(1000), true, |p| p.conns[B].state() == State::CloseWait);
+        p.conns[B].close();
+        p.run_until(ms(1000), true, |p| p.conns[A].state() == State::TimeWait);
+        assert_eq!(p.conns[A].state(), State::TimeWait);
+        let seq = p.conns[A].rcv_nxt() + above;
+        let syn = crafted(&p, A, seq, SeqNumber(0), flags);
+        let now = p.now;
+        p.conns[A].handle_segment(now, &syn, &[]);
+        let want = if closes {
+            State::Closed
+        } else {
+            State::TimeWait
+        };
+        assert_eq!(p.conns[A].state(), want, "{flags:?} {above} {drop_synfin}");
+        assert_eq!(p.conns[A].counters().time_wait_recycles, u64::from(closes));
+        let mut buf = Vec::new();
+        assert!(
+            p.conns[A].poll_transmit(now, &mut buf).is_none(),
+            "nothing answers it"
+        );
+    }
+}

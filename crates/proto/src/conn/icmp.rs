@@ -21,6 +21,21 @@ pub mod unreach {
     pub const FRAG_NEEDED: u8 = 4;
 }
 
+/// An ICMP error message quoting one of our segments, by type (RFC 792).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IcmpError {
+    /// Destination unreachable, with its code ([`unreach`]).
+    Unreachable(u8),
+    /// Time exceeded: code 0 in transit (TTL), 1 in reassembly.
+    TimeExceeded(u8),
+    /// Parameter problem, with its code.
+    ParameterProblem(u8),
+    /// Source quench (deprecated by RFC 6633; ignored by TCP).
+    SourceQuench,
+    /// Redirect, with its code (a routing matter, not TCP's).
+    Redirect(u8),
+}
+
 /// The smallest path MTU taken from an ICMP message: below it the path is
 /// taken to be 552 bytes (Linux's net.ipv4.route.min_pmtu, __ip_rt_update_pmtu).
 const MIN_PMTU: u16 = 552;
@@ -51,6 +66,11 @@ impl Connection {
             || !(seq >= self.snd_una && seq <= self.snd_nxt)
         {
             return false;
+        }
+        if self.cfg.icmp_bsd && self.state == State::SynSent {
+            // FreeBSD: the SYN's MSS option comes from the interface
+            // (tcp_mssopt), not from what tcp_ctlinput learns of the path.
+            return true;
         }
         let mtu = mtu.max(MIN_PMTU);
         let current = self.pmtu.unwrap_or(self.cfg.mss.saturating_add(HEADERS));
@@ -84,6 +104,52 @@ impl Connection {
         true
     }
 
+    /// An ICMP error quoting a segment of ours whose sequence number is
+    /// `seq`; `accepted` says the application holds the socket. Returns
+    /// false when the quoted number is not one we have outstanding. Under
+    /// `icmp_bsd` as FreeBSD's tcp_ctlinput, otherwise as Linux's
+    /// tcp_v4_err: a time exceeded or parameter problem is a hard error like
+    /// an unreachable, a source quench or redirect changes nothing.
+    pub fn icmp_error(&mut self, seq: SeqNumber, err: IcmpError, accepted: bool) -> bool {
+        if self.cfg.icmp_bsd {
+            return self.icmp_error_bsd(seq, err);
+        }
+        let hard = match err {
+            IcmpError::Unreachable(code) => return self.icmp_unreachable(seq, code, accepted),
+            IcmpError::TimeExceeded(_) => ConnError::TimeExceeded,
+            IcmpError::ParameterProblem(_) => ConnError::ParameterProblem,
+            IcmpError::SourceQuench | IcmpError::Redirect(_) => return true,
+        };
+        // tcp_req_err: a time exceeded or parameter problem aborts a request.
+        self.icmp_hard(seq, hard, true, accepted)
+    }
+
+    /// FreeBSD tcp_ctlinput (tcp_subr.c) after icmp_input's sorting: with
+    /// icmp_may_rst, port or protocol unreachable, administratively
+    /// prohibited (net, host, filter) and TTL exceeded in transit drop a
+    /// connection in SYN-SENT (tcp_drop_syn_sent); everything else is only
+    /// tcp_notify's soft error, and the syncache (SYN-RECEIVED) keeps its
+    /// entry (syncache_unreach). The quoted number must lie in [SND.UNA, SND.MAX).
+    fn icmp_error_bsd(&mut self, seq: SeqNumber, err: IcmpError) -> bool {
+        match self.state {
+            State::Listen | State::Closed => return false,
+            State::SynReceived if self.passive => return seq == self.iss,
+            _ => {}
+        }
+        if !(seq >= self.snd_una && seq < self.snd_max) {
+            return false;
+        }
+        let hard = match err {
+            IcmpError::Unreachable(code @ (2 | 3 | 9 | 10 | 13)) => ConnError::Unreachable(code),
+            IcmpError::TimeExceeded(0) => ConnError::TimeExceeded,
+            _ => return true,
+        };
+        if self.cfg.icmp_may_rst && self.state == State::SynSent {
+            self.enter_closed(Some(hard));
+        }
+        true
+    }
+
     /// An ICMP destination unreachable with `code`, quoting a segment of ours
     /// whose sequence number is `seq`; `accepted` says the application holds
     /// the socket. Returns false when the quoted number is not one we have
@@ -99,6 +165,21 @@ impl Connection {
             // Path MTU discovery is not modelled: the message changes nothing.
             return true;
         }
+        let req_abort = matches!(code, unreach::NET | unreach::HOST);
+        self.icmp_hard(seq, ConnError::Unreachable(code), req_abort, accepted)
+    }
+
+    /// Linux tcp_v4_err for a hard ICMP error: a request (SYN-RECEIVED)
+    /// quoting its ISN goes back to LISTEN if `req_abort` (tcp_req_err); a
+    /// connection in SYN-SENT, or a Fast Open child not yet accepted, closes
+    /// with `err`.
+    fn icmp_hard(
+        &mut self,
+        seq: SeqNumber,
+        err: ConnError,
+        req_abort: bool,
+        accepted: bool,
+    ) -> bool {
         match self.state {
             State::Listen | State::Closed => false,
             State::SynReceived if self.passive && !self.tfo.child => {
@@ -106,7 +187,7 @@ impl Connection {
                 if seq != self.iss {
                     return false;
                 }
-                if matches!(code, unreach::NET | unreach::HOST) {
+                if req_abort {
                     self.back_to_listen();
                 }
                 true
@@ -127,7 +208,7 @@ impl Connection {
                     _ => false,
                 };
                 if early {
-                    self.enter_closed(Some(ConnError::Unreachable(code)));
+                    self.enter_closed(Some(err));
                 }
                 true
             }
@@ -180,5 +261,85 @@ mod tests {
         assert!(c.icmp_unreachable(SeqNumber(5000), unreach::HOST, false));
         assert_eq!(c.state(), State::Listen);
         assert_eq!(c.error(), None);
+    }
+
+    fn syn_sent(cfg: Config) -> Connection {
+        let now = Instant::from_nanos(1_000_000_000);
+        let mut c =
+            Connection::connect(cfg, 4000, 80, IsnSeries::with_step(SeqNumber(7000), 0), now);
+        let syn = c.poll_transmit(now, &mut Vec::new()).expect("the SYN");
+        assert_eq!(syn.seq, SeqNumber(7000));
+        c
+    }
+
+    #[test]
+    fn freebsd_ends_a_syn_sent_only_for_refusals_and_ttl_exceeded_with_icmp_may_rst() {
+        let bsd = Config {
+            icmp_bsd: true,
+            ..Config::default()
+        };
+        let iss = SeqNumber(7000);
+        let soft = [
+            IcmpError::Unreachable(unreach::NET),
+            IcmpError::Unreachable(unreach::HOST),
+            IcmpError::Unreachable(unreach::FRAG_NEEDED),
+            IcmpError::TimeExceeded(1),
+            IcmpError::ParameterProblem(0),
+            IcmpError::SourceQuench,
+            IcmpError::Redirect(1),
+        ];
+        for err in soft {
+            let mut c = syn_sent(bsd.clone());
+            assert!(c.icmp_error(iss, err, false), "{err:?}");
+            assert_eq!((c.state(), c.error()), (State::SynSent, None), "{err:?}");
+        }
+        // The SYN's MSS option stays the interface's (tcp_mssopt).
+        let mut c = syn_sent(bsd.clone());
+        assert!(c.icmp_frag_needed(iss, 600));
+        assert_eq!(c.advertised_mss(), bsd.mss);
+        let hard = [
+            (
+                IcmpError::Unreachable(unreach::PORT),
+                ConnError::Unreachable(3),
+            ),
+            (IcmpError::Unreachable(13), ConnError::Unreachable(13)),
+            (IcmpError::TimeExceeded(0), ConnError::TimeExceeded),
+        ];
+        for (err, want) in hard {
+            let mut c = syn_sent(bsd.clone());
+            // SND.MAX itself is not below SND.MAX: not ours.
+            assert!(!c.icmp_error(iss + 1, err, false), "{err:?}");
+            assert_eq!(c.state(), State::SynSent);
+            assert!(c.icmp_error(iss, err, false), "{err:?}");
+            assert_eq!((c.state(), c.error()), (State::Closed, Some(want)));
+            let mut off = syn_sent(Config {
+                icmp_may_rst: false,
+                ..bsd.clone()
+            });
+            assert!(off.icmp_error(iss, err, false));
+            assert_eq!(off.state(), State::SynSent, "{err:?} without icmp_may_rst");
+        }
+    }
+
+    #[test]
+    fn linux_ends_a_syn_sent_for_time_exceeded_and_parameter_problem() {
+        let iss = SeqNumber(7000);
+        for (err, want) in [
+            (IcmpError::TimeExceeded(0), Some(ConnError::TimeExceeded)),
+            (
+                IcmpError::ParameterProblem(2),
+                Some(ConnError::ParameterProblem),
+            ),
+            (IcmpError::SourceQuench, None),
+            (IcmpError::Redirect(0), None),
+        ] {
+            let mut c = syn_sent(Config::default());
+            assert!(c.icmp_error(iss, err, false));
+            assert_eq!(c.error(), want, "{err:?}");
+        }
+        // A request goes back to LISTEN for a time exceeded (tcp_req_err).
+        let mut c = syn_received();
+        assert!(c.icmp_error(SeqNumber(5000), IcmpError::TimeExceeded(0), false));
+        assert_eq!(c.state(), State::Listen);
     }
 }

@@ -74,16 +74,16 @@ impl Connection {
         self.rx_gso_size = None;
     }
 
-    /// FreeBSD net.inet.tcp.drop_synfin (tcp_input.c tcp_input, tcp_do_segment):
-    /// SYN|FIN is dropped unseen, except in TIME-WAIT (tcp_twcheck) and, on a
-    /// listener, when a RST or ACK is set (those are handled first).
+    /// FreeBSD net.inet.tcp.drop_synfin (tcp_input.c tcp_input, tcp_do_segment,
+    /// tcp_timewait.c tcp_twcheck): SYN|FIN is dropped unseen, in TIME-WAIT
+    /// too (before a SYN may reopen it), except on a listener when a RST or
+    /// ACK is set (those are handled first).
     fn drops_syn_fin(&self, seg: &TcpRepr) -> bool {
         let syn_fin = Flags::SYN.0 | Flags::FIN.0;
         let listen_first = Flags::RST.0 | Flags::ACK.0;
         self.cfg.drop_syn_fin
             && seg.flags.0 & syn_fin == syn_fin
             && match self.state {
-                State::TimeWait => false,
                 State::Listen => seg.flags.0 & listen_first == 0,
                 _ => true,
             }
@@ -668,16 +668,19 @@ impl Connection {
     }
 
     /// FreeBSD's TIME-WAIT (tcp_timewait.c tcp_twcheck), before the sequence
-    /// check: a RST is dropped (RFC 1337), a SYN above RCV.NXT may start a
-    /// new connection (the usual way), any other segment without ACK is
-    /// dropped, a retransmitted FIN restarts 2 MSL, and anything but an exact
-    /// duplicate ACK is answered with an ACK. Returns whether it handled `seg`.
+    /// check: a RST is dropped (RFC 1337), a SYN without ACK above RCV.NXT
+    /// closes the connection for the port's listener to take
+    /// (`time_wait_recycles`), any other segment without ACK is dropped, a
+    /// retransmitted FIN restarts 2 MSL, and anything but an exact duplicate
+    /// ACK is answered with an ACK. Returns whether it handled `seg`.
     fn time_wait_bsd(&mut self, now: Instant, seg: &TcpRepr, payload: &[u8]) -> bool {
         if seg.flags.rst() {
             return true;
         }
         if seg.flags.syn() && !seg.flags.ack() && seg.seq > self.rcv_nxt() {
-            return false;
+            self.counters.time_wait_recycles += 1;
+            self.enter_closed(None);
+            return true;
         }
         if !seg.flags.ack() {
             return true;

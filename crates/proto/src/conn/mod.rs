@@ -48,7 +48,7 @@ mod udp_encaps;
 
 use ack::AckState;
 use ecn::EcnState;
-pub use icmp::unreach;
+pub use icmp::{unreach, IcmpError};
 use output::TxState;
 use recovery::RecoveryState;
 
@@ -68,6 +68,13 @@ pub enum ConnError {
     /// (see [`Connection::icmp_unreachable`]).
     #[error("destination unreachable (ICMP code {0})")]
     Unreachable(u8),
+    /// An ICMP time exceeded (TTL in transit) ended the handshake
+    /// (see [`Connection::icmp_error`]).
+    #[error("time exceeded in transit (ICMP)")]
+    TimeExceeded,
+    /// An ICMP parameter problem ended the handshake (Linux tcp_v4_err).
+    #[error("parameter problem (ICMP)")]
+    ParameterProblem,
 }
 
 /// Why `write` refused data.

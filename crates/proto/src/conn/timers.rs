@@ -164,6 +164,16 @@ impl Connection {
                 }
                 self.retries += 1;
                 self.counters.syn_retransmits += 1;
+                if self.cfg.syn_rexmit_drop_options
+                    && self.state == State::SynSent
+                    && self.retries == 3
+                {
+                    // FreeBSD tcp_timer_rexmt: no answer to the third SYN; a
+                    // middlebox may drop unknown options (TF_REQ_SCALE,
+                    // TF_REQ_TSTMP and TF_SACK_PERMIT cleared for good).
+                    let o = &mut self.cfg.options;
+                    (o.window_scale, o.timestamps, o.sack) = (false, false, false);
+                }
                 self.rtt.back_off();
                 self.rtt_probe = None;
                 self.tx.need_syn = true;
