@@ -17,8 +17,8 @@ pub mod timeseq;
 
 pub use capture::{read_bytes, read_file, Capture, CaptureError, Packet, ReadStats};
 pub use diagnose::{
-    diagnose, diagnose_file, Diagnosis, FileDiagnosis, Finding, FlowReport, Kind, Recommendation,
-    Remedy, ReplayEffect, Thresholds,
+    diagnose, diagnose_file, diagnose_flow, Diagnosis, FileDiagnosis, Finding, FlowReport, Kind,
+    Recommendation, Remedy, ReplayEffect, Thresholds,
 };
 pub use evidence::{Confidence, Inferred, Span};
 pub use exchange::{exchanges, Exchange, Exchanges, Shape};

@@ -131,6 +131,38 @@ fn the_classic_stall_points_at_the_sender_and_the_receivers_timer() {
     assert_eq!(shorter.p50_change, Some(Change::Lower));
 }
 
+/// The classic stall with a response larger than the request: the held side
+/// is the one whose data TCP held (the client), not the one that sent more.
+const NAGLE_BIG_RESPONSE: &str = r#"
+duration = "10s"
+[link]
+delay = "1ms"
+[server]
+delack = "40ms"
+[workload]
+request = [300, 80]
+response = [500]
+requests = 12
+think = "1ms"
+"#;
+
+#[test]
+fn the_held_side_is_the_one_tcp_held_not_the_one_that_sent_more() {
+    let f = run(NAGLE_BIG_RESPONSE, Vantage::Client);
+    assert_eq!(f.held_side, "client", "{}", f.held_why);
+    assert!(
+        f.held_why.contains("held the client's data"),
+        "{}",
+        f.held_why
+    );
+    let a = alt(&f, "client nodelay");
+    assert_eq!(a.p50_change, Some(Change::Lower));
+    assert_eq!(
+        alt(&f, "server immediate ACKs").p50_change,
+        Some(Change::Lower)
+    );
+}
+
 /// Nothing stalls: one write each way, nodelay, immediate ACKs.
 const QUICK: &str = r#"
 duration = "10s"

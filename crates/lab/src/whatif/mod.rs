@@ -265,13 +265,15 @@ fn whatif_flows(
     Ok(report)
 }
 
-/// The side whose data TCP held longest in the capture, with the evidence.
-fn held_side(ex: &Exchanges, f: &Flow, forced: Option<&str>) -> (String, String) {
+/// The side whose data TCP held longest in the capture, with the evidence:
+/// the holds `diagnose` finds in the flow's exchanges (bare exchanges carry none).
+fn held_side(f: &Flow, forced: Option<&str>) -> (String, String) {
     if let Some(s) = forced {
         return (s.to_string(), "chosen with --side".into());
     }
+    let report = tinygram_analyze::diagnose_flow(f, &tinygram_analyze::Thresholds::default());
     let mut held = [0.0f64; 2];
-    for e in &ex.exchanges {
+    for e in &report.exchanges {
         for h in &e.held {
             held[usize::from(h.sender == "server")] += h.held_s;
         }
@@ -330,7 +332,7 @@ pub fn flow_whatif(
         .validate(&src, &[])
         .map_err(|e| format!("the written scenario: {e}"))?;
     let points = space.points()?;
-    let (side, why) = held_side(&ex, f, opts.side.as_deref());
+    let (side, why) = held_side(f, opts.side.as_deref());
     let alts = alternatives::list(&inference, &sch, &side, opts, &title, &open)?;
     progress(&format!(
         "flow {id}: {} configurations x {} points",
