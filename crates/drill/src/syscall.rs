@@ -119,6 +119,11 @@ fn errno_number(name: &str) -> i64 {
     }
 }
 
+/// The number of an errno name SO_ERROR may hold, if the runner knows it.
+fn errno_value(name: &str) -> Option<i64> {
+    Some(errno_number(name)).filter(|&n| n != 0)
+}
+
 /// Whether the call's buffer argument (the second) is written `NULL`.
 fn null_buffer(spec: &SyscallSpec) -> bool {
     matches!(spec.args.get(1), Some(Expr::Ident(n)) if n == "NULL")
@@ -1944,7 +1949,18 @@ impl<'a> Runner<'a> {
                 ))
             }
         };
-        if let Some(want) = spec.args.get(3).and_then(int_of) {
+        // SO_ERROR's value is often an errno name, which packetdrill checks
+        // as the number it stands for.
+        let named = match spec.args.get(3) {
+            Some(Expr::List(l)) if name == "SO_ERROR" => match l.as_slice() {
+                [Expr::Ident(e)] => Some(errno_value(e).ok_or_else(|| {
+                    self.unsupported(idx, format!("getsockopt SO_ERROR: unknown errno name {e}"))
+                })?),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(want) = named.or_else(|| spec.args.get(3).and_then(int_of)) {
             if want != actual {
                 let mut f = self.fail(
                     idx,
