@@ -405,6 +405,10 @@ pub struct Config {
     /// Drop every segment with both SYN and FIN set, in TIME-WAIT too
     /// (FreeBSD tcp(4) net.inet.tcp.drop_synfin; off as RFC 9293).
     pub drop_syn_fin: bool,
+    /// A RST in CLOSING or LAST-ACK reports ECONNRESET to the application
+    /// (Linux tcp_reset; FreeBSD tcp_do_segment, tcp_close after so_error).
+    /// Off: RFC 9293 3.10.7.4 closes without a user signal.
+    pub closing_rst_error: bool,
     /// The peer's UDP port when segments travel encapsulated in UDP
     /// (RFC 6951 5.1's encapsulation, FreeBSD TCP_REMOTE_UDP_ENCAPS_PORT); 0: plain TCP.
     pub udp_encaps_port: u16,
@@ -581,6 +585,7 @@ impl Default for Config {
             simultaneous_synack: false,
             tfo_child_syn_outside_window: false,
             drop_syn_fin: false,
+            closing_rst_error: false,
             udp_encaps_port: 0,
             udp_tunneling_overhead: 8,
             pmtu_resend: false,

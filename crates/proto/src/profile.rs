@@ -212,6 +212,7 @@ pub const LINUX: Profile = Profile {
         s("rcv_buf", "65536", "assumption: tcp_rmem[1] 131072 with tcp_adv_win_scale 1 offers about 64 KiB; autotuning is not modelled"),
         s("initial_window", "10", "include/net/tcp.h TCP_INIT_CWND"),
         s("keepalive_probes", "9", "net.ipv4.tcp_keepalive_probes (include/net/tcp.h TCP_KEEPALIVE_PROBES)"),
+        s("closing_rst_error", "true", "tcp_input.c tcp_reset: sk_err = ECONNRESET in CLOSING and LAST-ACK too (ECONNREFUSED in SYN-SENT, EPIPE in CLOSE-WAIT)"),
         s("syn_ack_paws", "true", "tcp_input.c tcp_rcv_synsent_state_process: a SYN-ACK echoing a TSval we never sent is reset"),
         s("simultaneous_synack", "true", "tcp_output.c tcp_send_synack resends the SYN skb; tcp_input.c tcp_validate_incoming lets the peer's SYN-ACK pass in SYN-RECV"),
         s("tfo_child_syn_outside_window", "true", "tcp_minisocks.c tcp_create_openreq_child: a Fast Open child's snd_una starts at the SYN-ACK's ISS + 1"),
@@ -360,6 +361,7 @@ pub const FREEBSD: Profile = Profile {
         s("keepalive_idle", "7200s", "tcp(4) net.inet.tcp.keepidle (tcp_timer.h TCPTV_KEEP_IDLE)"),
         s("keepalive_intvl", "75s", "tcp(4) net.inet.tcp.keepintvl (tcp_timer.h TCPTV_KEEPINTVL)"),
         s("keepalive_probes", "8", "tcp(4) net.inet.tcp.keepcnt (tcp_timer.h TCPTV_KEEPCNT)"),
+        s("closing_rst_error", "true", "tcp_input.c tcp_do_segment: a RST in CLOSING or LAST-ACK sets so_error ECONNRESET before tcp_close"),
         s(
             "fastopen_sockopt_client",
             "true",

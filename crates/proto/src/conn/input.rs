@@ -542,6 +542,11 @@ impl Connection {
                     }
                     State::SynReceived if self.passive => self.back_to_listen(),
                     State::SynReceived => self.enter_closed(Some(ConnError::Refused)),
+                    // RFC 9293 3.10.7.4: no user signal; Linux and FreeBSD
+                    // still report ECONNRESET (closing_rst_error).
+                    State::Closing | State::LastAck if self.cfg.closing_rst_error => {
+                        self.enter_closed(Some(ConnError::Reset))
+                    }
                     State::Closing | State::LastAck | State::TimeWait => self.enter_closed(None),
                     _ => self.enter_closed(Some(ConnError::Reset)),
                 }
