@@ -6,8 +6,6 @@
 use crate::bench::{median, min, ns3_field, ns3_program, run_ns3_program, NS3_FLOWS};
 use std::path::Path;
 use std::process::ExitCode;
-use tinygram_sim::flows::FlowSim;
-use tinygram_sim::scenario::Scenario;
 use tinygram_sim::world::thousands;
 
 /// One simulator's run of the workload.
@@ -27,18 +25,7 @@ impl Side {
 
 /// tinygram's run; `Err` unless every transaction completed with intact bytes.
 fn run_tinygram(flows: u64, requests: u64) -> Result<Side, String> {
-    let sc = Scenario::from_str(
-        &crate::flows::bench_text(flows, requests),
-        "<bench sim --flows>",
-        &[],
-    )
-    .map_err(|e| e.to_string())?;
-    let mut sim = FlowSim::new(&sc);
-    let cpu0 = crate::bench::thread_cpu_s();
-    let started = std::time::Instant::now();
-    let r = sim.run(&mut |_, _| {});
-    let wall = started.elapsed().as_secs_f64();
-    let cpu = crate::bench::thread_cpu_s() - cpu0;
+    let (r, wall, cpu) = crate::flows::run_bench(flows, requests)?;
     if !(r.finished && r.integrity_ok) || r.transactions < flows * requests {
         return Err(format!(
             "tinygram's run did not finish intact ({} of {} transactions, integrity {})",

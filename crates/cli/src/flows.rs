@@ -405,26 +405,27 @@ fn start_capture(sim: &mut FlowSim, path: &Path, quiet: bool) -> Result<SharedCa
 /// Runs of the one-flow reference; the median is the cost compared against.
 const ONE_FLOW_RUNS: usize = 3;
 
+/// One run of the many-flow benchmark: its result and the wall-clock and CPU
+/// seconds it took (on a shared machine the thread's CPU time is the cost).
+pub(crate) fn run_bench(flows: u64, requests: u64) -> Result<(FlowsResult, f64, f64), String> {
+    let sc = Scenario::from_str(&bench_text(flows, requests), "<bench sim --flows>", &[])
+        .map_err(|e| e.to_string())?;
+    let mut sim = FlowSim::new(&sc);
+    let cpu0 = crate::bench::thread_cpu_s();
+    let started = std::time::Instant::now();
+    let r = sim.run(&mut |_, _| {});
+    let wall = started.elapsed().as_secs_f64();
+    Ok((r, wall, crate::bench::thread_cpu_s() - cpu0))
+}
+
 /// `tinygram bench sim --flows N`.
 pub fn bench(flows: u64, requests: u64) -> ExitCode {
-    // Wall-clock and CPU seconds of each run: on a shared machine the
-    // thread's CPU time is the cost, and the ratio is taken of it.
-    let run = |n: u64, req: u64| -> Result<(FlowsResult, f64, f64), String> {
-        let sc = Scenario::from_str(&bench_text(n, req), "<bench sim --flows>", &[])
-            .map_err(|e| e.to_string())?;
-        let mut sim = FlowSim::new(&sc);
-        let cpu0 = crate::bench::thread_cpu_s();
-        let started = std::time::Instant::now();
-        let r = sim.run(&mut |_, _| {});
-        let wall = started.elapsed().as_secs_f64();
-        Ok((r, wall, crate::bench::thread_cpu_s() - cpu0))
-    };
     eprintln!(
         "bench sim --flows {flows}: request/response 100 B / 100 B, {requests} per flow, 1 s think, over a 10 Gbps, 1 ms bottleneck"
     );
     // First, in a fresh heap, so freed memory of the runs does not hide it.
     let (size, measured) = idle_connection_bytes(10_000);
-    let (r, wall, cpu) = match run(flows, requests) {
+    let (r, wall, cpu) = match run_bench(flows, requests) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
@@ -437,7 +438,7 @@ pub fn bench(flows: u64, requests: u64) -> ExitCode {
     // machine, so it runs three times and the median is taken.
     let mut ones = Vec::new();
     for _ in 0..ONE_FLOW_RUNS {
-        match run(1, (flows * requests).min(200_000)) {
+        match run_bench(1, (flows * requests).min(200_000)) {
             Ok(x) => ones.push(x),
             Err(e) => {
                 eprintln!("error: {e}");
