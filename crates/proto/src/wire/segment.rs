@@ -250,7 +250,13 @@ impl TcpRepr {
             flags: seg.flags(),
             window: seg.window(),
             urgent: seg.urgent(),
-            options: TcpOptions::parse(seg.options())?,
+            // A bare 20-byte header (most data segments and ACKs without
+            // timestamps) skips the option parser: no options is its default.
+            options: if seg.header_len() == TCP_HEADER_LEN {
+                TcpOptions::default()
+            } else {
+                TcpOptions::parse(seg.options())?
+            },
         };
         Ok((repr, seg.header_len()..bytes.len()))
     }
@@ -318,7 +324,11 @@ impl TcpRepr {
         hl: usize,
         checksum: Option<ChecksumCtx>,
     ) -> Result<(), WireError> {
-        self.options.emit(&mut buf[field::OPTIONS..hl])?;
+        // No option bytes: nothing to write, and nothing that could fail (an
+        // unencodable RFC 1106 value always takes room).
+        if hl > TCP_HEADER_LEN {
+            self.options.emit(&mut buf[field::OPTIONS..hl])?;
+        }
         let mut seg = TcpSegment::new_unchecked(buf);
         seg.set_src_port(self.src_port);
         seg.set_dst_port(self.dst_port);
@@ -340,7 +350,7 @@ impl TcpRepr {
 mod tests {
     use super::*;
     use crate::wire::options::tests::arb_options;
-    use crate::wire::{Nak, RawOptions, Timestamps};
+    use crate::wire::{Nak, RawOptions, Timestamps, RFC1106_BIGWIN_MAX};
     use proptest::prelude::*;
 
     const V4: ChecksumCtx = ChecksumCtx::V4 {
@@ -563,6 +573,31 @@ mod tests {
                 actual: r.header_len() - 1
             })
         );
+    }
+
+    #[test]
+    fn bare_header_skips_options_both_ways() {
+        let r = TcpRepr {
+            src_port: 7,
+            dst_port: 40000,
+            seq: SeqNumber(9),
+            ack: SeqNumber(1_000_001),
+            flags: Flags::ACK,
+            window: 512,
+            ..Default::default()
+        };
+        let b = emit_vec(&r, b"xy", Some(V4));
+        assert_eq!(b.len(), 22);
+        assert_eq!(b[12], 5 << 4, "data offset 5 words");
+        assert_eq!(TcpRepr::parse(&b, Some(V4)).unwrap(), (r, 20..22));
+        // An unencodable option still takes room, so it still reaches the check.
+        let mut bad = r;
+        bad.options.big_window_offer = Some(RFC1106_BIGWIN_MAX + 1);
+        let mut buf = vec![0; bad.buffer_len(0)];
+        assert!(matches!(
+            bad.emit(&mut buf, &[], None),
+            Err(WireError::BadOption { .. })
+        ));
     }
 
     fn arb_repr() -> impl Strategy<Value = TcpRepr> {
