@@ -328,12 +328,9 @@ impl Connection {
 
     /// Options on a synchronized-state segment: RFC 1106 3.1 option C, RFC 7323
     /// timestamps, a pending RFC 1106 2.1 NAK, and RFC 2018 SACK blocks in the
-    /// space left (at most 40 bytes, RFC 9293 3.1).
-    pub(super) fn segment_options(&mut self, now: Instant, upper: Option<u16>) -> TcpOptions {
-        let mut o = TcpOptions {
-            big_window_upper: upper,
-            ..TcpOptions::default()
-        };
+    /// space left (at most 40 bytes, RFC 9293 3.1). Fills `o` in place (it
+    /// holds option C already) so the header is not copied once more.
+    pub(super) fn segment_options(&mut self, now: Instant, o: &mut TcpOptions) {
         if self.ts.enabled {
             o.timestamps = Some(self.ts.option(now));
             self.ts.note_ack_sent(self.rcv_nxt());
@@ -371,7 +368,6 @@ impl Connection {
                 },
             );
         }
-        o
     }
 
     pub(super) fn clear_ack_pending(&mut self) {

@@ -313,7 +313,22 @@ impl Connection {
     /// A header for a synchronized-state segment, carrying ACK and our window.
     pub(super) fn header(&mut self, now: Instant, seq: SeqNumber, flags: Flags) -> TcpRepr {
         let (window, upper) = self.window_to_advertise();
-        let options = self.segment_options(now, upper);
+        // Built where it is returned, the options filled in place: no copy of
+        // the whole header on the way out.
+        let mut r = TcpRepr {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq,
+            ack: SeqNumber(0),
+            flags,
+            window,
+            urgent: 0,
+            options: TcpOptions {
+                big_window_upper: upper,
+                ..TcpOptions::default()
+            },
+        };
+        self.segment_options(now, &mut r.options);
         let since = self.ack.owed_since.take();
         if self.cfg.trace && (since.is_some() || self.ack.now.is_some()) {
             self.trace.push(TraceEvent::AckSent {
@@ -324,16 +339,9 @@ impl Connection {
         }
         self.clear_ack_pending();
         let ece = self.ece_flag();
-        TcpRepr {
-            src_port: self.local_port,
-            dst_port: self.remote_port,
-            seq,
-            ack: self.rcv_nxt(),
-            flags: flags | Flags::ACK | ece,
-            window,
-            urgent: 0,
-            options,
-        }
+        r.ack = self.rcv_nxt();
+        r.flags = flags | Flags::ACK | ece;
+        r
     }
 
     fn emit_retransmit_one(
