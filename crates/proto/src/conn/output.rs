@@ -151,6 +151,14 @@ impl Connection {
             let d = self.ack_policy.on_window_open(&ctx);
             self.apply_ack_decision(now, d);
         }
+        if self.nothing_due() {
+            // What the full pass below does when it finds nothing to send.
+            self.tx.idle_check = false;
+            self.note_rwnd_chrono(now, 0, 0);
+            self.tx.burst = None;
+            self.tx.tso_run = 0;
+            return None;
+        }
         if let Some(mut rst) = self.pending_rst.take().map(|r| *r) {
             // RFC 7323 3.2: once negotiated, TSopt SHOULD be sent in a RST too.
             if self.ts.enabled
@@ -209,6 +217,26 @@ impl Connection {
         self.tx.tso_run = 0;
         self.arm_persist_if_needed(now);
         self.maybe_pure_ack(now)
+    }
+
+    /// Whether an established connection has nothing to send: no ACK owed, no
+    /// reset, probe or retransmission queued, no unsent data or FIN (the ACK
+    /// policy has seen its flags already). Callers poll after every event, so
+    /// this is the common answer; it skips every step of the full pass, each of
+    /// which would find nothing (TSO off: cutting skbs could change them).
+    fn nothing_due(&self) -> bool {
+        // A sender with data fails the first three tests.
+        self.state == State::Established
+            && self.ack.now.is_none()
+            && self.off_of(self.snd_nxt) == self.send_buf.end()
+            && self.snd_nxt == self.snd_max
+            && (!self.fin.queued || self.fin_sent())
+            && self.pending_rst.is_none()
+            && !self.tx.old_seq_probe
+            && self.nak_tx.is_empty()
+            && !self.recovery.sack
+            && self.recovery.rexmit_one.is_none()
+            && self.cfg.tso_segs == 0
     }
 
     /// The SYN or SYN-ACK, with what Fast Open adds to it.
