@@ -91,7 +91,11 @@ impl RecvBuffer {
     }
 
     fn pos(&self, off: u64) -> usize {
-        ((off - self.base) % self.storage.len() as u64) as usize
+        let d = off - self.base;
+        let len = self.storage.len() as u64;
+        // Within the first turn of the ring (`base` follows the read point
+        // whenever the buffer empties) no 64-bit division is needed.
+        (if d < len { d } else { d % len }) as usize
     }
 
     /// Nothing is stored: the next byte may go to the start of the ring.
