@@ -4,6 +4,7 @@
 use crate::output::sig3;
 use std::cell::RefCell;
 use std::fmt::Write;
+use std::io::{self, Write as _};
 use std::path::Path;
 use std::process::ExitCode;
 use std::rc::Rc;
@@ -416,6 +417,41 @@ pub(crate) fn run_bench(flows: u64, requests: u64) -> Result<(FlowsResult, f64, 
     let r = sim.run(&mut |_, _| {});
     let wall = started.elapsed().as_secs_f64();
     Ok((r, wall, crate::bench::thread_cpu_s() - cpu0))
+}
+
+/// `tinygram bench sim --flows N --memory-layout`: the many-flow run alone,
+/// with the addresses a memory trace needs printed before it starts and the
+/// segment count after (the lines benches/endpoint-lines.sh reads).
+pub fn memory_layout_run(flows: u64, requests: u64) -> ExitCode {
+    let sc = match Scenario::from_str(&bench_text(flows, requests), "<bench sim --flows>", &[]) {
+        Ok(sc) => sc,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut sim = FlowSim::new(&sc);
+    let l = sim.memory_layout();
+    // Each line in one write: a tracer interleaves its own lines with ours.
+    let say = |line: String| {
+        let _ = io::stderr().write_all(line.as_bytes());
+    };
+    say(format!(
+        "tinygram-layout endpoints {:#x} {:#x} size {} events {:#x}\n",
+        l.endpoints.start, l.endpoints.end, l.endpoint_size, l.event_counter
+    ));
+    let r = sim.run(&mut |_, _| {});
+    if sim.memory_layout() != l {
+        eprintln!("error: the endpoint table moved during the run");
+        return ExitCode::FAILURE;
+    }
+    say(format!(
+        "tinygram-layout segments {} events {} integrity {}\n",
+        r.segments,
+        r.events,
+        if r.integrity_ok { "ok" } else { "FAILED" }
+    ));
+    ExitCode::SUCCESS
 }
 
 /// `tinygram bench sim --flows N`.

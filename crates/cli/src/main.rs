@@ -223,6 +223,11 @@ enum BenchWhat {
         /// With --flows: requests each connection makes.
         #[arg(long, default_value_t = 10, requires = "flows")]
         requests: u64,
+        /// With --flows: one run only, with where its endpoints and event
+        /// counter lie printed to stderr, for a memory trace
+        /// (benches/endpoint-lines.sh runs it under valgrind's lackey).
+        #[arg(long, requires = "flows", conflicts_with = "against")]
+        memory_layout: bool,
     },
     /// tinygram over TUN against the kernel, and the kernel against itself
     /// over veth, interleaved: bulk and 100-byte request/response (root).
@@ -570,9 +575,11 @@ fn main() -> ExitCode {
                     against,
                     rounds,
                     ns3_bin,
+                    memory_layout,
                     ..
                 },
         } => match against {
+            None if memory_layout => flows::memory_layout_run(n, requests),
             None => flows::bench(n, requests),
             Some(bench::Against::Ns3) => {
                 bench_flows_ns3::against_ns3(n, requests, rounds, ns3_bin.as_deref())

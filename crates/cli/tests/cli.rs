@@ -865,3 +865,44 @@ fn diagnose_rank_puts_the_fix_that_helps_first() {
         "{text}"
     );
 }
+
+/// `bench sim --flows N --memory-layout` prints where the endpoint table and
+/// the event counter lie (a range holding N x 2 endpoints), runs once, and
+/// prints its segment count and integrity, each as one line a trace reader finds.
+#[test]
+fn memory_layout_run_prints_the_table_and_the_run() {
+    let out = tinygram()
+        .args([
+            "bench",
+            "sim",
+            "--flows",
+            "3",
+            "--requests",
+            "2",
+            "--memory-layout",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    let layout: Vec<&str> = err
+        .lines()
+        .find(|l| l.starts_with("tinygram-layout endpoints "))
+        .expect("layout line")
+        .split_whitespace()
+        .collect();
+    let hex = |s: &str| usize::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    let (start, end, size) = (
+        hex(layout[2]),
+        hex(layout[3]),
+        layout[5].parse::<usize>().unwrap(),
+    );
+    assert_eq!(end - start, 6 * size, "{err}");
+    let run = err
+        .lines()
+        .find(|l| l.starts_with("tinygram-layout segments "))
+        .expect("run line");
+    let segments: u64 = run.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!(segments > 3 * 2 * 2, "{run}");
+    assert!(run.ends_with("integrity ok"), "{run}");
+}

@@ -273,8 +273,9 @@ impl<'a> AppIo<'a> {
         }
         n
     }
-    pub fn read(&mut self, buf: &mut [u8]) -> usize {
-        self.conn.read(buf)
+    /// Consumes up to `n` readable bytes, handing them to `f` in place.
+    pub fn read_with(&mut self, n: usize, f: impl FnMut(&[u8])) -> usize {
+        self.conn.read_with(n, f)
     }
     pub fn read_closed(&self) -> bool {
         self.conn.read_closed()
@@ -300,17 +301,10 @@ fn hex(d: impl AsRef<[u8]>) -> String {
 }
 
 /// Reads everything available into `f`; returns bytes read.
-fn read_all(io: &mut AppIo<'_>, mut f: impl FnMut(&[u8])) -> u64 {
-    let mut buf = [0u8; 16 * 1024];
-    let mut total = 0;
-    loop {
-        let n = io.read(&mut buf);
-        if n == 0 {
-            return total;
-        }
-        f(&buf[..n]);
-        total += n as u64;
-    }
+/// The bytes are handed to `f` where they lie in the receive buffer, not
+/// copied out first (a read by reference, as smoltcp's `recv` closure).
+fn read_all(io: &mut AppIo<'_>, f: impl FnMut(&[u8])) -> u64 {
+    io.read_with(usize::MAX, f) as u64
 }
 
 /// Close our side once the peer closed and we have nothing left to send.

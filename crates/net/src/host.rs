@@ -16,7 +16,7 @@ use crate::offload::RxOffload;
 use std::collections::{HashMap, VecDeque};
 use std::net::{Ipv4Addr, SocketAddrV4};
 use tinygram_proto::endpoint::{closed, Deadlines, Endpoint, Unmatched};
-use tinygram_proto::wire::{Ipv4Repr, TcpOptions, TcpSegment, WireError};
+use tinygram_proto::wire::{Ipv4Repr, TcpOptions, TcpSegment, WireError, TCP_HEADER_LEN};
 use tinygram_proto::wire::{ECN_CE, ECN_ECT0};
 use tinygram_proto::{Config, Connection, Flags, Instant, State, TcpRepr};
 
@@ -176,6 +176,8 @@ struct Wire {
     /// Packet buffers the driver gave back after writing them ([`Host::recycle`]):
     /// reused instead of allocated, one per segment.
     spare: Vec<Vec<u8>>,
+    /// The TCP header length of the last segment framed ([`Wire::room`]).
+    last_tcp_hl: usize,
 }
 
 /// Packet buffers kept for reuse at most.
@@ -185,7 +187,41 @@ impl Wire {
     /// Frames one segment as an IPv4 packet with both checksums.
     /// `ect`: the engine marked it ECN-capable (RFC 3168 6.1.2), so it goes out ECT(0).
     fn push(&mut self, remote: Ipv4Addr, seg: &TcpRepr, payload: &[u8], ect: bool) {
-        let tcp_len = seg.buffer_len(payload.len());
+        let mut pkt = self.spare.pop().unwrap_or_default();
+        pkt.clear();
+        pkt.resize(Ipv4Repr::HEADER_LEN + seg.header_len(), 0);
+        pkt.extend_from_slice(payload);
+        let room = pkt.len() - payload.len();
+        self.frame(remote, seg, pkt, room, ect);
+    }
+
+    /// A buffer for the engine to write a segment's payload into, behind
+    /// [`Self::room`] bytes for the headers.
+    fn take(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Bytes of IPv4 and TCP header the next segment is expected to need:
+    /// the last one's, since a connection's options rarely change length.
+    fn room(&self) -> usize {
+        Ipv4Repr::HEADER_LEN + self.last_tcp_hl
+    }
+
+    /// Frames a segment whose payload the engine wrote at `pkt[room..]`: the
+    /// headers go in front of it in place (a payload is copied once, from the
+    /// send buffer; only when the header's length differs from `room` does it move).
+    fn frame(&mut self, remote: Ipv4Addr, seg: &TcpRepr, mut pkt: Vec<u8>, room: usize, ect: bool) {
+        let hl = Ipv4Repr::HEADER_LEN + seg.header_len();
+        self.last_tcp_hl = seg.header_len();
+        if hl != room {
+            let len = pkt.len();
+            if hl > room {
+                pkt.resize(len + hl - room, 0);
+            }
+            pkt.copy_within(room..len, hl);
+            pkt.truncate(len - room + hl);
+        }
+        let tcp_len = pkt.len() - Ipv4Repr::HEADER_LEN;
         let ip = Ipv4Repr {
             src: self.addr.octets(),
             dst: remote.octets(),
@@ -196,15 +232,13 @@ impl Wire {
             ecn: if ect { ECN_ECT0 } else { 0 },
         };
         self.ip_ident = self.ip_ident.wrapping_add(1);
-        let mut pkt = self.spare.pop().unwrap_or_default();
-        pkt.clear();
-        pkt.resize(Ipv4Repr::HEADER_LEN + tcp_len, 0);
         let (h, t) = pkt.split_at_mut(Ipv4Repr::HEADER_LEN);
         let csum = (!self.partial_csum).then(|| ip.checksum_ctx());
-        if ip.emit(h).is_err() || seg.emit(t, payload, csum).is_err() {
+        if ip.emit(h).is_err() || seg.emit_in_place(t, csum).is_err() {
             // Cannot happen for segments the engine builds (options <= 40 bytes,
             // payload <= MSS); dropping one is what a real NIC would do.
             self.unframed += 1;
+            self.spare.push(pkt);
             return;
         }
         if self.partial_csum {
@@ -219,19 +253,24 @@ impl Wire {
 /// One connection's way out: what its engine emits goes to its peer.
 struct Link<'a> {
     wire: &'a mut Wire,
-    payload: &'a mut Vec<u8>,
     remote: Ipv4Addr,
     our_syn: &'a mut Option<TcpOptions>,
 }
 
 impl Transmit for Link<'_> {
     fn transmit(&mut self, conn: &mut Connection, now: Instant) {
-        while let Some(seg) = conn.poll_transmit(now, self.payload) {
+        loop {
+            let mut pkt = self.wire.take();
+            let room = self.wire.room();
+            let Some(seg) = conn.poll_transmit_with_headroom(now, &mut pkt, room) else {
+                self.wire.spare.push(pkt);
+                return;
+            };
             if seg.flags.syn() {
                 *self.our_syn = Some(seg.options);
             }
             let ect = conn.transmit_ect();
-            self.wire.push(self.remote, &seg, self.payload, ect);
+            self.wire.frame(self.remote, &seg, pkt, room, ect);
         }
     }
 }
@@ -294,7 +333,6 @@ pub struct Host {
     /// IP packets ready for the device.
     pub outbox: Vec<Vec<u8>>,
     wire: Wire,
-    payload: Vec<u8>,
 }
 
 impl Host {
@@ -328,8 +366,8 @@ impl Host {
                 unframed: 0,
                 partial_csum: false,
                 spare: Vec::new(),
+                last_tcp_hl: TCP_HEADER_LEN,
             },
-            payload: Vec::new(),
         }
     }
 
@@ -611,7 +649,6 @@ impl Host {
             {
                 let mut link = Link {
                     wire: &mut self.wire,
-                    payload: &mut self.payload,
                     remote: key.0,
                     our_syn: &mut slot.our_syn_options,
                 };
@@ -723,7 +760,6 @@ impl Host {
         slot.conn.abort();
         Link {
             wire: &mut self.wire,
-            payload: &mut self.payload,
             remote: key.0,
             our_syn: &mut slot.our_syn_options,
         }
@@ -754,7 +790,6 @@ impl Host {
             }
             Link {
                 wire: &mut self.wire,
-                payload: &mut self.payload,
                 remote: key.0,
                 our_syn: &mut slot.our_syn_options,
             }
@@ -887,6 +922,39 @@ mod tests {
         )
         .unwrap();
         pkt
+    }
+
+    /// Framing in place gives the same packet as framing a copy, whether the
+    /// header needs the room guessed, less of it or more (options changed length).
+    #[test]
+    fn in_place_framing_matches_copy_for_any_header_length() {
+        let mut seg = TcpRepr {
+            src_port: 8080,
+            dst_port: 40000,
+            seq: SeqNumber(1000),
+            ack: SeqNumber(2000),
+            flags: Flags::ACK | Flags::PSH,
+            window: 512,
+            ..TcpRepr::default()
+        };
+        let payload: Vec<u8> = (0..1448u32).map(|i| (i * 13) as u8).collect();
+        for ts in [false, true] {
+            seg.options.timestamps = ts.then(tinygram_proto::wire::Timestamps::default);
+            let want = packet(US, A, &seg, &payload);
+            for room in [20, 40, 52, 80] {
+                let mut wire = Host::new(US, Config::default(), 0, IsnKey::fixed([1; 16])).wire;
+                wire.ip_ident = 1;
+                let mut pkt = vec![0xee; room];
+                pkt.extend_from_slice(&payload);
+                wire.frame(A, &seg, pkt, room, false);
+                assert_eq!(
+                    wire.outbox,
+                    vec![want.clone()],
+                    "room {room}, timestamps {ts}"
+                );
+                assert_eq!(wire.room(), Ipv4Repr::HEADER_LEN + seg.header_len());
+            }
+        }
     }
 
     /// Recomputes the IPv4 header checksum after a test changed the header.

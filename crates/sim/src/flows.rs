@@ -119,6 +119,17 @@ struct Bottleneck {
     wire_bytes: u64,
 }
 
+/// Addresses in a run's memory, for a tool that reads a trace of it (valgrind's
+/// lackey): the endpoint table (each endpoint's application and engine state,
+/// heap buffers aside, [`MemoryLayout::endpoint_size`] bytes apart, laid out
+/// once for every flow so it never moves) and the counter written once per event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryLayout {
+    pub endpoints: std::ops::Range<usize>,
+    pub endpoint_size: usize,
+    pub event_counter: usize,
+}
+
 /// A simulation run in progress: many flows over a bottleneck, or two
 /// hosts with none ([`FlowSim::two_host`], what [`crate::world::Sim`] runs).
 pub struct FlowSim {
@@ -613,6 +624,19 @@ impl FlowSim {
             .pool
             .store(Packet::sent(syn, payload, (src, dst), NO_EP, false));
         self.reach_bottleneck(pkt);
+    }
+
+    /// Where this run keeps its endpoints and its event counter, for tools
+    /// that read a memory trace of it (benches/endpoint-lines.sh).
+    pub fn memory_layout(&self) -> MemoryLayout {
+        let eps = &self.core.eps;
+        let size = std::mem::size_of::<Endpoint>();
+        let start = eps.as_ptr() as usize;
+        MemoryLayout {
+            endpoints: start..start + eps.capacity() * size,
+            endpoint_size: size,
+            event_counter: std::ptr::addr_of!(self.core.events) as usize,
+        }
     }
 
     /// Runs to the end; `progress` is called now and then with the simulated time.
