@@ -142,6 +142,9 @@ pub struct Link {
     queued: VecDeque<(Instant, usize)>,
     /// Sum of the wire bytes in `queued`.
     queued_bytes: usize,
+    /// The last frame's wire bytes and serialization time: a bulk transfer
+    /// offers frames of one or two sizes, and the division is the costly part.
+    last_ser: (usize, Duration),
     stats: LinkStats,
 }
 
@@ -153,6 +156,7 @@ impl Link {
             busy_until: Instant::ZERO,
             queued: VecDeque::new(),
             queued_bytes: 0,
+            last_ser: (0, Duration::ZERO),
             stats: LinkStats::default(),
         }
     }
@@ -241,7 +245,14 @@ impl Link {
             return Fate::Dropped(DropReason::Queue);
         }
 
-        let ser = self.serialization_time(wire);
+        let ser = match self.last_ser {
+            (w, ser) if w == wire => ser,
+            _ => {
+                let ser = self.serialization_time(wire);
+                self.last_ser = (wire, ser);
+                ser
+            }
+        };
         let start = now.max(self.busy_until);
         let done = start + ser;
         self.busy_until = done;
