@@ -16,6 +16,7 @@
 //   sim_time_s     simulated time when the last byte was read
 //   wall_s         wall-clock seconds spent in Simulator::Run()
 //   cpu_s          CPU seconds this process spent in Simulator::Run()
+//   user_s, sys_s  the same split into user and system time (getrusage)
 //
 // Build (Debian: apt-get install libns3-dev):
 //   g++ -O2 -std=c++17 -o ns3-bulk bulk.cc -lns3-core -lns3-network \
@@ -32,6 +33,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <sys/resource.h>
 
 using namespace ns3;
 
@@ -170,8 +172,14 @@ main(int argc, char* argv[])
 
     auto started = std::chrono::steady_clock::now();
     std::clock_t cpuStarted = std::clock();
+    struct rusage ruStarted, ruEnded;
+    getrusage(RUSAGE_SELF, &ruStarted);
     Simulator::Run();
     double cpu = static_cast<double>(std::clock() - cpuStarted) / CLOCKS_PER_SEC;
+    getrusage(RUSAGE_SELF, &ruEnded);
+    auto secs = [](const timeval& a, const timeval& b) {
+        return static_cast<double>(b.tv_sec - a.tv_sec) + (b.tv_usec - a.tv_usec) * 1e-6;
+    };
     double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     Simulator::Destroy();
@@ -181,6 +189,8 @@ main(int argc, char* argv[])
     std::printf("sim_time_s %.6f\n", g_doneAt);
     std::printf("wall_s %.6f\n", wall);
     std::printf("cpu_s %.6f\n", cpu);
+    std::printf("user_s %.6f\n", secs(ruStarted.ru_utime, ruEnded.ru_utime));
+    std::printf("sys_s %.6f\n", secs(ruStarted.ru_stime, ruEnded.ru_stime));
     if (g_received < bytes)
     {
         std::fprintf(stderr, "error: only %llu of %llu bytes arrived within 3600 s\n",

