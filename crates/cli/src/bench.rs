@@ -519,7 +519,7 @@ pub(crate) fn run_ns3_program(bin: &Path, args: &[String]) -> Result<String, Str
 }
 
 /// The value of the `key value` line `k` of an ns-3 program's output.
-pub(crate) fn ns3_field<'a>(stdout: &'a str, k: &str) -> Result<&'a str, String> {
+fn ns3_field<'a>(stdout: &'a str, k: &str) -> Result<&'a str, String> {
     stdout
         .lines()
         .find_map(|l| l.strip_prefix(k)?.strip_prefix(' '))
@@ -527,18 +527,26 @@ pub(crate) fn ns3_field<'a>(stdout: &'a str, k: &str) -> Result<&'a str, String>
         .ok_or_else(|| format!("the ns-3 program printed no {k:?} line: {stdout:?}"))
 }
 
+/// Field `k` of the ns-3 program's output read as a `T`; `what` names the
+/// kind of value in the error ("a count", "a number").
+pub(crate) fn ns3_value<T: std::str::FromStr>(
+    stdout: &str,
+    k: &str,
+    what: &str,
+) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    ns3_field(stdout, k)?
+        .parse()
+        .map_err(|e| format!("the ns-3 program's {k:?} is not {what}: {e}"))
+}
+
 /// Reads the ns-3 program's output; every field must be present and the
 /// whole transfer must have arrived.
 fn parse_ns3_output(stdout: &str, bytes: u64) -> Result<Side, String> {
-    let field = |k: &str| ns3_field(stdout, k);
-    let num = |k: &str| -> Result<f64, String> {
-        field(k)?
-            .parse::<f64>()
-            .map_err(|e| format!("the ns-3 program's {k:?} is not a number: {e}"))
-    };
-    let received = field("received")?
-        .parse::<u64>()
-        .map_err(|e| format!("the ns-3 program's \"received\" is not a count: {e}"))?;
+    let num = |k: &str| ns3_value::<f64>(stdout, k, "a number");
+    let received: u64 = ns3_value(stdout, "received", "a count")?;
     if received < bytes {
         return Err(format!(
             "ns-3 delivered {received} of {bytes} bytes: the transfer did not finish"
@@ -549,9 +557,7 @@ fn parse_ns3_output(stdout: &str, bytes: u64) -> Result<Side, String> {
         cpu_s: num("cpu_s")?,
         user_s: num("user_s")?,
         sys_s: num("sys_s")?,
-        data_segments: field("data_segments")?
-            .parse()
-            .map_err(|e| format!("the ns-3 program's \"data_segments\" is not a count: {e}"))?,
+        data_segments: ns3_value(stdout, "data_segments", "a count")?,
     })
 }
 

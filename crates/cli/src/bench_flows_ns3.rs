@@ -3,7 +3,7 @@
 //! same dumbbell, workload and TCP settings), interleaved over rounds, with
 //! the ratio of their CPU times for the same transactions.
 
-use crate::bench::{median, min, ns3_field, ns3_program, run_ns3_program, NS3_FLOWS};
+use crate::bench::{median, min, ns3_program, ns3_value, run_ns3_program, NS3_FLOWS};
 use std::path::Path;
 use std::process::ExitCode;
 use tinygram_sim::world::thousands;
@@ -45,16 +45,8 @@ fn run_tinygram(flows: u64, requests: u64) -> Result<Side, String> {
 /// Reads the ns-3 program's output; every field must be there and every
 /// transaction must have completed.
 fn parse_ns3(stdout: &str, want: u64) -> Result<Side, String> {
-    let count = |k: &str| -> Result<u64, String> {
-        ns3_field(stdout, k)?
-            .parse()
-            .map_err(|e| format!("the ns-3 program's {k:?} is not a count: {e}"))
-    };
-    let secs = |k: &str| -> Result<f64, String> {
-        ns3_field(stdout, k)?
-            .parse()
-            .map_err(|e| format!("the ns-3 program's {k:?} is not a number: {e}"))
-    };
+    let count = |k: &str| ns3_value::<u64>(stdout, k, "a count");
+    let secs = |k: &str| ns3_value::<f64>(stdout, k, "a number");
     let transactions = count("transactions")?;
     if transactions < want {
         return Err(format!(
