@@ -195,12 +195,6 @@ impl Wire {
         self.frame(remote, seg, pkt, room, ect);
     }
 
-    /// A buffer for the engine to write a segment's payload into, behind
-    /// [`Self::room`] bytes for the headers.
-    fn take(&mut self) -> Vec<u8> {
-        self.spare.pop().unwrap_or_default()
-    }
-
     /// Bytes of IPv4 and TCP header the next segment is expected to need:
     /// the last one's, since a connection's options rarely change length.
     fn room(&self) -> usize {
@@ -260,7 +254,8 @@ struct Link<'a> {
 impl Transmit for Link<'_> {
     fn transmit(&mut self, conn: &mut Connection, now: Instant) {
         loop {
-            let mut pkt = self.wire.take();
+            // A spare buffer: the engine writes the payload behind the header room.
+            let mut pkt = self.wire.spare.pop().unwrap_or_default();
             let room = self.wire.room();
             let Some(seg) = conn.poll_transmit_with_headroom(now, &mut pkt, room) else {
                 self.wire.spare.push(pkt);
