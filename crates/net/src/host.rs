@@ -18,7 +18,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use tinygram_proto::endpoint::{closed, Deadlines, Endpoint, Unmatched};
 use tinygram_proto::wire::{Ipv4Repr, TcpOptions, TcpSegment, WireError, TCP_HEADER_LEN};
 use tinygram_proto::wire::{ECN_CE, ECN_ECT0};
-use tinygram_proto::{Config, Connection, Flags, Instant, State, TcpRepr};
+use tinygram_proto::{Config, Connection, Instant, State, TcpRepr};
 
 /// Remote address, remote port, local port.
 pub type FourTuple = tinygram_proto::endpoint::FourTuple<Ipv4Addr>;
@@ -440,10 +440,10 @@ impl Host {
 
     /// One IP packet from a device with offloads: a partial TCP checksum is
     /// not verified (the kernel left it to be finished; the bytes never
-    /// left memory) and a GSO super-packet is cut into segments of
-    /// `gso_size` that reach their connection one by one, as the kernel's
-    /// `tcp_gso_segment` would cut them (FIN and PSH on the last, CWR on
-    /// the first). The IPv4 header checksum is always verified.
+    /// left memory) and a GSO super-packet reaches its connection whole, as
+    /// a GRO packet of `gso_size` pieces: one pass through the engine per
+    /// packet, its ACK rules counting the segments it merged (Linux's
+    /// receiver after GRO). The IPv4 header checksum is always verified.
     pub fn handle_offloaded(&mut self, now: Instant, packet: &[u8], rx: RxOffload) {
         self.counters.packets_in += 1;
         let (ip, range) = match Ipv4Repr::parse(packet) {
@@ -502,29 +502,25 @@ impl Host {
             }
         };
         let payload = &tcp_bytes[prange];
-        match rx.gso_size.map(usize::from) {
-            Some(size) if size > 0 && payload.len() > size => {
-                let n = payload.len().div_ceil(size);
-                for (k, chunk) in payload.chunks(size).enumerate() {
-                    let mut s = seg;
-                    s.seq = seg.seq + k * size;
-                    if k + 1 < n {
-                        s.flags.set(Flags::FIN, false);
-                        s.flags.set(Flags::PSH, false);
-                    }
-                    if k > 0 {
-                        s.flags.set(Flags::CWR, false);
-                    }
-                    self.dispatch(now, src, ip.ecn, &s, chunk);
-                }
-            }
-            _ => self.dispatch(now, src, ip.ecn, &seg, payload),
-        }
+        let gso = rx
+            .gso_size
+            .map(usize::from)
+            .filter(|&g| g > 0 && payload.len() > g);
+        self.dispatch(now, src, ip.ecn, &seg, payload, gso);
     }
 
-    /// One checked segment from `src`, with its IP header's ECN field: to its
-    /// connection, a listener, or a RST.
-    fn dispatch(&mut self, now: Instant, src: Ipv4Addr, ecn: u8, seg: &TcpRepr, payload: &[u8]) {
+    /// One checked segment from `src`, with its IP header's ECN field (a GRO
+    /// packet of `gso` pieces when given): to its connection, a listener, or
+    /// a RST.
+    fn dispatch(
+        &mut self,
+        now: Instant,
+        src: Ipv4Addr,
+        ecn: u8,
+        seg: &TcpRepr,
+        payload: &[u8],
+        gso: Option<usize>,
+    ) {
         let key = (src, seg.src_port, seg.dst_port);
         if let Some(slot) = self.conns.get_mut(&key) {
             if seg.flags.syn() {
@@ -533,7 +529,10 @@ impl Host {
             if ecn == ECN_CE {
                 slot.conn.note_ce();
             }
-            slot.conn.handle_segment(now, seg, payload);
+            match gso {
+                Some(g) => slot.conn.handle_gro_segment(now, seg, payload, g),
+                None => slot.conn.handle_segment(now, seg, payload),
+            }
             self.enqueue(key);
             return;
         }
@@ -1499,6 +1498,41 @@ mod tests {
         assert!(
             mem >= 1000 && mem <= cfg.granted_rcv_buf().0 + cfg.snd_buf,
             "{mem}"
+        );
+    }
+
+    /// A super-packet from the kernel (4 pieces of 1000 bytes and a FIN)
+    /// reaches the echo server whole: all of it echoed, the FIN taken, and
+    /// the same bytes and end as four segments would give.
+    #[test]
+    fn super_packets_reach_their_connection_whole() {
+        let mut h = server();
+        h.handle_packet(t(0), &packet(A, US, &syn(40000, 8080, 100), &[]));
+        h.step(t(0));
+        let sa = drain(&mut h).remove(0).seg;
+        let mut seg = third(40000, 100, &sa);
+        seg.flags = Flags::ACK | Flags::PSH | Flags::FIN;
+        let data: Vec<u8> = (0..4000u32).map(|i| (i % 251) as u8).collect();
+        let rx = RxOffload {
+            csum_partial: false,
+            gso_size: Some(1000),
+        };
+        h.handle_offloaded(t(1), &packet(A, US, &seg, &data), rx);
+        h.step(t(1));
+        let out = drain(&mut h);
+        let echoed: Vec<u8> = out.iter().flat_map(|o| o.payload.clone()).collect();
+        assert_eq!(echoed, data);
+        let last = out.last().expect("an answer");
+        assert_eq!(
+            last.seg.ack,
+            SeqNumber(100 + 1 + 4000 + 1),
+            "data and FIN taken"
+        );
+        let conn = &h.conns[&(A, 40000, 8080)].conn;
+        assert_eq!(
+            conn.state(),
+            State::LastAck,
+            "the echo closed after the FIN"
         );
     }
 

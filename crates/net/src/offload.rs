@@ -115,7 +115,7 @@ pub struct RxOffload {
     /// The TCP checksum field holds only the pseudo-header sum (the packet
     /// never left this machine's memory): not verified, nothing to verify.
     pub csum_partial: bool,
-    /// A GSO super-packet: cut its payload into segments of this many bytes.
+    /// A GSO super-packet: its payload is segments of this many bytes.
     pub gso_size: Option<u16>,
 }
 

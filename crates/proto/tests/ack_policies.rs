@@ -233,3 +233,38 @@ proptest! {
         p.check_integrity(B);
     }
 }
+
+/// Two segments' worth of data handed over as one packet: as a GRO packet of
+/// two `gso_size` pieces it is two segments and draws the second-segment ACK
+/// at once; as one plain segment it is one, and the ACK waits.
+#[test]
+fn gro_packet_counts_as_its_segments() {
+    for gro in [true, false] {
+        let mut p = pair(cfg("delayed"));
+        let now = p.now;
+        p.write(A, 2 * MSS);
+        let (mut first, mut merged) = (None, Vec::new());
+        let mut buf = Vec::new();
+        while let Some(r) = p.conns[A].poll_transmit(now, &mut buf) {
+            first.get_or_insert(r);
+            merged.extend_from_slice(&buf);
+            buf.clear();
+        }
+        let first = first.expect("A sends data");
+        assert_eq!(merged.len(), 2 * MSS);
+        if gro {
+            p.conns[B].handle_gro_segment(now, &first, &merged, MSS);
+        } else {
+            p.conns[B].handle_segment(now, &first, &merged);
+        }
+        let ack = p.conns[B].poll_transmit(now, &mut buf);
+        assert_eq!(ack.is_some(), gro, "gro {gro}: {ack:?}");
+        let (_, text) = trace(&mut p, B);
+        let want = if gro {
+            "ACK (second segment)"
+        } else {
+            "delay ACK of 1 segment(s)"
+        };
+        assert!(text.iter().any(|s| s.contains(want)), "{text:#?}");
+    }
+}

@@ -116,6 +116,7 @@ impl Connection {
             now,
             mss: self.snd_mss,
             seg_len,
+            seg_count: u32::from(seg_len > 0),
             segs_since_ack: self.ack.segs,
             full_segs_since_ack: self.ack.full_segs,
             bytes_since_ack: self.ack.bytes,

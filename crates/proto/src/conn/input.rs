@@ -826,18 +826,56 @@ impl Connection {
             self.ack_policy.on_out_of_order(&ctx);
             return;
         }
-        self.ack.segs += 1;
+        // A GRO packet counts as the segments it merged (Linux tcp_segs_in:
+        // gso_segs), so "every Nth segment" rules see what the wire carried.
+        let (segs, full) = rx_segments(payload.len(), self.rx_gso_size, self.snd_mss);
+        self.ack.segs += segs;
         self.ack.bytes += r.advanced;
         self.ack.owed_since.get_or_insert(now);
-        if payload.len() >= self.snd_mss {
-            self.ack.full_segs += 1;
-        }
+        self.ack.full_segs += full;
         // tcp_measure_rcv_mss: a GRO packet's segments are gso_size bytes.
         let seg_len = self
             .rx_gso_size
             .map_or(payload.len(), |g| g.min(payload.len()));
-        let ctx = self.ack_ctx(now, seg_len);
+        let mut ctx = self.ack_ctx(now, seg_len);
+        ctx.seg_count = segs;
         let d = self.ack_policy.on_data(&ctx);
         self.apply_ack_decision(now, d);
+    }
+}
+
+/// The segments, and the full-sized ones among them, that `len` payload bytes
+/// stand for: one segment, or a GRO packet's pieces of `gso_size` bytes.
+fn rx_segments(len: usize, gso_size: Option<usize>, mss: usize) -> (u32, u32) {
+    let full = |n: usize| u32::from(n >= mss);
+    match gso_size {
+        Some(g) if len > g => {
+            let whole = u32::try_from(len / g).unwrap_or(u32::MAX);
+            let tail = len % g;
+            let segs = whole.saturating_add(u32::from(tail > 0));
+            let full = whole
+                .saturating_mul(full(g))
+                .saturating_add(full(tail) * u32::from(tail > 0));
+            (segs, full)
+        }
+        _ => (1, full(len)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rx_segments;
+
+    #[test]
+    fn rx_segments_counts_gro_pieces_and_full_ones() {
+        assert_eq!(rx_segments(1000, None, 1000), (1, 1));
+        assert_eq!(rx_segments(999, None, 1000), (1, 0));
+        assert_eq!(rx_segments(0, None, 1000), (1, 0));
+        // Up to one gso_size piece: one segment.
+        assert_eq!(rx_segments(1000, Some(1000), 1000), (1, 1));
+        assert_eq!(rx_segments(4500, Some(1000), 1000), (5, 4));
+        assert_eq!(rx_segments(4000, Some(1000), 1000), (4, 4));
+        // Pieces under our MSS are not full-sized.
+        assert_eq!(rx_segments(4000, Some(500), 1000), (8, 0));
     }
 }

@@ -19,6 +19,8 @@ pub struct AckCtx {
     pub mss: usize,
     /// Payload length of the segment that just arrived (0 for other events).
     pub seg_len: usize,
+    /// Segments the arrival stands for: a GRO packet's gso_segs, else 1 (0 for other events).
+    pub seg_count: u32,
     /// Data segments received since we last sent an ACK, this one included.
     pub segs_since_ack: u32,
     /// Full-sized data segments received since we last sent an ACK, this one included.
@@ -476,7 +478,7 @@ impl Interactivity {
 
 impl AckPolicy for Interactivity {
     fn on_data(&mut self, ctx: &AckCtx) -> AckDecision {
-        self.count = self.count.saturating_add(1);
+        self.count = self.count.saturating_add(ctx.seg_count.max(1));
         let (count, limit) = (self.count, self.limit);
         if count > limit {
             return AckDecision::Now(AckReason::Interactivity { count, limit });
@@ -883,6 +885,7 @@ mod tests {
             now: Instant::from_millis(1000),
             mss: MSS,
             seg_len: MSS,
+            seg_count: 1,
             segs_since_ack: segs,
             full_segs_since_ack: full,
             bytes_since_ack: full as usize * MSS,
@@ -971,6 +974,19 @@ mod tests {
         );
         p.on_sent(c.now, true, true); // an echo resets it
         assert!(matches!(p.on_data(&c), AckDecision::Delay { .. }));
+    }
+
+    #[test]
+    fn interactivity_counts_a_gro_packet_as_its_segments() {
+        let mut p = Interactivity::new(params(), 2);
+        let c = AckCtx {
+            seg_count: 3,
+            ..ctx(3, 3)
+        };
+        assert_eq!(
+            p.on_data(&c),
+            AckDecision::Now(AckReason::Interactivity { count: 3, limit: 2 })
+        );
     }
 
     #[test]
