@@ -201,8 +201,11 @@ impl RecvBuffer {
     /// (first copy wins, see the module's note). The caller has trimmed the segment
     /// to the window; anything beyond the buffer is cut here as a last guard.
     pub fn insert(&mut self, off: u64, bytes: &[u8]) -> Insert {
-        let mut r = Insert::default();
         let limit = self.read + self.capacity() as u64;
+        if off == self.nxt && self.ooo.is_empty() {
+            return self.append(off, bytes, limit);
+        }
+        let mut r = Insert::default();
         let (mut start, mut end) = (off, off + bytes.len() as u64);
         if end > limit {
             end = limit;
@@ -280,6 +283,25 @@ impl RecvBuffer {
             self.add_range(start, end, first);
         }
         r
+    }
+
+    /// `insert` of the next in-order bytes with nothing held beyond: stored
+    /// at once, no reassembly (the receive half of Jacobson's header
+    /// prediction: FreeBSD tcp_do_segment appends to the socket buffer
+    /// without tcp_reass; Linux tcp_rcv_established queues with tcp_queue_rcv).
+    fn append(&mut self, off: u64, bytes: &[u8], limit: u64) -> Insert {
+        let end = (off + bytes.len() as u64).min(limit);
+        if off >= end {
+            return Insert::default();
+        }
+        let n = (end - off) as usize;
+        self.put(off, &bytes[..n]);
+        self.nxt = end;
+        Insert {
+            new_bytes: n,
+            advanced: n,
+            ..Insert::default()
+        }
     }
 
     /// Adds [s, e), merging the ranges it touches; `first` is the start of the

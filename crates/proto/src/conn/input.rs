@@ -8,7 +8,7 @@ use super::{
 use crate::bigwin;
 use crate::cc::AckSample;
 use crate::policy::AckReason;
-use crate::recv_buf::RecvBuffer;
+use crate::recv_buf::{Insert, RecvBuffer};
 use crate::seq::SeqNumber;
 use crate::state::State;
 use crate::time::Instant;
@@ -128,6 +128,9 @@ impl Connection {
             State::SynSent => {
                 self.on_syn_sent(now, seg);
                 self.syn_ack_text(now, seg, payload);
+            }
+            _ if self.header_predicted(now, seg, payload.len()) => {
+                self.on_predicted(now, seg, payload)
             }
             _ => self.on_synchronized(now, seg, payload),
         }
@@ -799,14 +802,28 @@ impl Connection {
         let trimmed_tail = keep < data.len();
         let r = self.recv_buf.insert(start, &data[..keep]);
         self.dsack_after_insert(nxt_off, start, keep);
+        if trimmed_tail {
+            self.fin.rcv_seq = None;
+        }
+        self.text_stored(now, start, payload.len(), r, dup);
+    }
+
+    /// After `len` payload bytes of a segment were stored at stream offset
+    /// `start` (`dup`: its head repeated data, FreeBSD's trim): counts what
+    /// the insert did and decides when to ACK (RFC 5681 4.2, the ACK policy).
+    pub(super) fn text_stored(
+        &mut self,
+        now: Instant,
+        start: u64,
+        len: usize,
+        r: Insert,
+        dup: bool,
+    ) {
         if r.range_dropped {
             self.counters.ooo_ranges_dropped += 1;
         }
         if r.conflict_bytes > 0 {
             self.counters.overlap_conflicts += 1;
-        }
-        if trimmed_tail {
-            self.fin.rcv_seq = None;
         }
         self.counters.duplicate_bytes_received += r.dup_bytes as u64;
         self.counters.bytes_delivered += r.advanced as u64;
@@ -822,21 +839,19 @@ impl Connection {
                 self.ack.extra += 1;
             }
             self.ack.now = Some(AckReason::OutOfOrder);
-            let ctx = self.ack_ctx(now, payload.len());
+            let ctx = self.ack_ctx(now, len);
             self.ack_policy.on_out_of_order(&ctx);
             return;
         }
         // A GRO packet counts as the segments it merged (Linux tcp_segs_in:
         // gso_segs), so "every Nth segment" rules see what the wire carried.
-        let (segs, full) = rx_segments(payload.len(), self.rx_gso_size, self.snd_mss);
+        let (segs, full) = rx_segments(len, self.rx_gso_size, self.snd_mss);
         self.ack.segs += segs;
         self.ack.bytes += r.advanced;
         self.ack.owed_since.get_or_insert(now);
         self.ack.full_segs += full;
         // tcp_measure_rcv_mss: a GRO packet's segments are gso_size bytes.
-        let seg_len = self
-            .rx_gso_size
-            .map_or(payload.len(), |g| g.min(payload.len()));
+        let seg_len = self.rx_gso_size.map_or(len, |g| g.min(len));
         let mut ctx = self.ack_ctx(now, seg_len);
         ctx.seg_count = segs;
         let d = self.ack_policy.on_data(&ctx);

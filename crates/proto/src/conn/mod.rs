@@ -41,6 +41,7 @@ mod info;
 mod input;
 mod maxseg;
 mod output;
+mod predict;
 mod prefetch;
 mod recovery;
 mod timers;

@@ -105,92 +105,7 @@ impl Connection {
             && window == self.snd_wnd
             && flight_before > 0;
 
-        let mut exited_recovery = false;
-        if ack > self.snd_una {
-            let acked = ack.distance_from(self.snd_una);
-            let fin_now_acked = self.fin.queued && ack > self.fin_seq();
-            // The SYN occupies ISS: the ACK that completes a passive open covers
-            // it, not a byte of data written meanwhile in SYN-RECEIVED.
-            let syn_now_acked = self.snd_una == self.iss && self.send_buf.head() == 0;
-            let data_acked = acked - fin_now_acked as usize - syn_now_acked as usize;
-            self.send_buf.ack(data_acked);
-            self.skbs.ack(self.send_buf.head());
-            self.snd_una = ack;
-            self.user_timeout.on_ack(ack);
-            if self.send_buf.is_empty() && ack == self.snd_max {
-                // tcp_chrono_stop: nothing queued or in flight.
-                self.chrono.stop(crate::chrono::ChronoKind::Busy, now, true);
-            }
-            if self.snd_nxt < self.snd_una {
-                self.snd_nxt = self.snd_una;
-            }
-            self.scoreboard.advance(ack);
-            if self.recovery.high_rxt < ack {
-                self.recovery.high_rxt = ack;
-            }
-            let rtt = self.take_rtt_sample(now, seg);
-            // The congestion module's sample is the newest segment's send time,
-            // on every ACK (tcp_input.c tcp_clean_rtx_queue ca_rtt_us).
-            // One pass over the record of sent segments: RACK's deliveries
-            // (steps 1-3, off while NAKs are in use, RFC 1106 4.3), the
-            // congestion module's RTT sample and the delivered count.
-            let rack_on = self.cfg.recovery.rack && self.negotiated.sack && !self.negotiated.nak;
-            self.rack.begin_ack();
-            let rack = &mut self.rack;
-            let taken = self.sent.on_cumulative_ack(self.snd_una, now, |s| {
-                if rack_on {
-                    rack.on_cumulative_ack(now, s);
-                }
-            });
-            self.counters.segments_delivered += taken.segments;
-            let ca_rtt = taken.rtt;
-            self.cc.on_ack_sample(&AckSample {
-                now,
-                rtt: ca_rtt.or(rtt),
-                srtt: self.rtt.srtt(),
-                snd_una: self.snd_una,
-                snd_nxt: self.snd_max,
-            });
-            self.retries = 0;
-            self.rtt.reset_backoff();
-            if self.recovery.active {
-                if ack >= self.recovery.recover {
-                    // RFC 6675 5 step 3 / RFC 6582 3.2 step 6: recovery ends.
-                    if !self.recovery.sack {
-                        let flight = self.snd_max.distance_from(self.snd_una);
-                        self.cc.on_recovery_exit(flight, self.snd_mss);
-                    }
-                    self.recovery.active = false;
-                    self.recovery.sack = false;
-                    exited_recovery = true;
-                    // RFC 6937 3: on exit cwnd = ssthresh, which the controller holds.
-                    self.recovery.prr = None;
-                } else if self.recovery.sack {
-                    // RFC 6675: a partial ACK only updates the scoreboard; pipe decides.
-                } else {
-                    // RFC 6582 3.2 step 5: partial ACK, retransmit the next hole.
-                    self.cc.on_partial_ack(acked, self.snd_mss);
-                    self.recovery.rexmit_one = Some(self.snd_una);
-                }
-            } else if self.window_in_use() {
-                let grow = self.newly_delivered(acked, sacked_before);
-                self.cc.on_ack(grow, self.snd_mss);
-            } else {
-                self.cc.on_ack_window_unused(acked, self.snd_mss);
-            }
-            self.recovery.dupacks = 0;
-            // RFC 6298 5.2-5.3.
-            if self.snd_una == self.snd_max {
-                self.disarm(Timer::Retransmit);
-            } else {
-                self.arm(Timer::Retransmit, now + self.rtt.rto());
-            }
-            // RFC 8985 7.4: the probe's episode ends once it is acknowledged.
-            if self.tlp_end.is_some_and(|e| ack >= e) {
-                self.tlp_end = None;
-            }
-            self.tx.tlp_rearm = true;
-        }
+        let exited_recovery = ack > self.snd_una && self.on_ack_advance(now, seg, sacked_before);
         // RFC 6675 Update(): fold the ACK's SACK blocks into the scoreboard.
         let sack_new = self.negotiated.sack
             && !seg.options.sack_blocks.is_empty()
@@ -269,7 +184,112 @@ impl Connection {
             }
         }
 
-        // RFC 9293 3.10.7.4: update the send window from the newest segment.
+        self.update_send_window(seg, window);
+        true
+    }
+
+    /// RFC 9293 3.10.7.4 fifth check for an ACK that advances SND.UNA: frees
+    /// what it covers, samples the RTT, grows cwnd or steps recovery (RFC
+    /// 5681, RFC 6582, RFC 6675), and restarts the retransmission timer (RFC
+    /// 6298 5.2-5.3). Returns whether recovery ended. `seg.ack` > SND.UNA.
+    pub(super) fn on_ack_advance(
+        &mut self,
+        now: Instant,
+        seg: &TcpRepr,
+        sacked_before: usize,
+    ) -> bool {
+        let ack = seg.ack;
+        let mut exited_recovery = false;
+        let acked = ack.distance_from(self.snd_una);
+        let fin_now_acked = self.fin.queued && ack > self.fin_seq();
+        // The SYN occupies ISS: the ACK that completes a passive open covers
+        // it, not a byte of data written meanwhile in SYN-RECEIVED.
+        let syn_now_acked = self.snd_una == self.iss && self.send_buf.head() == 0;
+        let data_acked = acked - fin_now_acked as usize - syn_now_acked as usize;
+        self.send_buf.ack(data_acked);
+        self.skbs.ack(self.send_buf.head());
+        self.snd_una = ack;
+        self.user_timeout.on_ack(ack);
+        if self.send_buf.is_empty() && ack == self.snd_max {
+            // tcp_chrono_stop: nothing queued or in flight.
+            self.chrono.stop(crate::chrono::ChronoKind::Busy, now, true);
+        }
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+        }
+        self.scoreboard.advance(ack);
+        if self.recovery.high_rxt < ack {
+            self.recovery.high_rxt = ack;
+        }
+        let rtt = self.take_rtt_sample(now, seg);
+        // The congestion module's sample is the newest segment's send time,
+        // on every ACK (tcp_input.c tcp_clean_rtx_queue ca_rtt_us).
+        // One pass over the record of sent segments: RACK's deliveries
+        // (steps 1-3, off while NAKs are in use, RFC 1106 4.3), the
+        // congestion module's RTT sample and the delivered count.
+        let rack_on = self.cfg.recovery.rack && self.negotiated.sack && !self.negotiated.nak;
+        self.rack.begin_ack();
+        let rack = &mut self.rack;
+        let taken = self.sent.on_cumulative_ack(self.snd_una, now, |s| {
+            if rack_on {
+                rack.on_cumulative_ack(now, s);
+            }
+        });
+        self.counters.segments_delivered += taken.segments;
+        let ca_rtt = taken.rtt;
+        self.cc.on_ack_sample(&AckSample {
+            now,
+            rtt: ca_rtt.or(rtt),
+            srtt: self.rtt.srtt(),
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_max,
+        });
+        self.retries = 0;
+        self.rtt.reset_backoff();
+        if self.recovery.active {
+            if ack >= self.recovery.recover {
+                // RFC 6675 5 step 3 / RFC 6582 3.2 step 6: recovery ends.
+                if !self.recovery.sack {
+                    let flight = self.snd_max.distance_from(self.snd_una);
+                    self.cc.on_recovery_exit(flight, self.snd_mss);
+                }
+                self.recovery.active = false;
+                self.recovery.sack = false;
+                exited_recovery = true;
+                // RFC 6937 3: on exit cwnd = ssthresh, which the controller holds.
+                self.recovery.prr = None;
+            } else if self.recovery.sack {
+                // RFC 6675: a partial ACK only updates the scoreboard; pipe decides.
+            } else {
+                // RFC 6582 3.2 step 5: partial ACK, retransmit the next hole.
+                self.cc.on_partial_ack(acked, self.snd_mss);
+                self.recovery.rexmit_one = Some(self.snd_una);
+            }
+        } else if self.window_in_use() {
+            let grow = self.newly_delivered(acked, sacked_before);
+            self.cc.on_ack(grow, self.snd_mss);
+        } else {
+            self.cc.on_ack_window_unused(acked, self.snd_mss);
+        }
+        self.recovery.dupacks = 0;
+        // RFC 6298 5.2-5.3.
+        if self.snd_una == self.snd_max {
+            self.disarm(Timer::Retransmit);
+        } else {
+            self.arm(Timer::Retransmit, now + self.rtt.rto());
+        }
+        // RFC 8985 7.4: the probe's episode ends once it is acknowledged.
+        if self.tlp_end.is_some_and(|e| ack >= e) {
+            self.tlp_end = None;
+        }
+        self.tx.tlp_rearm = true;
+        exited_recovery
+    }
+
+    /// RFC 9293 3.10.7.4: update the send window from the newest segment
+    /// (SND.WL1, SND.WL2), and stop the persist timer once it opens.
+    pub(super) fn update_send_window(&mut self, seg: &TcpRepr, window: usize) {
+        let ack = seg.ack;
         if self.snd_wl1 < seg.seq || (self.snd_wl1 == seg.seq && self.snd_wl2 <= ack) {
             self.snd_wnd = window;
             self.snd_wl1 = seg.seq;
@@ -282,7 +302,6 @@ impl Connection {
                 }
             }
         }
-        true
     }
 
     /// RFC 8985 6.2 steps 4-5 and 6.3: mark segments lost by time, resend a
