@@ -303,8 +303,8 @@ pub fn run_on(tun: &impl PacketDevice, opts: &RunOptions) -> Result<RunReport, N
             }
             // Each packet from the device gets its own turn (inputs,
             // applications, output): the ACK policy sees segments one by one
-            // (a super-packet's as one burst, as Linux's GRO receiver does),
-            // not whole batches, which would stretch ACKs.
+            // (a super-packet whole, as a GRO packet, as Linux's receiver
+            // does), not whole batches, which would stretch ACKs.
             host.handle_offloaded(clock(), pkt, rx);
             host.step(clock());
         }

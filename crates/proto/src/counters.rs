@@ -8,7 +8,8 @@
 pub struct Counters {
     /// Segments sent (all kinds, retransmissions included).
     pub segments_sent: u64,
-    /// Segments received and passed to processing (invalid ones excluded).
+    /// Segments received and passed to processing (invalid ones excluded; a
+    /// GRO packet counts as the segments it merged, as Linux's segs_in).
     pub segments_received: u64,
     /// Segments carrying payload that we sent (retransmissions included).
     pub data_segments_sent: u64,
@@ -18,7 +19,8 @@ pub struct Counters {
     pub bytes_sent: u64,
     /// Payload bytes sent for the first time.
     pub new_bytes_sent: u64,
-    /// Data segments received (duplicates included).
+    /// Data segments received (duplicates included; GRO pieces counted, as
+    /// Linux's data_segs_in).
     pub data_segments_received: u64,
     /// Payload bytes received (duplicates included).
     pub bytes_received: u64,

@@ -1,8 +1,9 @@
 //! Receive coalescing: segments that reach a host within one interval are
 //! merged before its TCP sees them, as NIC interrupt moderation plus Linux GRO
-//! (tcp_gro_receive) and backlog coalescing (tcp_add_backlog) do. The ACK
-//! policy then decides once per merged segment, which is why a real Linux
-//! receiver often ACKs a burst's odd last segment at once. Not exact: Linux
+//! (tcp_gro_receive) and backlog coalescing (tcp_add_backlog) do. TCP gets a
+//! merged segment as a GRO packet: the ACK policy decides once per merged
+//! segment, counting its pieces (which is why a real Linux receiver often
+//! ACKs a burst's odd last segment at once). Not exact: Linux
 //! also merges by timing of the application holding the socket.
 
 use tinygram_proto::{Flags, TcpRepr};
@@ -50,9 +51,12 @@ fn can_append(
         && head_len + next_len <= MAX_MERGED
 }
 
-/// Merges runs of coalescible segments in `batch` (in arrival order), in place.
-pub fn merge(batch: &mut Vec<(TcpRepr, Vec<u8>)>) {
+/// Merges runs of coalescible segments in `batch` (in arrival order), in
+/// place; `gso` gets, per merged segment, the size of its pieces when it
+/// merged two or more (what Linux's GRO records as gso_size), else `None`.
+pub fn merge(batch: &mut Vec<(TcpRepr, Vec<u8>)>, gso: &mut Vec<Option<usize>>) {
     let mut out: Vec<(TcpRepr, Vec<u8>)> = Vec::with_capacity(batch.len());
+    gso.clear();
     let mut first_len = 0;
     let mut last_len = 0;
     for (repr, payload) in batch.drain(..) {
@@ -63,12 +67,16 @@ pub fn merge(batch: &mut Vec<(TcpRepr, Vec<u8>)>) {
                 if repr.flags.contains(Flags::PSH) {
                     head.flags.set(Flags::PSH, true);
                 }
+                if let Some(g) = gso.last_mut() {
+                    *g = Some(first_len);
+                }
                 continue;
             }
         }
         first_len = payload.len();
         last_len = payload.len();
         out.push((repr, payload));
+        gso.push(None);
     }
     *batch = out;
 }
@@ -100,9 +108,15 @@ mod tests {
             seg(200, 40, Flags::PSH),
             seg(240, 100, Flags::NONE),
         ];
-        merge(&mut b);
+        let mut gso = Vec::new();
+        merge(&mut b, &mut gso);
         let lens: Vec<usize> = b.iter().map(|(_, p)| p.len()).collect();
         assert_eq!(lens, vec![240, 100]);
+        assert_eq!(
+            gso,
+            vec![Some(100), None],
+            "pieces of 100 bytes, then one alone"
+        );
         assert!(b[0].0.flags.contains(Flags::PSH));
         assert_eq!(b[0].1[100], 100u8);
         assert_eq!(b[1].0.seq, SeqNumber(240));
@@ -110,6 +124,7 @@ mod tests {
 
     #[test]
     fn gaps_acks_fins_and_pure_acks_do_not_merge() {
+        let merge = |b: &mut Vec<(TcpRepr, Vec<u8>)>| merge(b, &mut Vec::new());
         let mut gap = vec![seg(0, 100, Flags::NONE), seg(150, 100, Flags::NONE)];
         merge(&mut gap);
         assert_eq!(gap.len(), 2);

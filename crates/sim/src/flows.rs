@@ -50,6 +50,8 @@ struct Receiver {
     rx_coalesce: Duration,
     /// Segments waiting for the coalescing interval to end.
     rx_batch: Vec<(TcpRepr, Vec<u8>)>,
+    /// The GRO piece size of each merged segment of the batch (see [`crate::coalesce::merge`]).
+    rx_gso: Vec<Option<usize>>,
 }
 
 /// Above this many flows, `--json` gives histograms and the worst flows instead of every flow.
@@ -413,6 +415,7 @@ impl FlowSim {
         let receiver = |cfg: &crate::scenario::HostConfig| Receiver {
             rx_coalesce: cfg.rx_coalesce,
             rx_batch: Vec::new(),
+            rx_gso: Vec::new(),
         };
         FlowSim {
             core,
@@ -713,14 +716,21 @@ impl FlowSim {
     /// Hands endpoint `ep`'s coalesced batch to its engine, merged as GRO would.
     fn flush_rx(&mut self, ep: usize) {
         let mut batch = std::mem::take(&mut self.rx[ep].rx_batch);
-        crate::coalesce::merge(&mut batch);
+        let mut gso = std::mem::take(&mut self.rx[ep].rx_gso);
+        crate::coalesce::merge(&mut batch, &mut gso);
         let now = self.core.now;
-        for (repr, payload) in batch.drain(..) {
-            self.core.eps[ep].conn.handle_segment(now, &repr, &payload);
+        for ((repr, payload), g) in batch.drain(..).zip(gso.iter()) {
+            // A merged segment is a GRO packet: its pieces count as segments.
+            let conn = &mut self.core.eps[ep].conn;
+            match *g {
+                Some(g) => conn.handle_gro_segment(now, &repr, &payload, g),
+                None => conn.handle_segment(now, &repr, &payload),
+            }
             self.pool.give_back(payload);
         }
-        // Keep the allocation for the next batch.
+        // Keep the allocations for the next batch.
         self.rx[ep].rx_batch = batch;
+        self.rx[ep].rx_gso = gso;
         drive::service(self, ep as u32);
     }
 

@@ -3,6 +3,7 @@
 
 use tinygram_sim::metrics::RunResult;
 use tinygram_sim::scenario::Scenario;
+use tinygram_sim::world::Sim;
 
 fn run(name: &str, toml: &str) -> RunResult {
     let sc = Scenario::from_str(toml, name, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -200,6 +201,50 @@ fn cheshire_linux_like_receiver_does_not_stall_on_most_blocks() {
     // Coalescing that merges nothing (under one frame time at 1 Gb/s) changes nothing.
     let tiny = cheshire_rx("quickack", "5us");
     assert!(tiny.completion_ms.p50 > 35.0, "{:?}", tiny.completion_ms);
+}
+
+/// A coalesced burst reaches TCP as a GRO packet of its segments: the
+/// receiver counts each piece (Linux tcp_segs_in), so its data segments
+/// received equal the sender's data segments sent with or without coalescing,
+/// and under BSD's "ACK every second segment" a merged pair is answered at
+/// once (FreeBSD's DELAY_ACK never delays a segment longer than t_maxseg).
+#[test]
+fn coalesced_bursts_count_as_their_segments() {
+    let run = |rx_coalesce: &str| {
+        let toml = format!(
+            r#"
+duration = "10s"
+[link]
+rate = "1Gbps"
+delay = "1ms"
+[server]
+ack_policy = "delayed"
+rx_coalesce = "{rx_coalesce}"
+[workload]
+type = "bulk"
+bytes = 2000000
+"#
+        );
+        let sc = Scenario::from_str(&toml, "coalesced", &[]).expect("scenario");
+        let mut sim = Sim::new(&sc);
+        let r = sim.run(&mut |_, _| {});
+        assert!(r.integrity_ok, "{r:?}");
+        let sent = sim.connection(0).counters().data_segments_sent;
+        let got = sim.connection(1).counters().clone();
+        (sent, got)
+    };
+    let (sent, plain) = run("0us");
+    let (sent_merged, merged) = run("200us");
+    assert_eq!(plain.data_segments_received, sent);
+    assert_eq!(merged.data_segments_received, sent_merged);
+    // Coalescing merged something, and merged pairs drew every-2nd-segment ACKs.
+    assert!(merged.acks_every_nth > 0, "{merged:?}");
+    assert!(
+        merged.pure_acks_sent < plain.pure_acks_sent,
+        "{} vs {}",
+        merged.pure_acks_sent,
+        plain.pure_acks_sent
+    );
 }
 
 #[test]

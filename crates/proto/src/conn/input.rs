@@ -110,12 +110,14 @@ impl Connection {
         if self.drops_syn_fin(seg) {
             return;
         }
-        self.counters.segments_received += 1;
+        // Linux tcp_segs_in: a GRO packet counts as the segments it merged.
+        let segs = u64::from(rx_segments(payload.len(), self.rx_gso_size, self.snd_mss).0);
+        self.counters.segments_received += segs;
         if payload.is_empty() && seg.flags.0 & (Flags::SYN.0 | Flags::FIN.0 | Flags::RST.0) == 0 {
             self.counters.pure_acks_received += 1;
         }
         if !payload.is_empty() {
-            self.counters.data_segments_received += 1;
+            self.counters.data_segments_received += segs;
             self.counters.bytes_received += payload.len() as u64;
         }
         match self.state {
