@@ -779,7 +779,8 @@ fn windows(
     let mut zero_since: Option<(f64, u64)> = None;
     let mut zero = Vec::new();
     let mut limited = Vec::new();
-    let mut blocked_since: Option<f64> = None;
+    // When the window left dropped under a full segment, and its right edge then.
+    let mut blocked_since: Option<(f64, u64)> = None;
     let mut high = 0u64;
     for g in &f.segs {
         if g.dir == r {
@@ -805,16 +806,20 @@ fn windows(
             }
             edge = Some(a + g.win);
         } else if g.len > 0 && !g.retransmit {
-            if let Some(t0) = blocked_since.take() {
+            if let Some((t0, e0)) = blocked_since.take() {
                 // Counted only when the sender went as soon as the window
-                // opened, and not already counted as a stall.
+                // opened, and not already counted as a stall; a segment that
+                // fit the window already open (an answer smaller than the
+                // window left) waited for its application, not for the window.
+                let fit_before = g.end() <= e0;
                 let in_stall = stalled.iter().any(|&(a, b)| a < g.t && t0 < b);
                 // During loss recovery the window's left edge waits for the
                 // repair: that wait is the recovery's, not a small window's.
                 let episode = recovering.iter_mut().find(|(a, b, _)| t0 >= *a && t0 < *b);
                 if let Some((_, _, blocked)) = episode {
                     *blocked += (g.t - t0).max(0.0);
-                } else if g.t - t0 > 0.0 && g.t - edge_moved_t <= react && !in_stall {
+                } else if g.t - t0 > 0.0 && g.t - edge_moved_t <= react && !in_stall && !fit_before
+                {
                     limited.push(Event {
                         at_s: t0,
                         lost_s: g.t - t0,
@@ -831,7 +836,7 @@ fn windows(
             if let Some(e) = edge {
                 // Less than a full segment of window left: the sender must wait.
                 if e.saturating_sub(high) < smss {
-                    blocked_since = Some(g.t);
+                    blocked_since = Some((g.t, e));
                 }
             }
         }

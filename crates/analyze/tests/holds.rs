@@ -180,6 +180,33 @@ fn a_small_peer_window_holds_a_transfer() {
     assert_eq!(r.shape, Shape::OneWay);
 }
 
+/// Loopback-like request/response, as a Linux client on `lo` gives it: a 64
+/// KB MSS against a 64 KiB window, so less than one full segment of window is
+/// ever left, and each request's ACK moves the window's right edge just before
+/// the answer leaves; the client pauses 20 ms between requests. The server's
+/// 200-byte answers fit the window open before each request: it waits for
+/// requests, not for window, and nothing is reported as receive-window-limited.
+#[test]
+fn answers_that_fit_the_open_window_are_not_window_limited() {
+    let exchanges = (0..25)
+        .map(|_| "{ request = [60, 400], response = [200], pause = \"20ms\" }")
+        .collect::<Vec<_>>()
+        .join(", ");
+    let text = scenario(
+        "rate = \"10Gbps\"\ndelay = \"5us\"",
+        "profile = \"linux\"\nmss = 65483\nrcv_buf = \"64KiB\"\nsend_policy = \"nodelay\"\nack_policy = \"delayed\"\noptions = [\"wscale\", \"timestamps\", \"sack\"]",
+        "mss = 65483\nack_policy = \"quickack\"\noptions = [\"wscale\", \"timestamps\", \"sack\"]",
+        &format!("type = \"exchanges\"\nexchanges = [{exchanges}]"),
+    );
+    let r = run(&text, Vantage::Client);
+    assert_eq!(r.exchanges.len(), 25);
+    assert!(
+        !kinds(&r).iter().any(|k| k.0 == Kind::WindowLimited),
+        "{:?}",
+        r.findings
+    );
+}
+
 /// A 100 kB answer on a fresh connection with a 10-segment initial window
 /// and a 40 ms round trip: slow start holds it for several round trips.
 #[test]

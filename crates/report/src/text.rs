@@ -5,9 +5,13 @@ use tinygram_analyze::diagnose::FlowReport;
 use tinygram_analyze::exchange::Write as AppWrite;
 use tinygram_analyze::{Diagnosis, FlowSummary, Shape};
 
+/// Seconds as "1.234 s", "43.6 ms", or for what a loopback path takes, to the
+/// microsecond ("0.025 ms"), so a sub-millisecond time does not read as zero.
 fn ms(s: f64) -> String {
     if s >= 1.0 {
         format!("{s:.3} s")
+    } else if s > 0.0 && s < 1e-3 {
+        format!("{:.3} ms", s * 1e3)
     } else {
         format!("{:.1} ms", s * 1e3)
     }
@@ -336,5 +340,18 @@ fn exchanges(s: &mut String, f: &FlowReport) {
             server.unwrap_or_else(|| "-".into()),
             cl.unwrap_or_else(|| "-".into())
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ms;
+
+    #[test]
+    fn sub_millisecond_times_keep_their_microseconds() {
+        assert_eq!(ms(0.000025), "0.025 ms");
+        assert_eq!(ms(0.0436), "43.6 ms");
+        assert_eq!(ms(0.0), "0.0 ms");
+        assert_eq!(ms(1.5), "1.500 s");
     }
 }
