@@ -337,18 +337,22 @@ pub fn idle_connection_bytes(n: usize) -> (usize, Option<f64>) {
     let t = Instant::ZERO;
     let mut conns = Vec::with_capacity(2 * n);
     let mut buf = Vec::new();
+    // One host's settings, shared by its connections as the simulator's are.
+    let cfg = std::sync::Arc::new(Config::default());
     for i in 0..n {
         let port = 1024 + (i % 60_000) as u16;
         let mut c = Connection::connect(
-            Config::default(),
+            std::sync::Arc::clone(&cfg),
             port,
             7,
             move |_: Instant, _: u16, _: u16| SeqNumber(1),
             t,
         );
-        let mut s = Connection::listen(Config::default(), 7, move |_: Instant, _: u16, _: u16| {
-            SeqNumber(1000)
-        });
+        let mut s = Connection::listen(
+            std::sync::Arc::clone(&cfg),
+            7,
+            move |_: Instant, _: u16, _: u16| SeqNumber(1000),
+        );
         // SYN, SYN-ACK, ACK.
         for _ in 0..2 {
             while let Some(seg) = c.poll_transmit(t, &mut buf) {

@@ -885,3 +885,33 @@ fn send_buffer_counts_queued_or_only_unsent_bytes() {
         p.check_integrity(B);
     }
 }
+
+/// Connections made from one shared `Arc<Config>` (a host's settings, as the
+/// simulator hands them out) each keep their own: a setting changed on one
+/// live connection is that connection's alone.
+#[test]
+fn a_setting_changed_on_one_connection_leaves_its_siblings_alone() {
+    use std::sync::Arc;
+    use tinygram_proto::policy::SendPolicyKind;
+    use tinygram_proto::{Connection, Instant};
+    let shared = Arc::new(Config::default());
+    let open = |port| {
+        Connection::connect(
+            Arc::clone(&shared),
+            port,
+            80,
+            IsnSeries::new(SeqNumber(1)),
+            Instant::ZERO,
+        )
+    };
+    let (mut a, b) = (open(1000), open(1001));
+    let before = shared.send_policy;
+    assert_ne!(before, SendPolicyKind::NoDelay);
+    a.set_send_policy(Instant::ZERO, SendPolicyKind::NoDelay);
+    a.set_send_buffer(12_345);
+    assert_eq!(a.config().send_policy, SendPolicyKind::NoDelay);
+    assert_eq!(a.config().snd_buf, 12_345);
+    assert_eq!(b.config().send_policy, before);
+    assert_eq!(b.config().snd_buf, shared.snd_buf);
+    assert_eq!(shared.send_policy, before);
+}

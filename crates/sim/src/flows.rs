@@ -63,6 +63,14 @@ pub(crate) const FIRST_PORT: u32 = 1024;
 /// The flow of an endpoint no flow expected (a connection a flood opened).
 const NO_FLOW: u32 = u32::MAX;
 
+/// A host's TCP settings for its connections: the configured ones with the
+/// host's memory budget (RFC 1106 5: a host's memory is shared by its connections).
+fn host_tcp(h: &crate::scenario::HostConfig) -> Arc<Config> {
+    let mut cfg = h.tcp.clone();
+    cfg.host_budget = h.memory;
+    Arc::new(cfg)
+}
+
 /// splitmix64: one step of a tiny deterministic generator.
 pub(crate) fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -155,6 +163,9 @@ pub struct FlowSim {
     demux_exact: bool,
     flows: Vec<FlowState>,
     groups: Vec<FlowGroup>,
+    /// Each group's client and server TCP settings (its host's memory budget
+    /// in them), shared by the group's connections.
+    conn_cfgs: Vec<[Arc<Config>; 2]>,
     /// Each group's workload, shared by its flows' applications.
     workloads: Vec<Arc<Workload>>,
     /// The bottleneck's two directions (none when `direct`).
@@ -298,6 +309,11 @@ impl FlowSim {
             traces: None,
             demux_exact,
             flows,
+            conn_cfgs: topo
+                .groups
+                .iter()
+                .map(|g| [host_tcp(&g.client), host_tcp(&g.server)])
+                .collect(),
             workloads: topo
                 .groups
                 .iter()
@@ -438,6 +454,7 @@ impl FlowSim {
                 done_at: None,
             }],
             groups: Vec::new(),
+            conn_cfgs: Vec::new(),
             workloads: vec![workload],
             bottleneck: Vec::new(),
             pool: Pool::default(),
@@ -568,8 +585,7 @@ impl FlowSim {
         let f = &self.flows[flow as usize];
         let (ch, sh, cport, sport) = (f.client_host, f.server_host, f.client_port, f.server_port);
         let g = &self.groups[f.group as usize];
-        let mut cfg = g.client.tcp.clone();
-        cfg.host_budget = g.client.memory;
+        let cfg = Arc::clone(&self.conn_cfgs[f.group as usize][0]);
         let isn = self.isn(self.core.eps.len(), g.client.isn);
         let conn = Connection::connect(cfg, cport, sport, isn, self.core.now);
         let ep = self.endpoint(flow, Role::Client, conn, ch, sh);
@@ -973,7 +989,7 @@ impl FlowSim {
         h: u32,
         key: Key,
         flow: Option<u32>,
-        build: impl FnOnce(Config, FlowIsn) -> Connection,
+        build: impl FnOnce(Arc<Config>, FlowIsn) -> Connection,
     ) -> u32 {
         let group = match flow {
             Some(f) => self.flows[f as usize].group,
@@ -982,8 +998,7 @@ impl FlowSim {
                 .expect("the endpoint opens only on a listening port"),
         };
         let g = &self.groups[group as usize];
-        let mut cfg = g.server.tcp.clone();
-        cfg.host_budget = g.server.memory;
+        let cfg = Arc::clone(&self.conn_cfgs[group as usize][1]);
         let isn = self.isn(self.core.eps.len(), g.server.isn);
         let conn = build(cfg, isn);
         let ep = match flow {

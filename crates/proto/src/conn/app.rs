@@ -58,13 +58,13 @@ impl Connection {
     /// Resizes the send buffer of a live connection (SO_SNDBUF after
     /// connect/accept); what is queued stays.
     pub fn set_send_buffer(&mut self, bytes: usize) {
-        self.cfg.snd_buf = bytes;
+        self.cfg_mut().snd_buf = bytes;
     }
 
     /// Sets the SYN retransmissions a live connection still opening may make
     /// (TCP_SYNCNT after connect: tcp(7); Linux's tcp_write_timeout reads it).
     pub fn set_syn_retries(&mut self, n: u32) {
-        self.cfg.syn_retries = n;
+        self.cfg_mut().syn_retries = n;
     }
 
     fn can_write(&self) -> bool {
@@ -125,14 +125,14 @@ impl Connection {
     /// setsockopt TCP_NODELAY / TCP_CORK does; it decides from the next
     /// transmission on, and data it holds counts as held from `now`.
     pub fn set_send_policy(&mut self, now: Instant, kind: SendPolicyKind) {
-        self.cfg.send_policy = kind;
+        self.cfg_mut().send_policy = kind;
         self.send_policy = kind.build();
         self.policy_since = Some(now);
     }
 
     /// Turns the why-trace on or off (see `Config::trace`).
     pub fn set_trace(&mut self, on: bool) {
-        self.cfg.trace = on;
+        self.cfg_mut().trace = on;
     }
 
     /// Moves the why-trace recorded so far into `out` (only with `Config::trace`).

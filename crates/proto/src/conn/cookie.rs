@@ -14,6 +14,7 @@ use crate::isn::IsnGenerator;
 use crate::seq::SeqNumber;
 use crate::time::Instant;
 use crate::wire::{Flags, TcpOptions, TcpRepr};
+use std::sync::Arc;
 
 impl Connection {
     /// The SYN-ACK a stateless listener sends for `syn` with ISS `cookie`:
@@ -26,7 +27,8 @@ impl Connection {
         mss: u16,
         now: Instant,
     ) -> TcpRepr {
-        let mut c = Connection::cookie_syn_received(config.clone(), syn.seq, syn, cookie, mss, now);
+        let cfg = Arc::new(config.clone());
+        let mut c = Connection::cookie_syn_received(cfg, syn.seq, syn, cookie, mss, now);
         c.emit_syn(now)
     }
 
@@ -38,7 +40,7 @@ impl Connection {
     /// 4-tuple, as a passive open's generator does. No round-trip sample is
     /// taken from the handshake: the SYN-ACK's send time was not kept.
     pub fn from_syn_cookie(
-        config: Config,
+        config: impl Into<Arc<Config>>,
         ack: &TcpRepr,
         payload: &[u8],
         mss: u16,
@@ -47,7 +49,7 @@ impl Connection {
     ) -> Connection {
         let irs = ack.seq - 1;
         let iss = ack.ack - 1;
-        let mut c = Connection::cookie_syn_received(config, irs, ack, iss, mss, now);
+        let mut c = Connection::cookie_syn_received(config.into(), irs, ack, iss, mss, now);
         c.emit_syn(now);
         c.rtt_probe = None;
         c.isn_gen = Box::new(isn);
@@ -58,7 +60,7 @@ impl Connection {
     /// SYN-RECEIVED for the SYN `seq` from `from`'s ports carrying only MSS
     /// `mss`, with ISS `iss`; the SYN-ACK is due.
     fn cookie_syn_received(
-        config: Config,
+        config: Arc<Config>,
         seq: SeqNumber,
         from: &TcpRepr,
         iss: SeqNumber,

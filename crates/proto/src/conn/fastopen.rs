@@ -51,7 +51,7 @@ impl Connection {
     /// Changes the Fast Open settings of a connection not yet synchronized
     /// (TCP_FASTOPEN on a listener, set after listen()).
     pub fn set_fast_open(&mut self, f: crate::fastopen::FastOpenConfig) {
-        self.cfg.fast_open = f;
+        self.cfg_mut().fast_open = f;
     }
 
     /// Fast Open progress: whether SYN data was sent or taken, and the cookie

@@ -51,10 +51,10 @@ impl Connection {
         probes: u32,
     ) {
         let changed = self.cfg.keepalive_idle != idle || self.cfg.keepalive != on;
-        self.cfg.keepalive = on;
-        self.cfg.keepalive_idle = idle;
-        self.cfg.keepalive_intvl = intvl;
-        self.cfg.keepalive_probes = probes.max(1);
+        self.cfg_mut().keepalive = on;
+        self.cfg_mut().keepalive_idle = idle;
+        self.cfg_mut().keepalive_intvl = intvl;
+        self.cfg_mut().keepalive_probes = probes.max(1);
         if changed && !self.connect_timer_runs() {
             self.disarm(Timer::Keepalive);
         }

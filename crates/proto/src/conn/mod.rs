@@ -30,6 +30,7 @@ use crate::timestamps::TsState;
 use crate::trace::{HoldRule, TraceEvent};
 use crate::wire::{Flags, Nak, TcpOptions, TcpRepr};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 mod ack;
 mod app;
@@ -121,9 +122,11 @@ const TIMERS: usize = 8;
 /// A TCP connection driven by the caller (see the module docs for the call order).
 #[repr(C)]
 pub struct Connection {
-    // The configuration first: rustc packs its small fields (the flags read
-    // per segment) at its end, next to the hot fields that follow.
-    cfg: Config,
+    // The settings, shared: connections made from one host's settings hold
+    // one copy (written on change, as a Linux socket option overrides its
+    // namespace's sysctl for that socket alone), so the flags every segment
+    // reads sit in one cached copy rather than in lines of every connection.
+    cfg: Arc<Config>,
     // Hot: what handling a segment, a timer or a write touches, packed at the
     // front (`#[repr(C)]` keeps this order) so that an event at scale reads a
     // few cache lines instead of one from every corner of the struct.
@@ -315,7 +318,7 @@ impl core::fmt::Debug for Connection {
 
 impl Connection {
     fn new(
-        cfg: Config,
+        cfg: Arc<Config>,
         local_port: u16,
         isn: SeqNumber,
         isn_gen: Box<dyn IsnGenerator>,
@@ -406,16 +409,18 @@ impl Connection {
 
     /// Active open (RFC 9293 3.10.1): the SYN leaves on the next `poll_transmit`.
     /// The ISS comes from the driver's generator `isn` (RFC 9293 3.4.1; seeded
-    /// in the simulator), asked once, now.
+    /// in the simulator), asked once, now. `config` is a `Config`, or an
+    /// `Arc<Config>` shared by a host's connections (changed per connection
+    /// on write, see `cfg_mut`); the same holds for every constructor.
     pub fn connect(
-        config: Config,
+        config: impl Into<Arc<Config>>,
         local_port: u16,
         remote_port: u16,
         mut isn: impl IsnGenerator + 'static,
         now: Instant,
     ) -> Connection {
         let iss = isn.next_isn(now, local_port, remote_port);
-        let mut c = Connection::new(config, local_port, iss, Box::new(isn));
+        let mut c = Connection::new(config.into(), local_port, iss, Box::new(isn));
         c.remote_port = remote_port;
         c.state = State::SynSent;
         c.tx.need_syn = true;
@@ -429,11 +434,15 @@ impl Connection {
     /// Passive open (RFC 9293 3.10.1): LISTEN on `local_port`. Each SYN is
     /// answered with a SYN-ACK from a fresh ISS drawn from `isn` when it
     /// arrives (RFC 9293 3.10.7.2: "ISS should be selected").
-    pub fn listen(config: Config, local_port: u16, isn: impl IsnGenerator + 'static) -> Connection {
-        Connection::listen_with(config, local_port, Box::new(isn))
+    pub fn listen(
+        config: impl Into<Arc<Config>>,
+        local_port: u16,
+        isn: impl IsnGenerator + 'static,
+    ) -> Connection {
+        Connection::listen_with(config.into(), local_port, Box::new(isn))
     }
 
-    fn listen_with(config: Config, local_port: u16, isn: Box<dyn IsnGenerator>) -> Connection {
+    fn listen_with(config: Arc<Config>, local_port: u16, isn: Box<dyn IsnGenerator>) -> Connection {
         let mut c = Connection::new(config, local_port, SeqNumber(0), isn);
         c.state = State::Listen;
         c.passive = true;
@@ -462,6 +471,12 @@ impl Connection {
 
     pub fn config(&self) -> &Config {
         &self.cfg
+    }
+
+    /// The settings of this connection alone, copied from the shared ones on
+    /// the first change (`Arc::make_mut`).
+    fn cfg_mut(&mut self) -> &mut Config {
+        Arc::make_mut(&mut self.cfg)
     }
 
     /// Why the connection failed, if it did.

@@ -171,7 +171,7 @@ impl Connection {
                     // FreeBSD tcp_timer_rexmt: no answer to the third SYN; a
                     // middlebox may drop unknown options (TF_REQ_SCALE,
                     // TF_REQ_TSTMP and TF_SACK_PERMIT cleared for good).
-                    let o = &mut self.cfg.options;
+                    let o = &mut self.cfg_mut().options;
                     (o.window_scale, o.timestamps, o.sack) = (false, false, false);
                 }
                 self.rtt.back_off();

@@ -22,7 +22,7 @@ impl Connection {
         if !matches!(self.state, State::Listen | State::Closed) {
             return false;
         }
-        self.cfg.udp_encaps_port = port;
+        self.cfg_mut().udp_encaps_port = port;
         true
     }
 
@@ -34,7 +34,7 @@ impl Connection {
         if !(self.passive && self.state == State::SynReceived) {
             return false;
         }
-        self.cfg.udp_encaps_port = port;
+        self.cfg_mut().udp_encaps_port = port;
         true
     }
 
