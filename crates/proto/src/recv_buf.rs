@@ -205,6 +205,38 @@ impl RecvBuffer {
         if off == self.nxt && self.ooo.is_empty() {
             return self.append(off, bytes, limit);
         }
+        if let Some(r) = self.extend_last_range(off, bytes, limit) {
+            return r;
+        }
+        self.insert_general(off, bytes, limit)
+    }
+
+    /// `insert` of the bytes that continue the highest out-of-order range,
+    /// nearly every segment that arrives behind a hole: that range grows in
+    /// place, with no search or merge (`None`: not that case).
+    fn extend_last_range(&mut self, off: u64, bytes: &[u8], limit: u64) -> Option<Insert> {
+        let end = (off + bytes.len() as u64).min(limit);
+        let (_, &top) = self.ooo.last_key_value()?;
+        if top != off || off >= end || off <= self.nxt {
+            return None;
+        }
+        let n = (end - off) as usize;
+        // Stored before the range grows: growing the storage keeps the bytes
+        // up to the highest range's end.
+        self.put(off, &bytes[..n]);
+        if let Some(mut last) = self.ooo.last_entry() {
+            *last.get_mut() = end;
+        }
+        Some(Insert {
+            new_bytes: n,
+            out_of_order: true,
+            ..Insert::default()
+        })
+    }
+
+    /// `insert` in every case: trims what is already held or beyond the
+    /// buffer, stores the rest and merges the out-of-order ranges.
+    fn insert_general(&mut self, off: u64, bytes: &[u8], limit: u64) -> Insert {
         let mut r = Insert::default();
         let (mut start, mut end) = (off, off + bytes.len() as u64);
         if end > limit {
@@ -307,11 +339,10 @@ impl RecvBuffer {
     /// Adds [s, e), merging the ranges it touches; `first` is the start of the
     /// first range that may touch it.
     fn add_range(&mut self, mut s: u64, mut e: u64, first: u64) {
-        let touched: Vec<(u64, u64)> = self.ooo.range(first..=e).map(|(&a, &b)| (a, b)).collect();
-        for (a, b) in touched {
-            if b < s {
-                continue;
-            }
+        // Each touching range is found afresh after the last one merged (no
+        // list allocated); the ranges are disjoint, so growing `e` finds no
+        // range the first search would not have.
+        while let Some((&a, &b)) = self.ooo.range(first..=e).find(|&(_, &b)| b >= s) {
             self.ooo.remove(&a);
             s = s.min(a);
             e = e.max(b);
@@ -568,6 +599,34 @@ mod tests {
             }
             let want: Vec<u8> = model.iter().map_while(|v| *v).collect();
             proptest::prop_assert_eq!(read_all(&mut b), want);
+        }
+
+        /// The short paths (`append`, `extend_last_range`) report and store
+        /// exactly what the general path does, over arrivals that keep
+        /// continuing the highest range, as segments behind a hole do.
+        #[test]
+        fn short_paths_match_the_general_path(
+            segs in proptest::collection::vec((0u64..240, 1usize..40, 0u8..3), 1..60)
+        ) {
+            let mut fast = RecvBuffer::new(256, DEFAULT_MAX_OOO_RANGES);
+            let mut full = RecvBuffer::new(256, DEFAULT_MAX_OOO_RANGES);
+            let mut next_off = 0u64;
+            for (off, len, kind) in segs {
+                // Kind 0: right after the last segment (often the top range's end).
+                let off = if kind == 0 { next_off } else { off };
+                next_off = off + len as u64;
+                let bytes: Vec<u8> = (0..len).map(|i| (off as usize + i) as u8).collect();
+                let limit = full.read + full.capacity() as u64;
+                let want = full.insert_general(off, &bytes, limit);
+                proptest::prop_assert_eq!(fast.insert(off, &bytes), want);
+                proptest::prop_assert_eq!(fast.nxt(), full.nxt());
+                proptest::prop_assert_eq!(&fast.ooo, &full.ooo);
+                if kind == 2 {
+                    let (a, b) = (read_all(&mut fast), read_all(&mut full));
+                    proptest::prop_assert_eq!(a, b);
+                }
+            }
+            proptest::prop_assert_eq!(read_all(&mut fast), read_all(&mut full));
         }
     }
 }
