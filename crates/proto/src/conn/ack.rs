@@ -297,6 +297,7 @@ impl Connection {
         };
         if let Some((off, count)) = self.nak_rx.on_gap(gap_start, held_start, self.snd_mss) {
             let seq = self.irs + 1 + off as usize;
+            self.tx.naks_used = true;
             self.pending_naks.push_back(Nak { seq, count });
         }
     }
@@ -336,7 +337,12 @@ impl Connection {
             o.timestamps = Some(self.ts.option(now));
             self.ts.note_ack_sent(self.rcv_nxt());
         }
-        if let Some(nak) = self.pending_naks.pop_front() {
+        let nak = if self.tx.naks_used {
+            self.pending_naks.pop_front()
+        } else {
+            None
+        };
+        if let Some(nak) = nak {
             o.nak = Some(nak);
             self.counters.naks_sent += 1;
         }

@@ -322,7 +322,9 @@ impl Connection {
             let data_acked = seg.ack.diff(self.iss + 1).max(0) as usize;
             if data_acked > 0 {
                 self.send_buf.ack(data_acked.min(self.send_buf.len()));
-                self.skbs.ack(self.send_buf.head());
+                if self.cfg.tso_segs > 0 {
+                    self.skbs.ack(self.send_buf.head());
+                }
                 // Linux tcp_rcv_fastopen_synack: TCPI_OPT_SYN_DATA only when
                 // the SYN-ACK covers all of the SYN's data.
                 self.tfo.syn_data_acked = data_acked >= self.tfo.syn_data_len;

@@ -132,8 +132,6 @@ pub struct Connection {
     // few cache lines instead of one from every corner of the struct.
     send_buf: SendBuffer,
     recv_buf: RecvBuffer,
-    /// Linux's skb boundaries over the send queue (`Config::tso_segs`).
-    skbs: crate::skb::SkbQueue,
     timers: [Option<Instant>; TIMERS],
     cc: Box<dyn CongestionControl>,
     ack_policy: Box<dyn AckPolicy>,
@@ -149,10 +147,6 @@ pub struct Connection {
     ack: AckState,
     /// A reset to send on the next poll (boxed: rare, and a `TcpRepr` is 160 bytes).
     pending_rst: Option<Box<TcpRepr>>,
-    /// RFC 1106 2.1: NAKed data the peer asked for, to resend at once.
-    nak_tx: NakSender,
-    /// NAKs waiting for the next segment we send.
-    pending_naks: VecDeque<Nak>,
     /// Segments sent and not cumulatively acknowledged: RACK's, the
     /// congestion module's RTT samples and `Counters::segments_delivered` read it.
     sent: SentRecord,
@@ -234,6 +228,14 @@ pub struct Connection {
     cwnd_usage: CwndUsage,
     /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
     nak_rx: NakReceiver,
+    // Cold unless in use (`TxState::skbs_used`, `TxState::naks_used`): the
+    // common path does not read them.
+    /// Linux's skb boundaries over the send queue (`Config::tso_segs`).
+    skbs: crate::skb::SkbQueue,
+    /// RFC 1106 2.1: NAKed data the peer asked for, to resend at once.
+    nak_tx: NakSender,
+    /// NAKs waiting for the next segment we send.
+    pending_naks: VecDeque<Nak>,
     /// When the send policy last changed: a policy's hold is counted from
     /// then at the earliest (cork's cap starts when corking does).
     policy_since: Option<Instant>,

@@ -41,6 +41,9 @@ pub(super) struct TxState {
     /// Segments in the TSO packet being built, of new data or of a SACK
     /// retransmission run (`Config::tso_segs`).
     pub(super) tso_run: u32,
+    /// A NAK was ever queued (`nak_tx`, `pending_naks`): until then both are
+    /// empty and not read.
+    pub(super) naks_used: bool,
 }
 
 impl Connection {
@@ -233,7 +236,7 @@ impl Connection {
             && (!self.fin.queued || self.fin_sent())
             && self.pending_rst.is_none()
             && !self.tx.old_seq_probe
-            && self.nak_tx.is_empty()
+            && (!self.tx.naks_used || self.nak_tx.is_empty())
             && !self.recovery.sack
             && self.recovery.rexmit_one.is_none()
             && self.cfg.tso_segs == 0
@@ -384,6 +387,9 @@ impl Connection {
     /// RFC 1106 2.1: resend NAKed data at once, ahead of new data ("and then
     /// continue sending data where it left off").
     fn emit_nak_rexmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+        if !self.tx.naks_used {
+            return None;
+        }
         while let Some((seq, len)) = self.nak_tx.next(self.snd_una, self.snd_mss) {
             if seq >= self.snd_nxt {
                 continue;
@@ -472,7 +478,7 @@ impl Connection {
         );
         let more = len == mss
             && seg_end < hole_end
-            && !self.skbs.is_end(self.off_of(seg_end))
+            && !self.skbs().is_some_and(|s| s.is_end(self.off_of(seg_end)))
             && pipe + mss <= self.send_cwnd();
         !more && std::mem::take(&mut self.tx.tso_run) >= 2
     }
@@ -742,7 +748,7 @@ impl Connection {
             r.flags = r.flags | Flags::PSH;
         }
         let burst_ends = len == unsent || allowed.saturating_sub(len) < mss.min(unsent - len);
-        let skb_ends = self.skbs.is_end(nxt_off + len as u64);
+        let skb_ends = self.skbs().is_some_and(|s| s.is_end(nxt_off + len as u64));
         if self.closes_tso_packet(len, mss, retransmission || forced, burst_ends || skb_ends) {
             r.flags = r.flags | Flags::PSH;
         }
@@ -824,11 +830,18 @@ impl Connection {
         });
     }
 
+    /// Linux's skbs, when this connection keeps them (`Config::tso_segs`):
+    /// every change to them is made under the same test, so without it they
+    /// are empty, and the common path leaves their cache line alone.
+    fn skbs(&self) -> Option<&crate::skb::SkbQueue> {
+        (self.cfg.tso_segs > 0).then_some(&self.skbs)
+    }
+
     /// The first offset after `off` no segment spans: a MSG_EOR record end,
     /// or the end of an skb that ran out of fragments (see [`crate::skb`]).
     fn next_segment_cut_after(&self, off: u64) -> Option<u64> {
         let record = self.send_buf.next_record_end_after(off);
-        match (record, self.skbs.next_full_end_after(off)) {
+        match (record, self.skbs().and_then(|s| s.next_full_end_after(off))) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -858,7 +871,7 @@ impl Connection {
                 .next_boundary_after(off)
                 .is_some_and(|b| b <= end)
                 || self.tfo.resend_end == Some(seq + len)
-                || self.skbs.is_full_end(end))
+                || self.skbs().is_some_and(|s| s.is_full_end(end)))
         {
             flags = flags | Flags::PSH;
         }

@@ -207,7 +207,9 @@ impl Connection {
         let syn_now_acked = self.snd_una == self.iss && self.send_buf.head() == 0;
         let data_acked = acked - fin_now_acked as usize - syn_now_acked as usize;
         self.send_buf.ack(data_acked);
-        self.skbs.ack(self.send_buf.head());
+        if self.cfg.tso_segs > 0 {
+            self.skbs.ack(self.send_buf.head());
+        }
         self.snd_una = ack;
         self.user_timeout.on_ack(ack);
         if self.send_buf.is_empty() && ack == self.snd_max {
@@ -395,6 +397,7 @@ impl Connection {
         if start >= end || nak.seq >= self.snd_max {
             return; // names nothing outstanding: advisory, ignore (RFC 1106 2)
         }
+        self.tx.naks_used = true;
         self.nak_tx.push(start, end);
         if self.rtt_probe.is_some_and(|(e, _)| e > start) {
             self.rtt_probe = None; // Karn: the timed segment is being resent.

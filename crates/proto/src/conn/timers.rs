@@ -215,7 +215,9 @@ impl Connection {
                 self.recovery.rxt_first = false;
                 self.recovery.dupacks = 0;
                 self.recovery.rexmit_one = None;
-                self.nak_tx.clear();
+                if self.tx.naks_used {
+                    self.nak_tx.clear();
+                }
                 if self.retries >= 2 {
                     // RFC 2018 8: the receiver may have reneged; stop trusting SACKs.
                     self.scoreboard.clear();
