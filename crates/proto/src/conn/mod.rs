@@ -204,6 +204,18 @@ pub struct Connection {
     negotiated: Negotiated,
     /// Opened by `listen` (a reset in SYN-RECEIVED returns to LISTEN, RFC 9293 3.10.7.4).
     passive: bool,
+    // Read or written by every arriving segment: kept with the hot fields.
+    /// When a segment last arrived on the synchronized connection (Linux's
+    /// rcv_tstamp and lrcvtime), for keep-alive.
+    last_rcv: Option<Instant>,
+    /// The segment size of the GRO packet being handled (its gso_size), when
+    /// the driver received one (see `handle_gro_segment`).
+    rx_gso_size: Option<usize>,
+    /// The path MTU an ICMP "fragmentation needed" reported (RFC 1191),
+    /// when below the MTU our MSS assumes.
+    pmtu: Option<u16>,
+    /// Keep-alive probes sent since a segment last arrived.
+    keepalive_out: u32,
     // The counters lead with their per-segment ones.
     counters: Counters,
     // Cold: set-up, options off by default, rare events.
@@ -246,19 +258,8 @@ pub struct Connection {
     /// and the most it may return in that run (a debug check that it runs dry).
     tx_streak: usize,
     tx_budget: usize,
-    /// The segment size of the GRO packet being handled (its gso_size), when
-    /// the driver received one (see `handle_gro_segment`).
-    rx_gso_size: Option<usize>,
     /// When our first SYN went out (Linux's retrans_stamp in SYN-SENT).
     syn_first_sent: Option<Instant>,
-    /// The path MTU an ICMP "fragmentation needed" reported (RFC 1191),
-    /// when below the MTU our MSS assumes.
-    pmtu: Option<u16>,
-    /// When a segment last arrived on the synchronized connection (Linux's
-    /// rcv_tstamp and lrcvtime), for keep-alive.
-    last_rcv: Option<Instant>,
-    /// Keep-alive probes sent since a segment last arrived.
-    keepalive_out: u32,
     trace: Vec<TraceEvent>,
 }
 
