@@ -215,17 +215,15 @@ impl RecvBuffer {
     /// nearly every segment that arrives behind a hole: that range grows in
     /// place, with no search or merge (`None`: not that case).
     fn extend_last_range(&mut self, off: u64, bytes: &[u8], limit: u64) -> Option<Insert> {
-        let end = (off + bytes.len() as u64).min(limit);
         let (_, &top) = self.ooo.last_key_value()?;
-        if top != off || off >= end || off <= self.nxt {
+        if top != off || off <= self.nxt || off >= limit || bytes.is_empty() {
             return None;
         }
-        let n = (end - off) as usize;
         // Stored before the range grows: growing the storage keeps the bytes
         // up to the highest range's end.
-        self.put(off, &bytes[..n]);
+        let n = self.put_within(off, bytes, limit);
         if let Some(mut last) = self.ooo.last_entry() {
-            *last.get_mut() = end;
+            *last.get_mut() = off + n as u64;
         }
         Some(Insert {
             new_bytes: n,
@@ -322,18 +320,26 @@ impl RecvBuffer {
     /// prediction: FreeBSD tcp_do_segment appends to the socket buffer
     /// without tcp_reass; Linux tcp_rcv_established queues with tcp_queue_rcv).
     fn append(&mut self, off: u64, bytes: &[u8], limit: u64) -> Insert {
-        let end = (off + bytes.len() as u64).min(limit);
-        if off >= end {
+        let n = self.put_within(off, bytes, limit);
+        if n == 0 {
             return Insert::default();
         }
-        let n = (end - off) as usize;
-        self.put(off, &bytes[..n]);
-        self.nxt = end;
+        self.nxt = off + n as u64;
         Insert {
             new_bytes: n,
             advanced: n,
             ..Insert::default()
         }
+    }
+
+    /// Stores what of `bytes` (at stream offset `off`) lies below `limit`;
+    /// how many bytes that was.
+    fn put_within(&mut self, off: u64, bytes: &[u8], limit: u64) -> usize {
+        let n = limit.saturating_sub(off).min(bytes.len() as u64) as usize;
+        if n > 0 {
+            self.put(off, &bytes[..n]);
+        }
+        n
     }
 
     /// Adds [s, e), merging the ranges it touches; `first` is the start of the

@@ -97,8 +97,9 @@ impl Connection {
     /// buffer); with Linux's skbs (`Config::tso_segs`) an skb holds at most
     /// MAX_SKB_FRAGS of them, and one that runs out is pushed (tcp_sendmsg_locked).
     pub fn zerocopy_frags(&mut self, lens: &[usize]) {
-        if self.cfg.tso_segs > 0 {
-            self.skbs.add_frags(self.send_buf.end(), lens);
+        let end = self.send_buf.end();
+        if let Some(skbs) = self.skbs_mut() {
+            skbs.add_frags(end, lens);
         }
     }
 

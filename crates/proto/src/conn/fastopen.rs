@@ -94,8 +94,9 @@ impl Connection {
             }
             self.tfo.syn_data = true;
             self.tfo.syn_data_len = len;
-            if self.cfg.tso_segs > 0 {
-                self.skbs.on_syn_data(self.send_buf.head() + len as u64);
+            let end = self.send_buf.head() + len as u64;
+            if let Some(skbs) = self.skbs_mut() {
+                skbs.on_syn_data(end);
             }
             // Linux queues the SYN's data as a segment of its own.
             self.sent.on_syn_data_sent(self.iss + 1 + len);

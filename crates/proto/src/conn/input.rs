@@ -322,8 +322,9 @@ impl Connection {
             let data_acked = seg.ack.diff(self.iss + 1).max(0) as usize;
             if data_acked > 0 {
                 self.send_buf.ack(data_acked.min(self.send_buf.len()));
-                if self.cfg.tso_segs > 0 {
-                    self.skbs.ack(self.send_buf.head());
+                let head = self.send_buf.head();
+                if let Some(skbs) = self.skbs_mut() {
+                    skbs.ack(head);
                 }
                 // Linux tcp_rcv_fastopen_synack: TCPI_OPT_SYN_DATA only when
                 // the SYN-ACK covers all of the SYN's data.

@@ -837,6 +837,11 @@ impl Connection {
         (self.cfg.tso_segs > 0).then_some(&self.skbs)
     }
 
+    /// The skbs to change, under the same test as [`skbs`](Self::skbs).
+    pub(super) fn skbs_mut(&mut self) -> Option<&mut crate::skb::SkbQueue> {
+        (self.cfg.tso_segs > 0).then_some(&mut self.skbs)
+    }
+
     /// The first offset after `off` no segment spans: a MSG_EOR record end,
     /// or the end of an skb that ran out of fragments (see [`crate::skb`]).
     fn next_segment_cut_after(&self, off: u64) -> Option<u64> {

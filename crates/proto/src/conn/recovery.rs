@@ -207,8 +207,9 @@ impl Connection {
         let syn_now_acked = self.snd_una == self.iss && self.send_buf.head() == 0;
         let data_acked = acked - fin_now_acked as usize - syn_now_acked as usize;
         self.send_buf.ack(data_acked);
-        if self.cfg.tso_segs > 0 {
-            self.skbs.ack(self.send_buf.head());
+        let head = self.send_buf.head();
+        if let Some(skbs) = self.skbs_mut() {
+            skbs.ack(head);
         }
         self.snd_una = ack;
         self.user_timeout.on_ack(ack);
