@@ -4,9 +4,11 @@
 //! endpoint table (application and engine state, heap buffers aside) between
 //! two writes of the event counter, and of those lines the ones read. `benches/endpoint-lines.sh` runs it.
 //!
-//! Prints the endpoint events, the mean lines and bytes per endpoint event,
-//! the lines per segment, and how often each 64-byte part of an endpoint is
-//! touched (the hot parts a compact common-case block would hold).
+//! Prints the endpoint events, the mean lines and bytes per endpoint event
+//! (and of them the lines of the endpoint the event touched most, its own),
+//! the endpoints per event, the lines per segment, and how often each
+//! 64-byte part of an endpoint is touched (the hot parts a compact
+//! common-case block would hold; `ENDPOINT_LINES_GRANULE` sets another size).
 
 use std::io::{self, BufRead, Write};
 
@@ -29,6 +31,10 @@ struct Event {
     /// Lines read (a load, or the load of a modify), a subset of `lines`.
     read: Vec<usize>,
     parts: Vec<usize>,
+    /// The endpoints (index in the table) it touched.
+    endpoints: Vec<usize>,
+    /// The endpoint each of `lines` belongs to (where it was first touched).
+    line_eps: Vec<usize>,
 }
 
 #[derive(Default)]
@@ -40,6 +46,11 @@ struct Totals {
     bytes: u64,
     /// Endpoint events that touched each 64-byte part of an endpoint.
     parts: Vec<u64>,
+    /// Endpoints touched, summed over endpoint events.
+    endpoints: u64,
+    /// Lines of the endpoint each event touched most (its own: the others
+    /// are read ahead, such as the next event's pointers to prefetch).
+    own_lines: u64,
 }
 
 impl Totals {
@@ -57,10 +68,20 @@ impl Totals {
             for &p in &ev.parts {
                 self.parts[p] += 1;
             }
+            self.endpoints += ev.endpoints.len() as u64;
+            let own = ev
+                .endpoints
+                .iter()
+                .map(|e| ev.line_eps.iter().filter(|&x| x == e).count())
+                .max()
+                .unwrap_or(0);
+            self.own_lines += own as u64;
         }
         ev.lines.clear();
         ev.read.clear();
         ev.parts.clear();
+        ev.endpoints.clear();
+        ev.line_eps.clear();
     }
 }
 
@@ -78,21 +99,42 @@ impl Event {
             };
             match self.lines.iter_mut().find(|(n, _)| *n == line) {
                 Some((_, m)) => *m |= mask,
-                None => self.lines.push((line, mask)),
+                None => {
+                    self.lines.push((line, mask));
+                    let first = (line * LINE).max(addr).clamp(l.start, l.end - 1);
+                    self.line_eps.push((first - l.start) / l.size);
+                }
             }
             if read && !self.read.contains(&line) {
                 self.read.push(line);
             }
         }
-        for a in [addr, last] {
-            if (l.start..l.end).contains(&a) {
-                let part = (a - l.start) % l.size / LINE;
-                if !self.parts.contains(&part) {
-                    self.parts.push(part);
-                }
+        let g = granule();
+        let (from, to) = (addr.max(l.start), last.min(l.end - 1));
+        for a in (from..=to).step_by(g).chain([to]) {
+            let endpoint = (a - l.start) / l.size;
+            if !self.endpoints.contains(&endpoint) {
+                self.endpoints.push(endpoint);
+            }
+            let part = (a - l.start) % l.size / g;
+            if !self.parts.contains(&part) {
+                self.parts.push(part);
             }
         }
     }
+}
+
+/// The part size for the histogram: 64 bytes, or `ENDPOINT_LINES_GRANULE`
+/// (e.g. 8, to see which fields of a line are touched).
+fn granule() -> usize {
+    static G: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *G.get_or_init(|| {
+        std::env::var("ENDPOINT_LINES_GRANULE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&g: &usize| g > 0)
+            .unwrap_or(LINE)
+    })
 }
 
 /// `0x1f` or `1f` as a number.
@@ -146,7 +188,7 @@ fn main() -> io::Result<()> {
             continue;
         }
         if let Some(l) = parse_layout(&line) {
-            totals.parts = vec![0; l.size.div_ceil(LINE) + 1];
+            totals.parts = vec![0; l.size.div_ceil(granule()) + 1];
             layout = Some(l);
         } else if let Some(rest) = line.strip_prefix("tinygram-layout segments ") {
             segments = rest.split_whitespace().next().and_then(|s| s.parse().ok());
@@ -184,6 +226,16 @@ fn main() -> io::Result<()> {
     )?;
     writeln!(
         out,
+        "  of its own endpoint        {:.1}",
+        totals.own_lines as f64 / n
+    )?;
+    writeln!(
+        out,
+        "endpoints per endpoint event {:.2}",
+        totals.endpoints as f64 / n
+    )?;
+    writeln!(
+        out,
         "bytes per endpoint event    {:.0}",
         totals.bytes as f64 / n
     )?;
@@ -199,12 +251,13 @@ fn main() -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "endpoint size {} bytes; share of endpoint events touching each 64-byte part (offset: share):",
-        l.size
+        "endpoint size {} bytes; share of endpoint events touching each {}-byte part (offset: share):",
+        l.size,
+        granule()
     )?;
     for (p, &c) in totals.parts.iter().enumerate() {
         if c > 0 {
-            writeln!(out, "  {:5}: {:5.1} %", p * LINE, 100.0 * c as f64 / n)?;
+            writeln!(out, "  {:5}: {:5.1} %", p * granule(), 100.0 * c as f64 / n)?;
         }
     }
     Ok(())
@@ -256,6 +309,8 @@ mod tests {
             (t.endpoint_events, t.lines, t.read_lines, t.bytes),
             (1, 3, 2, 12)
         );
+        // Two endpoints; the first, with two lines, is the event's own.
+        assert_eq!((t.endpoints, t.own_lines), (2, 2));
         // 60..68 is in part 0 and part 1; 205 is part 0 of the second endpoint.
         assert_eq!(t.parts, vec![1, 1, 0, 0, 0]);
         // An event that touches no endpoint is counted as an event only.
