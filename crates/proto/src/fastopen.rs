@@ -187,10 +187,6 @@ pub struct TfoState {
     /// Client: the SYN was sent again at once without its data (an ICMP
     /// said the SYN with data was too big: Linux tcp_simple_retransmit).
     pub syn_resent_plain: bool,
-    /// Client: the end of SYN data the SYN-ACK left unacknowledged, resent
-    /// as a retransmission in a segment of its own with PSH (RFC 7413 4.2.2;
-    /// Linux tcp_rcv_fastopen_synack resends the SYN's data skb).
-    pub resend_end: Option<crate::seq::SeqNumber>,
 }
 
 /// A client's cookie cache (RFC 7413 4.1.3), keyed by the server's address:

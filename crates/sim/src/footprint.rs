@@ -320,7 +320,7 @@ mod tests {
         let e = Scenario::from_str(flows, "s.toml", &[]).unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("flows[1].count", Some(3)), "{e}");
         assert!(
-            e.message.contains("107.3 GiB") && e.message.contains("memory_limit"),
+            e.message.contains("107.5 GiB") && e.message.contains("memory_limit"),
             "{e}"
         );
         assert!(e.message.contains("10000000 connection pair(s)"), "{e}");

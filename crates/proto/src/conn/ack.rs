@@ -94,7 +94,7 @@ impl Connection {
     /// only data came on its SYN offers no more than its SYN-ACK's window
     /// (rcv_ssthresh starts there and only later in-order data raises it).
     fn syn_data_window_cap(&self) -> usize {
-        if self.tfo.syn_data && self.tfo.child && self.counters.data_segments_received <= 1 {
+        if self.counters.data_segments_received <= 1 && self.tfo.syn_data && self.tfo.child {
             self.rcv_adv.distance_from(self.rcv_nxt())
         } else {
             usize::MAX

@@ -10,8 +10,11 @@ impl Connection {
     /// flight, 0 when it counts none (Linux tcp_create_openreq_child starts
     /// SND.UNA at ISS + 1; `Config::tfo_child_syn_outside_window`).
     pub(super) fn syn_outside_flight(&self) -> usize {
-        let syn_unacked = self.state == State::SynReceived && self.snd_una == self.iss;
-        usize::from(self.cfg.tfo_child_syn_outside_window && self.tfo.child && syn_unacked)
+        // The hot test first: Fast Open's state is read only in SYN-RECEIVED.
+        if self.state != State::SynReceived || self.snd_una != self.iss {
+            return 0;
+        }
+        usize::from(self.cfg.tfo_child_syn_outside_window && self.tfo.child)
     }
 
     /// RFC 7413 4.3: a SYN with a valid cookie (or, when the listener waives

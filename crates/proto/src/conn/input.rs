@@ -337,7 +337,7 @@ impl Connection {
                 self.snd_nxt = seg.ack;
                 if self.tfo.syn_data && data_acked < self.tfo.syn_data_len {
                     // The SYN's data stays sent: it is resent, not sent anew.
-                    self.tfo.resend_end = Some(self.snd_max);
+                    self.tx.syn_data_resend_end = Some(self.snd_max);
                     if self.cfg.recovery.rack && self.negotiated.sack {
                         // Linux keeps the SYN's data skb in the retransmission
                         // queue: RACK counts its resending (tcpi_retrans).

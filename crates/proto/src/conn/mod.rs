@@ -120,56 +120,17 @@ enum Timer {
 const TIMERS: usize = 8;
 
 /// A TCP connection driven by the caller (see the module docs for the call order).
-#[repr(C)]
+/// Aligned to a cache line, so its hot fields start one wherever it is kept.
+#[repr(C, align(64))]
 pub struct Connection {
-    // The settings, shared: connections made from one host's settings hold
-    // one copy (written on change, as a Linux socket option overrides its
-    // namespace's sysctl for that socket alone), so the flags every segment
-    // reads sit in one cached copy rather than in lines of every connection.
-    cfg: Arc<Config>,
-    // Hot: what handling a segment, a timer or a write touches, packed at the
-    // front (`#[repr(C)]` keeps this order) so that an event at scale reads a
-    // few cache lines instead of one from every corner of the struct.
-    send_buf: SendBuffer,
-    recv_buf: RecvBuffer,
+    // The layout follows what events touch, measured per field with
+    // `benches/endpoint-lines.sh` (ENDPOINT_LINES_GRANULE=8) on the
+    // many-flow benchmark: first what nearly every event reads or writes,
+    // then what most segments do, then what a data segment or an ACK alone
+    // does, then the rest (Linux 6.8 groups `struct tcp_sock` the same way).
+    // `#[repr(C)]` keeps this order.
+    // Every event: timers, sequence variables, what is owed, the buffers.
     timers: [Option<Instant>; TIMERS],
-    cc: Box<dyn CongestionControl>,
-    ack_policy: Box<dyn AckPolicy>,
-    send_policy: Box<dyn SendPolicy>,
-    rtt: RttEstimator,
-    /// RFC 7323 3-5 timestamps (TS.Recent, Last.ACK.sent; `enabled` once negotiated).
-    ts: TsState,
-    /// Busy / window-limited / buffer-limited times for TCP_INFO.
-    chrono: crate::chrono::Chrono,
-    /// What the next `poll_transmit` owes and the current transmission opportunity.
-    tx: TxState,
-    /// What is owed to the peer in ACKs, and since when.
-    ack: AckState,
-    /// A reset to send on the next poll (boxed: rare, and a `TcpRepr` is 160 bytes).
-    pending_rst: Option<Box<TcpRepr>>,
-    /// Segments sent and not cumulatively acknowledged: RACK's, the
-    /// congestion module's RTT samples and `Counters::segments_delivered` read it.
-    sent: SentRecord,
-    /// RFC 6675 scoreboard of SACKed sequence ranges above SND.UNA.
-    scoreboard: Scoreboard,
-    /// Effective send MSS: min(peer's MSS option, ours) (RFC 9293 3.7.1).
-    snd_mss: usize,
-    /// Peer's window in bytes, scaling applied.
-    snd_wnd: usize,
-    /// The window size the last segment offered (Linux's tcp_sock rcv_wnd).
-    rcv_wnd_last: usize,
-    /// Largest window the peer has offered (RFC 1122 4.2.3.4 "Max(SND.WND)").
-    max_snd_wnd: usize,
-    /// The segment being timed (end sequence, send time): one at a time, Karn's rule.
-    rtt_probe: Option<(SeqNumber, Instant)>,
-    /// When data last went out (Linux lsndtime), for the controller's idle restart.
-    last_data_sent: Option<Instant>,
-    /// Loss recovery: duplicate ACKs, fast recovery, SACK recovery, PRR.
-    recovery: RecoveryState,
-    /// The current hold episode: rule, since when, bytes held.
-    hold: Option<(HoldRule, Instant, usize)>,
-    /// TCP_USER_TIMEOUT (RFC 5482).
-    user_timeout: crate::chrono::UserTimeout,
     /// RFC 9293 3.3.1 send sequence variables (ISS to SND.WL2), then the receive
     /// ones; RCV.NXT is derived from the receive buffer.
     iss: SeqNumber,
@@ -182,14 +143,6 @@ pub struct Connection {
     irs: SeqNumber,
     /// Right edge of the window we last advertised (RCV.NXT + RCV.WND).
     rcv_adv: SeqNumber,
-    /// RFC 8985 7.3 TLP.end_seq: SND.MAX when the outstanding probe went out.
-    tlp_end: Option<SeqNumber>,
-    /// End of the last partial segment of new data sent (Minshall).
-    last_partial_end: Option<SeqNumber>,
-    persist_backoff: u32,
-    /// Zero-window probes sent since the last acceptable ACK (Linux's
-    /// icsk_probes_out, TCP_INFO's tcpi_probes).
-    probes_out: u32,
     /// Consecutive expiries of the retransmission timer.
     retries: u32,
     /// Both ends of the stream: our FIN, the peer's, and reading shut down.
@@ -198,13 +151,54 @@ pub struct Connection {
     remote_port: u16,
     error: Option<ConnError>,
     state: State,
-    /// RFC 3168 ECN state.
-    ecn: EcnState,
     /// What the SYNs negotiated.
     negotiated: Negotiated,
     /// Opened by `listen` (a reset in SYN-RECEIVED returns to LISTEN, RFC 9293 3.10.7.4).
     passive: bool,
-    // Read or written by every arriving segment: kept with the hot fields.
+    /// What the next `poll_transmit` owes and the current transmission opportunity.
+    tx: TxState,
+    /// What is owed to the peer in ACKs, and since when.
+    ack: AckState,
+    /// RFC 7323 3-5 timestamps (TS.Recent, Last.ACK.sent; `enabled` once negotiated).
+    ts: TsState,
+    cc: Box<dyn CongestionControl>,
+    ack_policy: Box<dyn AckPolicy>,
+    send_policy: Box<dyn SendPolicy>,
+    rtt: RttEstimator,
+    /// Busy / window-limited / buffer-limited times for TCP_INFO.
+    chrono: crate::chrono::Chrono,
+    /// RFC 6675 scoreboard of SACKed sequence ranges above SND.UNA.
+    scoreboard: Scoreboard,
+    /// Loss recovery: duplicate ACKs, fast recovery, SACK recovery, PRR.
+    recovery: RecoveryState,
+    /// TCP_USER_TIMEOUT (RFC 5482).
+    user_timeout: crate::chrono::UserTimeout,
+    send_buf: SendBuffer,
+    recv_buf: RecvBuffer,
+    // Most segments: windows, the send record, the path.
+    /// A reset to send on the next poll (boxed: rare, and a `TcpRepr` is 160 bytes).
+    pending_rst: Option<Box<TcpRepr>>,
+    /// Segments sent and not cumulatively acknowledged: RACK's, the
+    /// congestion module's RTT samples and `Counters::segments_delivered` read it.
+    sent: SentRecord,
+    /// Effective send MSS: min(peer's MSS option, ours) (RFC 9293 3.7.1).
+    snd_mss: usize,
+    /// Peer's window in bytes, scaling applied.
+    snd_wnd: usize,
+    /// The window size the last segment offered (Linux's tcp_sock rcv_wnd).
+    rcv_wnd_last: usize,
+    /// Largest window the peer has offered (RFC 1122 4.2.3.4 "Max(SND.WND)").
+    max_snd_wnd: usize,
+    /// The segment being timed (end sequence, send time): one at a time, Karn's rule.
+    rtt_probe: Option<(SeqNumber, Instant)>,
+    /// End of the last partial segment of new data sent (Minshall).
+    last_partial_end: Option<SeqNumber>,
+    persist_backoff: u32,
+    /// Zero-window probes sent since the last acceptable ACK (Linux's
+    /// icsk_probes_out, TCP_INFO's tcpi_probes).
+    probes_out: u32,
+    /// RFC 3168 ECN state.
+    ecn: EcnState,
     /// When a segment last arrived on the synchronized connection (Linux's
     /// rcv_tstamp and lrcvtime), for keep-alive.
     last_rcv: Option<Instant>,
@@ -216,7 +210,17 @@ pub struct Connection {
     pmtu: Option<u16>,
     /// Keep-alive probes sent since a segment last arrived.
     keepalive_out: u32,
-    // The counters lead with their per-segment ones.
+    // A data segment or an ACK: the settings (one shared copy, written on
+    // change, as a Linux socket option overrides its namespace's sysctl for
+    // that socket alone), idle restart, holds, the counters (their
+    // per-segment ones first).
+    cfg: Arc<Config>,
+    /// When data last went out (Linux lsndtime), for the controller's idle restart.
+    last_data_sent: Option<Instant>,
+    /// The current hold episode: rule, since when, bytes held.
+    hold: Option<(HoldRule, Instant, usize)>,
+    /// RFC 8985 7.3 TLP.end_seq: SND.MAX when the outstanding probe went out.
+    tlp_end: Option<SeqNumber>,
     counters: Counters,
     // Cold: set-up, options off by default, rare events.
     /// RFC 9293 3.4.1: where ISS values come from (a listener draws one per SYN).

@@ -44,6 +44,12 @@ pub(super) struct TxState {
     /// A NAK was ever queued (`nak_tx`, `pending_naks`): until then both are
     /// empty and not read.
     pub(super) naks_used: bool,
+    /// Fast Open client: the end of SYN data the SYN-ACK left
+    /// unacknowledged, resent as a retransmission in a segment of its own
+    /// with PSH (RFC 7413 4.2.2; Linux tcp_rcv_fastopen_synack resends the
+    /// SYN's data skb). Here, not with the rest of Fast Open's state,
+    /// because every transmit checks it.
+    pub(super) syn_data_resend_end: Option<SeqNumber>,
 }
 
 impl Connection {
@@ -615,11 +621,15 @@ impl Connection {
         if let Some(r) = record_cut {
             len = r;
         }
-        // The SYN's unacknowledged data goes again on its own (`TfoState::resend_end`).
-        if self.tfo.resend_end.is_some_and(|e| self.snd_una >= e) {
-            self.tfo.resend_end = None;
+        // The SYN's unacknowledged data goes again on its own (`TxState::syn_data_resend_end`).
+        if self
+            .tx
+            .syn_data_resend_end
+            .is_some_and(|e| self.snd_una >= e)
+        {
+            self.tx.syn_data_resend_end = None;
         }
-        let syn_data_resend = self.tfo.resend_end.filter(|&e| self.snd_nxt < e);
+        let syn_data_resend = self.tx.syn_data_resend_end.filter(|&e| self.snd_nxt < e);
         if let Some(e) = syn_data_resend {
             len = len.min(e.distance_from(self.snd_nxt));
         }
@@ -875,7 +885,7 @@ impl Connection {
                 .send_buf
                 .next_boundary_after(off)
                 .is_some_and(|b| b <= end)
-                || self.tfo.resend_end == Some(seq + len)
+                || self.tx.syn_data_resend_end == Some(seq + len)
                 || self.skbs().is_some_and(|s| s.is_full_end(end)))
         {
             flags = flags | Flags::PSH;

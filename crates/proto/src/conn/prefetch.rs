@@ -8,17 +8,11 @@ use core::mem::{offset_of, size_of};
 /// segments_delivered in its declaration order).
 const HOT_COUNTERS: usize = 17 * size_of::<u64>();
 
-/// Bytes of `Config`'s end that hold the flags read per segment (rustc
-/// places the small fields last).
-const HOT_CONFIG_TAIL: usize = 64;
-
 impl Connection {
     /// The byte range of the fields an event touches (`Connection` is
-    /// `#[repr(C)]` with them together): the end of the configuration, the
-    /// hot fields, the leading counters.
+    /// `#[repr(C)]` with them first): the hot fields and the leading counters.
     pub fn hot_bytes() -> core::ops::Range<usize> {
-        let start = offset_of!(Connection, send_buf).saturating_sub(HOT_CONFIG_TAIL);
-        start..offset_of!(Connection, counters) + HOT_COUNTERS
+        0..offset_of!(Connection, counters) + HOT_COUNTERS
     }
 
     /// Hints the CPU to fetch the inline state an event touches (a few cache

@@ -231,7 +231,9 @@ impl Connection {
         // (steps 1-3, off while NAKs are in use, RFC 1106 4.3), the
         // congestion module's RTT sample and the delivered count.
         let rack_on = self.cfg.recovery.rack && self.negotiated.sack && !self.negotiated.nak;
-        self.rack.begin_ack();
+        if rack_on {
+            self.rack.begin_ack();
+        }
         let rack = &mut self.rack;
         let taken = self.sent.on_cumulative_ack(self.snd_una, now, |s| {
             if rack_on {
