@@ -86,7 +86,8 @@ impl Totals {
 }
 
 impl Event {
-    /// Records `len` bytes read (`read`) or written at `addr`, inside the endpoint table.
+    /// Records `len` bytes read (`read`) or written at `addr`, inside the
+    /// endpoint table (the caller clips an access to it).
     fn touch(&mut self, l: &Layout, addr: usize, len: usize, read: bool) {
         let last = addr + len.max(1) - 1;
         for line in addr / LINE..=last / LINE {
@@ -101,7 +102,7 @@ impl Event {
                 Some((_, m)) => *m |= mask,
                 None => {
                     self.lines.push((line, mask));
-                    let first = (line * LINE).max(addr).clamp(l.start, l.end - 1);
+                    let first = (line * LINE).max(addr);
                     self.line_eps.push((first - l.start) / l.size);
                 }
             }
@@ -110,8 +111,7 @@ impl Event {
             }
         }
         let g = granule();
-        let (from, to) = (addr.max(l.start), last.min(l.end - 1));
-        for a in (from..=to).step_by(g).chain([to]) {
+        for a in (addr..=last).step_by(g).chain([last]) {
             let endpoint = (a - l.start) / l.size;
             if !self.endpoints.contains(&endpoint) {
                 self.endpoints.push(endpoint);

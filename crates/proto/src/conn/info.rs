@@ -51,10 +51,11 @@ impl Connection {
         probes: u32,
     ) {
         let changed = self.cfg.keepalive_idle != idle || self.cfg.keepalive != on;
-        self.cfg_mut().keepalive = on;
-        self.cfg_mut().keepalive_idle = idle;
-        self.cfg_mut().keepalive_intvl = intvl;
-        self.cfg_mut().keepalive_probes = probes.max(1);
+        let cfg = self.cfg_mut();
+        cfg.keepalive = on;
+        cfg.keepalive_idle = idle;
+        cfg.keepalive_intvl = intvl;
+        cfg.keepalive_probes = probes.max(1);
         if changed && !self.connect_timer_runs() {
             self.disarm(Timer::Keepalive);
         }

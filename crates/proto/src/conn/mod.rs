@@ -244,7 +244,7 @@ pub struct Connection {
     cwnd_usage: CwndUsage,
     /// RFC 1106 2.1: what we have NAKed, so no NAK repeats.
     nak_rx: NakReceiver,
-    // Cold unless in use (`TxState::skbs_used`, `TxState::naks_used`): the
+    // Cold unless in use (`Config::tso_segs`, `TxState::naks_used`): the
     // common path does not read them.
     /// Linux's skb boundaries over the send queue (`Config::tso_segs`).
     skbs: crate::skb::SkbQueue,
