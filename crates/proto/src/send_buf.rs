@@ -2,6 +2,7 @@
 //! plus where each application write ended ("end of application data",
 //! Doupnik 2.0), which sets PSH and drives the send policies.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 /// Unacknowledged and unsent bytes, addressed by stream offset (bytes since the
@@ -14,6 +15,10 @@ pub struct SendBuffer {
     /// Stream offsets (exclusive ends) where application data ends, ascending,
     /// all greater than `head`.
     boundaries: VecDeque<u64>,
+    /// Index into `boundaries` of the last [`SendBuffer::next_boundary_after`]
+    /// answer: SND.NXT walks forward, so the next answer is nearly always
+    /// there or one further, found without a search.
+    finger: Cell<usize>,
     /// Offset up to which the application flushed explicitly (uncork).
     flushed: u64,
     /// The last write did not fit: the application has the rest of it to
@@ -114,6 +119,7 @@ impl SendBuffer {
         self.head += n as u64;
         while self.boundaries.front().is_some_and(|&b| b <= self.head) {
             self.boundaries.pop_front();
+            self.finger.set(self.finger.get().saturating_sub(1));
         }
         while self.records.front().is_some_and(|&b| b <= self.head) {
             self.records.pop_front();
@@ -137,11 +143,26 @@ impl SendBuffer {
     }
 
     /// First end of application data strictly after stream offset `off`.
-    /// A binary search: one queued boundary per write, so thousands with small
-    /// writes and large buffers, and this runs for every segment.
+    /// One queued boundary per write, so thousands with small writes and large
+    /// buffers, and this runs twice per segment: the last answer's place and
+    /// the one after it are tried before a binary search.
     pub fn next_boundary_after(&self, off: u64) -> Option<u64> {
-        let i = self.boundaries.partition_point(|&b| b <= off);
-        self.boundaries.get(i).copied()
+        let b = &self.boundaries;
+        // `i` answers `off` when every boundary before it is <= off and the
+        // one at it (if any) is beyond.
+        let answers = |i: usize| {
+            i <= b.len() && (i == 0 || b[i - 1] <= off) && b.get(i).is_none_or(|&e| e > off)
+        };
+        let f = self.finger.get();
+        let i = if answers(f) {
+            f
+        } else if answers(f + 1) {
+            f + 1
+        } else {
+            b.partition_point(|&e| e <= off)
+        };
+        self.finger.set(i);
+        b.get(i).copied()
     }
 
     /// Whether `off` is exactly an end of application data (binary search).
@@ -198,8 +219,9 @@ mod tests {
         assert_eq!(out, b"orld");
     }
 
-    /// The binary searches agree with a linear scan over many queued writes,
-    /// including after acknowledgements drop boundaries from the front.
+    /// The searches agree with a linear scan over many queued writes, queried
+    /// in any order, including after acknowledgements drop boundaries from the
+    /// front.
     #[test]
     fn boundary_search_matches_linear_scan() {
         let mut b = SendBuffer::new();
@@ -214,7 +236,12 @@ mod tests {
         for acked in [0usize, 1, 37, 400] {
             b.ack(acked);
             ends.retain(|&e| e > b.head());
-            for off in b.head()..=b.end() + 1 {
+            // Forward (the finger's usual walk), backward, and in long jumps.
+            let offs: Vec<u64> = (b.head()..=b.end() + 1)
+                .chain((b.head()..=b.end() + 1).rev())
+                .chain((0..2000u64).map(|k| b.head() + k * 7907 % (b.len() as u64 + 2)))
+                .collect();
+            for off in offs {
                 let want = ends.iter().copied().find(|&e| e > off);
                 assert_eq!(b.next_boundary_after(off), want, "after {off}");
                 assert_eq!(b.is_boundary(off), ends.contains(&off), "at {off}");
