@@ -194,7 +194,7 @@ mod tests {
 
     #[test]
     fn all_ones_carries_wrap_around() {
-        // Every 64-bit add carries; the end-around carry must not lose any.
+        // The largest words: the lanes and every fold carry the most.
         for n in [0, 1, 7, 8, 15, 16, 17, 1500, 65535] {
             let data = vec![0xffu8; n];
             assert_eq!(internet_checksum(&data), naive(&data), "{n} bytes");
@@ -220,7 +220,7 @@ mod tests {
             prop_assert_eq!(fold(sum(&data)), naive(&data));
         }
 
-        /// Bytes near 0xff make almost every 64-bit add carry, stressing the chain.
+        /// Bytes near 0xff: the lanes grow fastest and every fold carries.
         #[test]
         fn carries_match_naive(data in proptest::collection::vec(0xf0u8..=0xff, 0..2000)) {
             prop_assert_eq!(internet_checksum(&data), naive(&data));
