@@ -17,8 +17,9 @@ pub struct SendBuffer {
     boundaries: VecDeque<u64>,
     /// Index into `boundaries` of the last [`SendBuffer::next_boundary_after`]
     /// answer: SND.NXT walks forward, so the next answer is nearly always
-    /// there or one further, found without a search.
-    finger: Cell<usize>,
+    /// there or one further, found without a search. A hint only (every
+    /// answer is checked), so 32 bits, which fit beside `cut_short`.
+    finger: Cell<u32>,
     /// Offset up to which the application flushed explicitly (uncork).
     flushed: u64,
     /// The last write did not fit: the application has the rest of it to
@@ -153,7 +154,7 @@ impl SendBuffer {
         let answers = |i: usize| {
             i <= b.len() && (i == 0 || b[i - 1] <= off) && b.get(i).is_none_or(|&e| e > off)
         };
-        let f = self.finger.get();
+        let f = self.finger.get() as usize;
         let i = if answers(f) {
             f
         } else if answers(f + 1) {
@@ -161,7 +162,7 @@ impl SendBuffer {
         } else {
             b.partition_point(|&e| e <= off)
         };
-        self.finger.set(i);
+        self.finger.set(u32::try_from(i).unwrap_or(u32::MAX));
         b.get(i).copied()
     }
 
