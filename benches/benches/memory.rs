@@ -5,11 +5,16 @@
 //! after next prefetched as the simulator does. Time per event over `lines` is what one more line of
 //! per-event state costs once connections no longer fit in the caches; the
 //! README's 100,000-flow section compares it with `bench sim --flows`.
+//! `TINYGRAM_MEMORY_SLOTS=20000` sizes it for 10,000 flows instead (1 to
+//! 2,000,000 slots).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use tinygram_proto::prefetch::prefetch_bytes;
 
+/// Two endpoints per flow at 100,000 flows.
 const SLOTS: usize = 200_000;
+/// The most slots `TINYGRAM_MEMORY_SLOTS` may ask for (8 GiB).
+const MAX_SLOTS: usize = 2_000_000;
 const SLOT: usize = 4096;
 const LINE: usize = 64;
 /// Events per timed batch; each batch walks a fresh stretch of the order.
@@ -25,11 +30,26 @@ fn next(state: &mut u64) -> u64 {
     *state
 }
 
+/// `TINYGRAM_MEMORY_SLOTS`, else [`SLOTS`].
+fn slots() -> usize {
+    let Ok(v) = std::env::var("TINYGRAM_MEMORY_SLOTS") else {
+        return SLOTS;
+    };
+    match v.parse::<usize>() {
+        Ok(n) if (1..=MAX_SLOTS).contains(&n) => n,
+        _ => {
+            eprintln!("error: TINYGRAM_MEMORY_SLOTS={v:?}: expected a count from 1 to {MAX_SLOTS}");
+            std::process::exit(2);
+        }
+    }
+}
+
 fn memory(c: &mut Criterion) {
-    let mut mem = vec![1u64; SLOTS * SLOT / 8];
+    let slots = slots();
+    let mut mem = vec![1u64; slots * SLOT / 8];
     let mut state = 0x9e37_79b9_7f4a_7c15;
     let order: Vec<usize> = (0..1 << 22)
-        .map(|_| (next(&mut state) % SLOTS as u64) as usize * SLOT / 8)
+        .map(|_| (next(&mut state) % slots as u64) as usize * SLOT / 8)
         .collect();
     let mut g = c.benchmark_group("memory");
     g.sample_size(20);
