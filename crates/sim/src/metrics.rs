@@ -653,8 +653,7 @@ mod tests {
         );
     }
 
-    /// Memory does not grow with the number of samples: a million distinct
-    /// latencies between 1 and 2 s fill at most 100 buckets (1.00 .. 1.99 s).
+    /// Every bucket floor has a 32-bit code that gives it back.
     #[test]
     fn bucket_codes_round_trip() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -674,6 +673,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<LatencyHistogram>(), 64);
     }
 
+    /// Samples waiting beside the map count as if in it, for every reader.
     #[test]
     fn pending_samples_count_as_if_in_the_map() {
         // Runs of equal buckets, returns to earlier ones and lone samples,
@@ -724,6 +724,8 @@ mod tests {
         assert_ne!(other, h);
     }
 
+    /// Memory does not grow with the number of samples: a million distinct
+    /// latencies between 1 and 2 s fill at most 100 buckets (1.00 .. 1.99 s).
     #[test]
     fn histogram_memory_is_bounded() {
         let mut h = LatencyHistogram::default();
