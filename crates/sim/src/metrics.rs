@@ -83,7 +83,9 @@ impl LatencyHistogram {
     /// Precision of p50 and p99: 3 significant digits (relative error below 1%).
     pub const SIGNIFICANT_DIGITS: u32 = 3;
 
-    /// `ns` with everything below its three leading decimal digits cleared.
+    /// `ns` with everything below its three leading decimal digits cleared:
+    /// the bucket's floor, as `floor(code(ns))` computes it.
+    #[cfg(test)]
     fn bucket(ns: u64) -> u64 {
         let digits = ns.checked_ilog10().unwrap_or(0) + 1;
         if digits <= Self::SIGNIFICANT_DIGITS {
@@ -93,14 +95,14 @@ impl LatencyHistogram {
         ns / unit * unit
     }
 
-    /// Bucket `b` (a [`Self::bucket`] floor) in 32 bits: itself below 1000,
-    /// else 1000 x (its trailing zeros' count) + its three leading digits.
-    fn code(b: u64) -> u32 {
-        if b < 1000 {
-            return b as u32;
+    /// The bucket of `ns` in 32 bits: `ns` itself below 1000, else 1000 x
+    /// (the digits cleared below its three leading ones) + those three.
+    fn code(ns: u64) -> u32 {
+        if ns < 1000 {
+            return ns as u32;
         }
-        let zeros = b.ilog10() + 1 - Self::SIGNIFICANT_DIGITS;
-        zeros * 1000 + (b / 10u64.pow(zeros)) as u32
+        let zeros = ns.ilog10() + 1 - Self::SIGNIFICANT_DIGITS;
+        zeros * 1000 + (ns / 10u64.pow(zeros)) as u32
     }
 
     /// The bucket floor [`Self::code`] encoded.
@@ -111,7 +113,7 @@ impl LatencyHistogram {
     pub fn record(&mut self, d: Duration) {
         // Simulated times fit in u64 ns (584 years); saturate rather than wrap.
         let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        let c = Self::code(Self::bucket(ns));
+        let c = Self::code(ns);
         if self.pending_n > 0 && self.pending == c && self.pending_n < u32::MAX {
             self.pending_n += 1;
         } else {
@@ -137,8 +139,8 @@ impl LatencyHistogram {
         use std::ops::Bound::{Excluded, Unbounded};
         let (p, n) = (Self::floor(self.pending), u64::from(self.pending_n));
         let below = self.buckets.range(..p).map(|(&b, &c)| (b, c));
-        let at = (n > 0 || self.buckets.contains_key(&p))
-            .then(|| (p, self.buckets.get(&p).copied().unwrap_or(0) + n));
+        let in_map = self.buckets.get(&p).copied();
+        let at = (n > 0 || in_map.is_some()).then(|| (p, in_map.unwrap_or(0) + n));
         let above = self
             .buckets
             .range((Excluded(p), Unbounded))
@@ -667,6 +669,7 @@ mod tests {
             let b = LatencyHistogram::bucket(ns);
             let c = LatencyHistogram::code(b);
             assert_eq!(LatencyHistogram::floor(c), b, "{ns}");
+            assert_eq!(LatencyHistogram::code(ns), c, "{ns}");
             assert!(c < 20_000, "{ns}: code {c}");
         }
         // The pending sample fits beside the rest in one cache line.
