@@ -22,7 +22,7 @@
 use crate::drive::{self, Core, Endpoint, Ev, Queue, Wires, NO_EP};
 use crate::flood::SynFlood;
 use crate::host::{address, Key, NetHost, Slot};
-use crate::link::{Fate, Link};
+use crate::link::{Fate, Link, SerTime};
 use crate::metrics::{
     Delivery, Flow, FlowResult, FlowsResult, GroupResult, Histogram, LatencyHistogram, LinkDrops,
     ListenResult, QueueResult, RunEnd, Tail,
@@ -123,7 +123,8 @@ struct FlowState {
 /// One direction of the shared link.
 struct Bottleneck {
     qdisc: Qdisc,
-    rate_bps: f64,
+    /// Serialization times at the link's rate.
+    ser: SerTime,
     delay: Duration,
     busy: bool,
     wire_bytes: u64,
@@ -280,7 +281,7 @@ impl FlowSim {
         let b = &topo.bottleneck;
         let mk = || Bottleneck {
             qdisc: Qdisc::new(b.qdisc.clone()),
-            rate_bps: b.rate_bps,
+            ser: SerTime::new(b.rate_bps),
             delay: b.delay,
             busy: false,
             wire_bytes: 0,
@@ -799,11 +800,7 @@ impl FlowSim {
         let b = &mut self.bottleneck[dir];
         b.busy = true;
         b.wire_bytes += q.wire as u64;
-        let ser = if b.rate_bps > 0.0 && b.rate_bps.is_finite() {
-            Duration::from_nanos((q.wire as f64 * 8.0 * 1e9 / b.rate_bps).round() as u64)
-        } else {
-            Duration::ZERO
-        };
+        let ser = b.ser.get(q.wire);
         let done = now + ser;
         let delay = b.delay;
         self.core

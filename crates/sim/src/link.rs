@@ -142,9 +142,8 @@ pub struct Link {
     queued: VecDeque<(Instant, usize)>,
     /// Sum of the wire bytes in `queued`.
     queued_bytes: usize,
-    /// The last frame's wire bytes and serialization time: a bulk transfer
-    /// offers frames of one or two sizes, and the division is the costly part.
-    last_ser: (usize, Duration),
+    /// Serialization times of the frame sizes offered last.
+    ser: SerTime,
     stats: LinkStats,
 }
 
@@ -152,11 +151,11 @@ impl Link {
     /// A new idle link.
     pub fn new(cfg: LinkConfig) -> Link {
         Link {
+            ser: SerTime::new(cfg.rate_bps),
             cfg,
             busy_until: Instant::ZERO,
             queued: VecDeque::new(),
             queued_bytes: 0,
-            last_ser: (0, Duration::ZERO),
             stats: LinkStats::default(),
         }
     }
@@ -194,16 +193,7 @@ impl Link {
 
     /// Time to serialize `wire` bytes, rounded to the nearest nanosecond.
     pub fn serialization_time(&self, wire: usize) -> Duration {
-        let rate = self.cfg.rate_bps;
-        if rate <= 0.0 || !rate.is_finite() {
-            return Duration::ZERO;
-        }
-        let ns = (wire as f64 * 8.0 * 1e9 / rate).round();
-        Duration::from_nanos(if ns >= u64::MAX as f64 {
-            u64::MAX
-        } else {
-            ns as u64
-        })
+        serialization_time(self.cfg.rate_bps, wire)
     }
 
     /// Wire bytes offered but not yet fully serialized at `now` (the frame on the wire counts).
@@ -245,14 +235,7 @@ impl Link {
             return Fate::Dropped(DropReason::Queue);
         }
 
-        let ser = match self.last_ser {
-            (w, ser) if w == wire => ser,
-            _ => {
-                let ser = self.serialization_time(wire);
-                self.last_ser = (wire, ser);
-                ser
-            }
-        };
+        let ser = self.ser.get(wire);
         let start = now.max(self.busy_until);
         let done = start + ser;
         self.busy_until = done;
@@ -279,6 +262,54 @@ impl Link {
             None
         };
         Fate::Delivered { at, duplicate_at }
+    }
+}
+
+/// Time to serialize `wire` bytes at `rate` bit/s, rounded to the nearest
+/// nanosecond (zero on a link without a rate limit).
+pub fn serialization_time(rate: f64, wire: usize) -> Duration {
+    if rate <= 0.0 || !rate.is_finite() {
+        return Duration::ZERO;
+    }
+    let ns = (wire as f64 * 8.0 * 1e9 / rate).round();
+    Duration::from_nanos(if ns >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        ns as u64
+    })
+}
+
+/// A link's serialization times for the two frame sizes it was last
+/// offered: traffic is mostly full data frames and ACKs, and the division
+/// and rounding they save cost more than the lookup.
+#[derive(Debug, Clone)]
+pub(crate) struct SerTime {
+    rate: f64,
+    /// (wire bytes, time), the most recently computed first.
+    memo: [(usize, Duration); 2],
+}
+
+impl SerTime {
+    /// For a link of `rate` bit/s.
+    pub(crate) fn new(rate: f64) -> SerTime {
+        SerTime {
+            rate,
+            memo: [(usize::MAX, Duration::ZERO); 2],
+        }
+    }
+
+    /// [`serialization_time`] of `wire` bytes at this rate.
+    pub(crate) fn get(&mut self, wire: usize) -> Duration {
+        if self.memo[0].0 == wire {
+            return self.memo[0].1;
+        }
+        if self.memo[1].0 == wire {
+            self.memo.swap(0, 1);
+            return self.memo[0].1;
+        }
+        let t = serialization_time(self.rate, wire);
+        self.memo = [(wire, t), self.memo[0]];
+        t
     }
 }
 
@@ -314,6 +345,26 @@ mod tests {
             framing: Framing::Raw,
             ..LinkConfig::default()
         }
+    }
+
+    /// The memo gives what the division gives, whichever of its two entries
+    /// (or neither) holds the size asked for.
+    #[test]
+    fn serialization_memo_matches_division() {
+        for rate in [10e9, 1.544e6, 56e3, 0.0] {
+            let mut memo = SerTime::new(rate);
+            for wire in [
+                1500, 52, 1500, 52, 52, 1500, 576, 52, 40, 40, 1500, 0, 65_535,
+            ] {
+                assert_eq!(
+                    memo.get(wire),
+                    serialization_time(rate, wire),
+                    "{wire} bytes at {rate} bit/s"
+                );
+            }
+        }
+        assert_eq!(serialization_time(10e9, 1500), Duration::from_nanos(1200));
+        assert_eq!(serialization_time(3e9, 1), Duration::from_nanos(3));
     }
 
     fn at(f: Fate) -> Instant {
