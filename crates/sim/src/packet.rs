@@ -20,6 +20,9 @@ pub(crate) struct Packet {
     pub to_ep: u32,
     /// The IPv4 ECN field ([`crate::qdisc::ecn`]); links and queues may set CE.
     pub ecn: u8,
+    /// Bytes of the IPv4 datagram, taken once: every link and queue on the
+    /// way asks, and the header's length walks its options.
+    ip_len: u32,
 }
 
 impl Packet {
@@ -32,6 +35,7 @@ impl Packet {
         to_ep: u32,
         ect: bool,
     ) -> Packet {
+        let ip_len = datagram_len(&repr, &payload);
         Packet {
             repr,
             payload,
@@ -39,6 +43,7 @@ impl Packet {
             dst,
             to_ep,
             ecn: if ect { ecn::ECT0 } else { ecn::NOT_ECT },
+            ip_len,
         }
     }
 
@@ -60,8 +65,19 @@ impl Packet {
 
     /// Bytes of the IPv4 datagram.
     pub fn ip_len(&self) -> usize {
-        IPV4_HEADER_LEN + self.repr.header_len() + self.payload.len()
+        debug_assert_eq!(
+            self.ip_len,
+            datagram_len(&self.repr, &self.payload),
+            "a packet changed after it was sent"
+        );
+        self.ip_len as usize
     }
+}
+
+/// Bytes of the IPv4 datagram carrying `repr` and `payload` (under 2^32:
+/// the engine's segments fit a 64 KB super-packet).
+fn datagram_len(repr: &TcpRepr, payload: &[u8]) -> u32 {
+    (IPV4_HEADER_LEN + repr.header_len() + payload.len()) as u32
 }
 
 /// The packets in flight and spare payload buffers.
@@ -131,6 +147,7 @@ impl Pool {
             dst: p.dst,
             to_ep: p.to_ep,
             ecn: p.ecn,
+            ip_len: p.ip_len,
         }
     }
 
