@@ -108,6 +108,10 @@ impl<E> EventQueue<E> {
 const SLOT_SHIFT: u32 = 20;
 /// Buckets in the calendar: 4096 of about 1 ms, a horizon of about 4.4 s.
 const SLOTS: usize = 4096;
+const _: () = assert!(
+    SLOTS / 64 == 64,
+    "`summary` has one bit per word of `occupied`"
+);
 
 /// The event queue of every run: the same (time, insertion) order as
 /// [`EventQueue`], but only events due within the current millisecond sit
@@ -128,6 +132,10 @@ pub struct CalendarQueue<E> {
     wheel: Vec<Vec<Entry<E>>>,
     /// One bit per bucket: set when it holds events.
     occupied: [u64; SLOTS / 64],
+    /// One bit per word of `occupied`: set when the word is not zero, so
+    /// the next occupied bucket is found in a few steps however long the
+    /// calendar has been idle (one connection spends most of its time so).
+    summary: u64,
     /// Events of slots at or beyond `cur + SLOTS`.
     far: BinaryHeap<Entry<E>>,
     /// The first slot the calendar covers.
@@ -150,6 +158,7 @@ impl<E> CalendarQueue<E> {
             near: BinaryHeap::new(),
             wheel: (0..SLOTS).map(|_| Vec::new()).collect(),
             occupied: [0; SLOTS / 64],
+            summary: 0,
             far: BinaryHeap::new(),
             cur: 0,
             in_wheel: 0,
@@ -176,6 +185,7 @@ impl<E> CalendarQueue<E> {
             let b = (s % SLOTS as u64) as usize;
             self.wheel[b].push(e);
             self.occupied[b / 64] |= 1 << (b % 64);
+            self.summary |= 1 << (b / 64);
             self.in_wheel += 1;
         } else {
             self.far.push(e);
@@ -196,25 +206,25 @@ impl<E> CalendarQueue<E> {
 
     /// The first occupied bucket at or after `cur`, as a slot number.
     fn next_occupied(&self) -> Option<u64> {
+        const WORDS: usize = SLOTS / 64;
         let start = (self.cur % SLOTS as u64) as usize;
-        let words = SLOTS / 64;
-        // Bits at or after `start` in its word, then the following words
-        // (wrapping), then the bits before `start` in its word.
-        for k in 0..=words {
-            let w = (start / 64 + k) % words;
-            let mut bits = self.occupied[w];
-            if k == 0 {
-                bits &= u64::MAX << (start % 64);
-            } else if k == words {
-                bits &= !(u64::MAX << (start % 64));
+        let w0 = start / 64;
+        // Buckets at or after `start` in its word; else the first non-empty
+        // word after it (wrapping round to `w0` itself, whose bits left are
+        // then those before `start`).
+        let mut bits = self.occupied[w0] & (u64::MAX << (start % 64));
+        let mut w = w0;
+        if bits == 0 {
+            let after = self.summary.rotate_right(((w0 + 1) % WORDS) as u32);
+            if after == 0 {
+                return None;
             }
-            if bits != 0 {
-                let b = w * 64 + bits.trailing_zeros() as usize;
-                let ahead = (b + SLOTS - start) % SLOTS;
-                return Some(self.cur + ahead as u64);
-            }
+            w = (w0 + 1 + after.trailing_zeros() as usize) % WORDS;
+            bits = self.occupied[w];
         }
-        None
+        let b = w * 64 + bits.trailing_zeros() as usize;
+        let ahead = (b + SLOTS - start) % SLOTS;
+        Some(self.cur + ahead as u64)
     }
 
     /// Makes `ready` or `near` hold the earliest events when there are any.
@@ -233,6 +243,9 @@ impl<E> CalendarQueue<E> {
         let b = (s % SLOTS as u64) as usize;
         self.cur = s + 1;
         self.occupied[b / 64] &= !(1 << (b % 64));
+        if self.occupied[b / 64] == 0 {
+            self.summary &= !(1 << (b / 64));
+        }
         // The bucket becomes `ready` (sorted once, which costs less than a
         // heap's pops) and the emptied `ready` takes its place, so neither
         // allocation is lost.
@@ -424,6 +437,27 @@ mod tests {
         );
         assert_eq!(q.pop(), Some(next[0]));
         assert_eq!(q.pop(), Some(next[1]));
+    }
+
+    /// Events whose buckets lie behind the calendar's start: in an earlier
+    /// word of the occupancy bitmap, and in the start's own word (the search
+    /// wraps all the way round to it).
+    #[test]
+    fn calendar_finds_buckets_behind_its_start() {
+        let slot = |s: u64| Instant::from_nanos(s << SLOT_SHIFT);
+        let mut q = CalendarQueue::new();
+        q.push(slot(10), 'a');
+        assert_eq!(q.pop(), Some((slot(10), 'a')));
+        // The calendar starts at slot 11 (word 0); 4,093 slots on is bucket 8.
+        q.push(slot(11 + 4_093), 'c');
+        q.push(slot(81), 'b');
+        assert_eq!(q.pop(), Some((slot(81), 'b')));
+        assert_eq!(q.pop(), Some((slot(4_104), 'c')));
+        // Now at slot 4,105 (bucket 9, word 0): bucket 5, in the same word
+        // and behind it, is slot 4,101 + 4,096.
+        q.push(slot(4_101 + 4_096), 'd');
+        assert_eq!(q.pop(), Some((slot(8_197), 'd')));
+        assert_eq!(q.pop(), None);
     }
 
     #[test]
