@@ -19,7 +19,7 @@ pub const DEFAULT_LIMIT: u64 = 4 << 30;
 /// applications themselves: the simulator's endpoint and flow records,
 /// demultiplexer entries, scheduled events and wake-ups, and the small
 /// allocations an idle connection keeps (measured with a counting allocator).
-const PAIR_HEAP: u64 = 6_144;
+pub(crate) const PAIR_HEAP: u64 = 6_144;
 
 /// One queued application write (`workload::Write`, rounded up) and one
 /// recorded transaction start; a queue grows by doubling, so twice that.

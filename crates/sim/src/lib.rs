@@ -1,5 +1,6 @@
 //! tinygram-sim: the deterministic discrete-event network simulator.
 
+mod cache;
 pub mod coalesce;
 mod drive;
 pub mod event;
