@@ -8,7 +8,7 @@ use std::io::{self, Write as _};
 use std::path::Path;
 use std::process::ExitCode;
 use std::rc::Rc;
-use tinygram_sim::flows::FlowSim;
+use tinygram_sim::flows::{FlowSim, LookAhead};
 use tinygram_sim::metrics::{FlowResult, FlowsResult, Tail};
 use tinygram_sim::pcap::{host_ip, FlowCapture};
 use tinygram_sim::scenario::Scenario;
@@ -413,6 +413,11 @@ const ONE_FLOW_RUNS: usize = 3;
 /// One run of the many-flow benchmark: its result and the wall-clock and CPU
 /// seconds it took (on a shared machine the thread's CPU time is the cost).
 pub(crate) fn run_bench(flows: u64, requests: u64) -> Result<(FlowsResult, f64, f64), String> {
+    run_bench_look(flows, requests).map(|(r, wall, cpu, _)| (r, wall, cpu))
+}
+
+/// [`run_bench`], with whether the run prefetched ahead.
+fn run_bench_look(flows: u64, requests: u64) -> Result<(FlowsResult, f64, f64, LookAhead), String> {
     let sc = Scenario::from_str(&bench_text(flows, requests), "<bench sim --flows>", &[])
         .map_err(|e| e.to_string())?;
     let mut sim = FlowSim::new(&sc);
@@ -420,7 +425,28 @@ pub(crate) fn run_bench(flows: u64, requests: u64) -> Result<(FlowsResult, f64, 
     let started = std::time::Instant::now();
     let r = sim.run(&mut |_, _| {});
     let wall = started.elapsed().as_secs_f64();
-    Ok((r, wall, crate::bench::thread_cpu_s() - cpu0))
+    Ok((
+        r,
+        wall,
+        crate::bench::thread_cpu_s() - cpu0,
+        sim.look_ahead(),
+    ))
+}
+
+/// The look-ahead line: on or off, and the threshold it follows.
+fn look_ahead_text(l: &LookAhead) -> String {
+    let onoff = if l.on() { "on" } else { "off" };
+    match (l.from, l.last_level_cache) {
+        (None, _) => "off (two hosts)".to_string(),
+        (Some(_), None) => format!("{onoff} (the last-level cache's size is unknown)"),
+        (Some(from), Some(llc)) => format!(
+            "{onoff}: {} endpoints, prefetching from {} ({} bytes of state each against half of the {} MiB last-level cache)",
+            thousands(l.endpoints as u64),
+            thousands(from as u64),
+            thousands(l.per_endpoint),
+            llc >> 20
+        ),
+    }
 }
 
 /// `tinygram bench sim --flows N --memory-layout`: the many-flow run alone,
@@ -465,7 +491,7 @@ pub fn bench(flows: u64, requests: u64) -> ExitCode {
     );
     // First, in a fresh heap, so freed memory of the runs does not hide it.
     let (size, measured) = idle_connection_bytes(10_000);
-    let (r, wall, cpu) = match run_bench(flows, requests) {
+    let (r, wall, cpu, look) = match run_bench_look(flows, requests) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
@@ -540,6 +566,7 @@ pub fn bench(flows: u64, requests: u64) -> ExitCode {
         "idle connection       {size} bytes (size_of Connection); {} measured per established idle connection (10,000 pairs, RSS)",
         measured.map_or("unknown".to_string(), |b| format!("{b:.0} bytes"))
     );
+    println!("look-ahead prefetch   {}", look_ahead_text(&look));
     let ok = r.integrity_ok && r.finished && ones_ok;
     println!("integrity             {}", if ok { "ok" } else { "FAILED" });
     if ok {
@@ -552,6 +579,30 @@ pub fn bench(flows: u64, requests: u64) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn look_ahead_line_names_the_threshold() {
+        let mut l = LookAhead {
+            endpoints: 2_000,
+            from: Some(3_084),
+            last_level_cache: Some(32 << 20),
+            per_endpoint: 5_440,
+        };
+        assert_eq!(
+            look_ahead_text(&l),
+            "off: 2,000 endpoints, prefetching from 3,084 (5,440 bytes of state each against half of the 32 MiB last-level cache)"
+        );
+        l.endpoints = 20_000;
+        assert!(look_ahead_text(&l).starts_with("on: 20,000 endpoints"));
+        l.last_level_cache = None;
+        l.from = Some(0);
+        assert_eq!(
+            look_ahead_text(&l),
+            "on (the last-level cache's size is unknown)"
+        );
+        l.from = None;
+        assert_eq!(look_ahead_text(&l), "off (two hosts)");
+    }
 
     #[test]
     fn bench_scenario_spreads_ports_over_hosts() {

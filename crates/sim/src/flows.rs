@@ -130,6 +130,27 @@ struct Bottleneck {
     wire_bytes: u64,
 }
 
+/// The many-flow world's prefetching of the next events' state
+/// ([`FlowSim::look_ahead`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LookAhead {
+    /// Endpoints in the run.
+    pub endpoints: usize,
+    /// From how many endpoints it prefetches (`None`: never, the two-host world).
+    pub from: Option<usize>,
+    /// The last-level cache the threshold comes from, when known.
+    pub last_level_cache: Option<u64>,
+    /// Bytes of state counted per endpoint.
+    pub per_endpoint: u64,
+}
+
+impl LookAhead {
+    /// Whether events prefetch.
+    pub fn on(&self) -> bool {
+        self.from.is_some_and(|f| self.endpoints >= f)
+    }
+}
+
 /// Addresses in a run's memory, for a tool that reads a trace of it (valgrind's
 /// lackey): the endpoint table (each endpoint's application and engine state,
 /// heap buffers aside, [`MemoryLayout::endpoint_size`] bytes apart, laid out
@@ -673,10 +694,25 @@ impl FlowSim {
     /// faster without them, 5,000 flows 20 % slower (docs/benchmarks.md).
     /// Where the cache size is unknown, always.
     fn prefetch_from() -> usize {
-        let per_endpoint = std::mem::size_of::<Endpoint>() as u64 + crate::footprint::PAIR_HEAP / 2;
         crate::cache::last_level_bytes().map_or(0, |llc| {
-            usize::try_from(llc / 2 / per_endpoint).unwrap_or(usize::MAX)
+            usize::try_from(llc / 2 / Self::state_per_endpoint()).unwrap_or(usize::MAX)
         })
+    }
+
+    /// Bytes of state per endpoint the prefetch rule counts: the endpoint
+    /// and its share of a pair's heap in the footprint estimate.
+    fn state_per_endpoint() -> u64 {
+        std::mem::size_of::<Endpoint>() as u64 + crate::footprint::PAIR_HEAP / 2
+    }
+
+    /// Whether events prefetch the next ones' state now, and why.
+    pub fn look_ahead(&self) -> LookAhead {
+        LookAhead {
+            endpoints: self.core.eps.len(),
+            from: (!self.direct).then_some(self.prefetch_from),
+            last_level_cache: crate::cache::last_level_bytes(),
+            per_endpoint: Self::state_per_endpoint(),
+        }
     }
 
     /// Runs to the end; `progress` is called now and then with the simulated time.
