@@ -249,9 +249,14 @@ impl<E> CalendarQueue<E> {
         // The bucket becomes `ready` (sorted once, which costs less than a
         // heap's pops) and the emptied `ready` takes its place, so neither
         // allocation is lost.
+        // Events are appended in push (seq) order, mostly in time order too:
+        // sorted ascending, such a bucket is nearly in place (a descending
+        // sort would start from its reverse, insertion sort's worst case),
+        // then reversed. Keys are unique, so the order is the same.
         let mut bucket = std::mem::take(&mut self.wheel[b]);
         self.in_wheel -= bucket.len();
-        bucket.sort_unstable_by_key(|e| std::cmp::Reverse((e.at, e.seq)));
+        bucket.sort_unstable_by_key(|e| (e.at, e.seq));
+        bucket.reverse();
         std::mem::swap(&mut self.ready, &mut bucket);
         self.wheel[b] = bucket;
         self.pull_far();
