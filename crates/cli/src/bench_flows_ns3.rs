@@ -24,8 +24,8 @@ impl Side {
 }
 
 /// tinygram's run; `Err` unless every transaction completed with intact bytes.
-fn run_tinygram(flows: u64, requests: u64) -> Result<Side, String> {
-    let (r, wall, cpu) = crate::flows::run_bench(flows, requests)?;
+fn run_tinygram(flows: u64, requests: u64, look: Option<bool>) -> Result<Side, String> {
+    let (r, wall, cpu) = crate::flows::run_bench(flows, requests, look)?;
     if !(r.finished && r.integrity_ok) || r.transactions < flows * requests {
         return Err(format!(
             "tinygram's run did not finish intact ({} of {} transactions, integrity {})",
@@ -63,7 +63,13 @@ fn parse_ns3(stdout: &str, want: u64) -> Result<Side, String> {
 
 /// Runs both simulators `rounds` times, alternating which goes first, and
 /// prints each round, the medians and the ratio's minimum and median.
-pub fn against_ns3(flows: u64, requests: u64, rounds: u32, ns3_bin: Option<&Path>) -> ExitCode {
+pub fn against_ns3(
+    flows: u64,
+    requests: u64,
+    rounds: u32,
+    ns3_bin: Option<&Path>,
+    look: Option<bool>,
+) -> ExitCode {
     if rounds == 0 {
         eprintln!("error: --rounds must be at least 1");
         return ExitCode::from(2);
@@ -75,7 +81,7 @@ pub fn against_ns3(flows: u64, requests: u64, rounds: u32, ns3_bin: Option<&Path
             return ExitCode::from(2);
         }
     };
-    match compare(flows, requests, rounds, &bin) {
+    match compare(flows, requests, rounds, &bin, look) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
@@ -84,7 +90,13 @@ pub fn against_ns3(flows: u64, requests: u64, rounds: u32, ns3_bin: Option<&Path
     }
 }
 
-fn compare(flows: u64, requests: u64, rounds: u32, bin: &Path) -> Result<(), String> {
+fn compare(
+    flows: u64,
+    requests: u64,
+    rounds: u32,
+    bin: &Path,
+    look: Option<bool>,
+) -> Result<(), String> {
     eprintln!(
         "bench sim --flows {flows} --against ns3: request/response 100 B / 100 B, {requests} per flow, \
          1 s think, over a 10 Gbps, 1 ms bottleneck; {rounds} interleaved rounds"
@@ -94,7 +106,7 @@ fn compare(flows: u64, requests: u64, rounds: u32, bin: &Path) -> Result<(), Str
     let want = flows * requests;
     let ns3 = || -> Result<Side, String> { parse_ns3(&run_ns3_program(bin, &args)?, want) };
     // See `bench::warmed`: the timed run follows an untimed one.
-    let ours_warm = || crate::bench::warmed(|| run_tinygram(flows, requests));
+    let ours_warm = || crate::bench::warmed(|| run_tinygram(flows, requests, look));
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         // Alternate the order so neither side always runs on a warmer machine.

@@ -412,15 +412,25 @@ const ONE_FLOW_RUNS: usize = 3;
 
 /// One run of the many-flow benchmark: its result and the wall-clock and CPU
 /// seconds it took (on a shared machine the thread's CPU time is the cost).
-pub(crate) fn run_bench(flows: u64, requests: u64) -> Result<(FlowsResult, f64, f64), String> {
-    run_bench_look(flows, requests).map(|(r, wall, cpu, _)| (r, wall, cpu))
+/// `look`: `--look-ahead` (`None`: the simulator's rule).
+pub(crate) fn run_bench(
+    flows: u64,
+    requests: u64,
+    look: Option<bool>,
+) -> Result<(FlowsResult, f64, f64), String> {
+    run_bench_look(flows, requests, look).map(|(r, wall, cpu, _)| (r, wall, cpu))
 }
 
 /// [`run_bench`], with whether the run prefetched ahead.
-fn run_bench_look(flows: u64, requests: u64) -> Result<(FlowsResult, f64, f64, LookAhead), String> {
+fn run_bench_look(
+    flows: u64,
+    requests: u64,
+    look: Option<bool>,
+) -> Result<(FlowsResult, f64, f64, LookAhead), String> {
     let sc = Scenario::from_str(&bench_text(flows, requests), "<bench sim --flows>", &[])
         .map_err(|e| e.to_string())?;
     let mut sim = FlowSim::new(&sc);
+    sim.force_look_ahead(look);
     let cpu0 = crate::bench::thread_cpu_s();
     let started = std::time::Instant::now();
     let r = sim.run(&mut |_, _| {});
@@ -436,6 +446,9 @@ fn run_bench_look(flows: u64, requests: u64) -> Result<(FlowsResult, f64, f64, L
 /// The look-ahead line: on or off, and the threshold it follows.
 fn look_ahead_text(l: &LookAhead) -> String {
     let onoff = if l.on() { "on" } else { "off" };
+    if l.forced.is_some() {
+        return format!("{onoff} (set by --look-ahead)");
+    }
     match (l.from, l.last_level_cache) {
         (None, _) => "off (two hosts)".to_string(),
         (Some(_), None) => format!("{onoff} (the last-level cache's size is unknown)"),
@@ -452,7 +465,7 @@ fn look_ahead_text(l: &LookAhead) -> String {
 /// `tinygram bench sim --flows N --memory-layout`: the many-flow run alone,
 /// with the addresses a memory trace needs printed before it starts and the
 /// segment count after (the lines benches/endpoint-lines.sh reads).
-pub fn memory_layout_run(flows: u64, requests: u64) -> ExitCode {
+pub fn memory_layout_run(flows: u64, requests: u64, look: Option<bool>) -> ExitCode {
     let sc = match Scenario::from_str(&bench_text(flows, requests), "<bench sim --flows>", &[]) {
         Ok(sc) => sc,
         Err(e) => {
@@ -461,6 +474,7 @@ pub fn memory_layout_run(flows: u64, requests: u64) -> ExitCode {
         }
     };
     let mut sim = FlowSim::new(&sc);
+    sim.force_look_ahead(look);
     let l = sim.memory_layout();
     // Each line in one write: a tracer interleaves its own lines with ours.
     let say = |line: String| {
@@ -484,14 +498,14 @@ pub fn memory_layout_run(flows: u64, requests: u64) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `tinygram bench sim --flows N`.
-pub fn bench(flows: u64, requests: u64) -> ExitCode {
+/// `tinygram bench sim --flows N` (`look`: `--look-ahead`, for the many-flow run).
+pub fn bench(flows: u64, requests: u64, look: Option<bool>) -> ExitCode {
     eprintln!(
         "bench sim --flows {flows}: request/response 100 B / 100 B, {requests} per flow, 1 s think, over a 10 Gbps, 1 ms bottleneck"
     );
     // First, in a fresh heap, so freed memory of the runs does not hide it.
     let (size, measured) = idle_connection_bytes(10_000);
-    let (r, wall, cpu, look) = match run_bench_look(flows, requests) {
+    let (r, wall, cpu, look) = match run_bench_look(flows, requests, look) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
@@ -504,7 +518,7 @@ pub fn bench(flows: u64, requests: u64) -> ExitCode {
     // machine, so it runs three times and the median is taken.
     let mut ones = Vec::new();
     for _ in 0..ONE_FLOW_RUNS {
-        match run_bench(1, (flows * requests).min(200_000)) {
+        match run_bench(1, (flows * requests).min(200_000), None) {
             Ok(x) => ones.push(x),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -585,6 +599,7 @@ mod tests {
         let mut l = LookAhead {
             endpoints: 2_000,
             from: Some(3_084),
+            forced: None,
             last_level_cache: Some(32 << 20),
             per_endpoint: 5_440,
         };
@@ -602,6 +617,9 @@ mod tests {
         );
         l.from = None;
         assert_eq!(look_ahead_text(&l), "off (two hosts)");
+        l.from = Some(usize::MAX);
+        l.forced = Some(false);
+        assert_eq!(look_ahead_text(&l), "off (set by --look-ahead)");
     }
 
     #[test]

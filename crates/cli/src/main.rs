@@ -190,6 +190,27 @@ enum Cmd {
     },
 }
 
+/// `bench sim --flows --look-ahead`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LookAheadArg {
+    /// Prefetch once the connections' state outgrows half the last-level cache.
+    Auto,
+    /// Always prefetch.
+    On,
+    /// Never prefetch.
+    Off,
+}
+
+impl LookAheadArg {
+    fn forced(self) -> Option<bool> {
+        match self {
+            LookAheadArg::Auto => None,
+            LookAheadArg::On => Some(true),
+            LookAheadArg::Off => Some(false),
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum BenchWhat {
     /// Bulk transfer over 10 Gbps, 1 ms delay, raw framing, 4.5 MB queue, timestamps + SACK + window scaling, 1448-byte segments, no capture; `--against ns3` runs the same in ns-3.
@@ -228,6 +249,11 @@ enum BenchWhat {
         /// (benches/endpoint-lines.sh runs it under valgrind's lackey).
         #[arg(long, requires = "flows", conflicts_with = "against")]
         memory_layout: bool,
+        /// With --flows: whether each event prefetches the next events'
+        /// connection state; auto does once their state outgrows half the
+        /// last-level cache. Speed only: results are the same.
+        #[arg(long, value_enum, default_value_t = LookAheadArg::Auto, requires = "flows")]
+        look_ahead: LookAheadArg,
     },
     /// tinygram over TUN against the kernel, and the kernel against itself
     /// over veth, interleaved: bulk and 100-byte request/response (root).
@@ -576,14 +602,19 @@ fn main() -> ExitCode {
                     rounds,
                     ns3_bin,
                     memory_layout,
+                    look_ahead,
                     ..
                 },
         } => match against {
-            None if memory_layout => flows::memory_layout_run(n, requests),
-            None => flows::bench(n, requests),
-            Some(bench::Against::Ns3) => {
-                bench_flows_ns3::against_ns3(n, requests, rounds, ns3_bin.as_deref())
-            }
+            None if memory_layout => flows::memory_layout_run(n, requests, look_ahead.forced()),
+            None => flows::bench(n, requests, look_ahead.forced()),
+            Some(bench::Against::Ns3) => bench_flows_ns3::against_ns3(
+                n,
+                requests,
+                rounds,
+                ns3_bin.as_deref(),
+                look_ahead.forced(),
+            ),
         },
         Cmd::Bench {
             what:

@@ -138,6 +138,8 @@ pub struct LookAhead {
     pub endpoints: usize,
     /// From how many endpoints it prefetches (`None`: never, the two-host world).
     pub from: Option<usize>,
+    /// Set on the command line instead of by the rule (`--look-ahead`).
+    pub forced: Option<bool>,
     /// The last-level cache the threshold comes from, when known.
     pub last_level_cache: Option<u64>,
     /// Bytes of state counted per endpoint.
@@ -174,6 +176,8 @@ pub struct FlowSim {
     /// From how many endpoints on the next events' state is prefetched
     /// ([`FlowSim::prefetch_from`]).
     prefetch_from: usize,
+    /// Set by [`FlowSim::force_look_ahead`].
+    look_ahead_forced: Option<bool>,
     /// With no bottleneck, packets in flight on each host's access link, in
     /// arrival order: (arrival, packet). Only the head is in the event queue,
     /// which keeps the queue small however many packets a long fat pipe holds.
@@ -330,6 +334,7 @@ impl FlowSim {
             hosts,
             direct: false,
             prefetch_from: Self::prefetch_from(),
+            look_ahead_forced: None,
             in_flight: Vec::new(),
             rx: Vec::new(),
             traces: None,
@@ -465,6 +470,7 @@ impl FlowSim {
             hosts,
             direct: true,
             prefetch_from: usize::MAX,
+            look_ahead_forced: None,
             in_flight: vec![VecDeque::new(), VecDeque::new()],
             rx: vec![receiver(&sc.client), receiver(&sc.server)],
             traces: None,
@@ -705,11 +711,25 @@ impl FlowSim {
         std::mem::size_of::<Endpoint>() as u64 + crate::footprint::PAIR_HEAP / 2
     }
 
+    /// Overrides the prefetch rule (`bench sim --flows --look-ahead`):
+    /// `Some(true)` prefetches however few the endpoints, `Some(false)`
+    /// never, `None` follows the rule. Speed only: results do not change.
+    pub fn force_look_ahead(&mut self, on: Option<bool>) {
+        self.look_ahead_forced = on;
+        self.prefetch_from = match on {
+            Some(true) => 0,
+            Some(false) => usize::MAX,
+            None if self.direct => usize::MAX,
+            None => Self::prefetch_from(),
+        };
+    }
+
     /// Whether events prefetch the next ones' state now, and why.
     pub fn look_ahead(&self) -> LookAhead {
         LookAhead {
             endpoints: self.core.eps.len(),
-            from: (!self.direct).then_some(self.prefetch_from),
+            from: (!self.direct || self.look_ahead_forced.is_some()).then_some(self.prefetch_from),
+            forced: self.look_ahead_forced,
             last_level_cache: crate::cache::last_level_bytes(),
             per_endpoint: Self::state_per_endpoint(),
         }
