@@ -248,11 +248,10 @@ impl<E> CalendarQueue<E> {
         }
         // The bucket becomes `ready` (sorted once, which costs less than a
         // heap's pops) and the emptied `ready` takes its place, so neither
-        // allocation is lost.
-        // Events are appended in push (seq) order, mostly in time order too:
-        // sorted ascending, such a bucket is nearly in place (a descending
-        // sort would start from its reverse, insertion sort's worst case),
-        // then reversed. Keys are unique, so the order is the same.
+        // allocation is lost. Its events were appended in push order, mostly
+        // in time order too, so it is sorted ascending (nearly in place; a
+        // descending sort would start from insertion sort's worst case) and
+        // reversed. Keys are unique, so the order is the same.
         let mut bucket = std::mem::take(&mut self.wheel[b]);
         self.in_wheel -= bucket.len();
         bucket.sort_unstable_by_key(|e| (e.at, e.seq));

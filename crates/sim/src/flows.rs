@@ -333,7 +333,7 @@ impl FlowSim {
             rng,
             hosts,
             direct: false,
-            prefetch_from: Self::prefetch_from(),
+            prefetch_from: Self::prefetch_from(false, None),
             look_ahead_forced: None,
             in_flight: Vec::new(),
             rx: Vec::new(),
@@ -469,7 +469,7 @@ impl FlowSim {
             rng,
             hosts,
             direct: true,
-            prefetch_from: usize::MAX,
+            prefetch_from: Self::prefetch_from(true, None),
             look_ahead_forced: None,
             in_flight: vec![VecDeque::new(), VecDeque::new()],
             rx: vec![receiver(&sc.client), receiver(&sc.server)],
@@ -698,11 +698,17 @@ impl FlowSim {
     /// byte patterns, and on a shared machine other programs' data). Below
     /// that the fetches are cache hits that only cost: 1,000 flows ran 15 %
     /// faster without them, 5,000 flows 20 % slower (docs/benchmarks.md).
-    /// Where the cache size is unknown, always.
-    fn prefetch_from() -> usize {
-        crate::cache::last_level_bytes().map_or(0, |llc| {
-            usize::try_from(llc / 2 / Self::state_per_endpoint()).unwrap_or(usize::MAX)
-        })
+    /// Where the cache size is unknown, always; never in the two-host world
+    /// (`direct`); `forced` ([`FlowSim::force_look_ahead`]) overrides all.
+    fn prefetch_from(direct: bool, forced: Option<bool>) -> usize {
+        match forced {
+            Some(true) => 0,
+            Some(false) => usize::MAX,
+            None if direct => usize::MAX,
+            None => crate::cache::last_level_bytes().map_or(0, |llc| {
+                usize::try_from(llc / 2 / Self::state_per_endpoint()).unwrap_or(usize::MAX)
+            }),
+        }
     }
 
     /// Bytes of state per endpoint the prefetch rule counts: the endpoint
@@ -716,12 +722,7 @@ impl FlowSim {
     /// never, `None` follows the rule. Speed only: results do not change.
     pub fn force_look_ahead(&mut self, on: Option<bool>) {
         self.look_ahead_forced = on;
-        self.prefetch_from = match on {
-            Some(true) => 0,
-            Some(false) => usize::MAX,
-            None if self.direct => usize::MAX,
-            None => Self::prefetch_from(),
-        };
+        self.prefetch_from = Self::prefetch_from(self.direct, on);
     }
 
     /// Whether events prefetch the next ones' state now, and why.

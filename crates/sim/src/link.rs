@@ -191,11 +191,6 @@ impl Link {
         }
     }
 
-    /// Time to serialize `wire` bytes, rounded to the nearest nanosecond.
-    pub fn serialization_time(&self, wire: usize) -> Duration {
-        serialization_time(self.cfg.rate_bps, wire)
-    }
-
     /// Wire bytes offered but not yet fully serialized at `now` (the frame on the wire counts).
     pub fn backlog(&mut self, now: Instant) -> usize {
         while let Some(&(done, bytes)) = self.queued.front() {
