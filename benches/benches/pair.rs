@@ -224,10 +224,11 @@ impl Tinygram {
         wire: &mut Wire,
     ) -> Option<bool> {
         let mut frame = wire.spare.pop().unwrap_or_default();
-        let Some(repr) = conn.poll_transmit_with_headroom(now, &mut frame, ROOM) else {
+        let mut repr = TcpRepr::default();
+        if !conn.poll_transmit_with_headroom_into(now, &mut frame, ROOM, &mut repr) {
             wire.spare.push(frame);
             return None;
-        };
+        }
         let payload_len = frame.len() - ROOM;
         let hl = repr.header_len();
         let start = ROOM - hl - IPV4_HEADER_LEN;

@@ -257,10 +257,11 @@ impl Transmit for Link<'_> {
             // A spare buffer: the engine writes the payload behind the header room.
             let mut pkt = self.wire.spare.pop().unwrap_or_default();
             let room = self.wire.room();
-            let Some(seg) = conn.poll_transmit_with_headroom(now, &mut pkt, room) else {
+            let mut seg = TcpRepr::default();
+            if !conn.poll_transmit_with_headroom_into(now, &mut pkt, room, &mut seg) {
                 self.wire.spare.push(pkt);
                 return;
-            };
+            }
             if seg.flags.syn() {
                 *self.our_syn = Some(seg.options);
             }

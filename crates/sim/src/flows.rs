@@ -1388,15 +1388,17 @@ impl Wires for FlowSim {
             let e = &self.core.eps[ep as usize];
             (e.host, e.peer, (e.local_port, e.remote_port), e.peer_ep)
         };
+        // Filled in place by the engine: the header is copied once, into the slab.
+        let mut repr = TcpRepr::default();
         loop {
             let mut payload = self.pool.buffer();
-            let Some(repr) = self.core.eps[ep as usize]
+            if !self.core.eps[ep as usize]
                 .conn
-                .poll_transmit(now, &mut payload)
-            else {
+                .poll_transmit_into(now, &mut payload, &mut repr)
+            {
                 self.pool.give_back(payload);
                 break;
-            };
+            }
             if let Some(flow) = self.corrupt {
                 let f = &self.flows[flow as usize];
                 if f.client == ep && !payload.is_empty() {

@@ -302,30 +302,32 @@ impl Connection {
         }
     }
 
-    pub(super) fn maybe_pure_ack(&mut self, now: Instant) -> Option<TcpRepr> {
-        self.ack.now?;
+    /// Fills `out` with the pure ACK owed, if one is, and says whether it did.
+    pub(super) fn maybe_pure_ack(&mut self, now: Instant, out: &mut TcpRepr) -> bool {
+        if self.ack.now.is_none() {
+            return false;
+        }
         if !(self.state.synchronized() || self.state == State::SynReceived)
             || self.state == State::SynReceived && self.tx.need_syn
         {
             self.ack.now = None;
-            return None;
+            return false;
         }
         let acked_new = self.ack.segs > 0;
         let challenge = std::mem::take(&mut self.ack.challenge_owed);
-        let seg = if self.cfg.ack_repeats_fin && self.fin_sent() && !self.fin_acked() && !challenge
-        {
+        if self.cfg.ack_repeats_fin && self.fin_sent() && !self.fin_acked() && !challenge {
             // FreeBSD tcp_output.c: the state's flags (tcp_outflags) keep FIN
             // until it is acknowledged, and a FIN sent again takes its old
             // sequence number (snd_nxt--); tcp_input.c tcp_send_challenge_ack
             // answers with tcp_respond, a bare ACK.
-            self.header(now, self.fin_seq(), Flags::ACK | Flags::FIN)
+            self.header_into(now, self.fin_seq(), Flags::ACK | Flags::FIN, out);
         } else {
-            self.header(now, self.snd_nxt, Flags::ACK)
-        };
+            self.header_into(now, self.snd_nxt, Flags::ACK, out);
+        }
         self.ack_policy.on_sent(now, false, acked_new);
         self.counters.pure_acks_sent += 1;
         self.counters.segments_sent += 1;
-        Some(seg)
+        true
     }
 
     /// Options on a synchronized-state segment: RFC 1106 3.1 option C, RFC 7323

@@ -63,18 +63,45 @@ impl Connection {
         buf: &mut Vec<u8>,
         headroom: usize,
     ) -> Option<TcpRepr> {
+        let mut r = TcpRepr::default();
+        self.poll_transmit_with_headroom_into(now, buf, headroom, &mut r)
+            .then_some(r)
+    }
+
+    /// [`poll_transmit_with_headroom`](Self::poll_transmit_with_headroom)
+    /// writing the header into `out` (every field set): returns whether a
+    /// segment is due. A driver's hot path never copies the 160-byte header.
+    pub fn poll_transmit_with_headroom_into(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        headroom: usize,
+        out: &mut TcpRepr,
+    ) -> bool {
         buf.resize(headroom, 0);
         self.tx.headroom = headroom;
-        let r = self.poll_transmit(now, buf);
+        let sent = self.poll_transmit_into(now, buf, out);
         self.tx.headroom = 0;
-        r
+        sent
     }
 
     /// The next segment to send, if any; its payload is written into `payload`
     /// (cleared first). Call until it returns `None`.
     pub fn poll_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+        let mut r = TcpRepr::default();
+        self.poll_transmit_into(now, payload, &mut r).then_some(r)
+    }
+
+    /// [`poll_transmit`](Self::poll_transmit) writing the header into `out`
+    /// (every field set when it returns true; unspecified otherwise).
+    pub fn poll_transmit_into(
+        &mut self,
+        now: Instant,
+        payload: &mut Vec<u8>,
+        out: &mut TcpRepr,
+    ) -> bool {
         self.tx.last_ect = false;
-        let r = self.next_transmit(now, payload);
+        let r = self.next_transmit(now, payload, out);
         if std::mem::take(&mut self.tx.tlp_rearm) && self.cfg.recovery.tlp {
             self.arm_tlp(now);
         }
@@ -82,7 +109,7 @@ impl Connection {
         if !cfg!(debug_assertions) {
             return r;
         }
-        if r.is_some() {
+        if r {
             if self.tx_streak == 0 {
                 self.tx_budget = self.transmit_budget();
             }
@@ -140,7 +167,8 @@ impl Connection {
         );
     }
 
-    fn next_transmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+    /// Fills `out` with the next segment due and returns true, or returns false.
+    fn next_transmit(&mut self, now: Instant, payload: &mut Vec<u8>, out: &mut TcpRepr) -> bool {
         payload.truncate(self.tx.headroom);
         if std::mem::take(&mut self.ack.read_emptied)
             && self.ack.now.is_none()
@@ -166,7 +194,7 @@ impl Connection {
             self.note_rwnd_chrono(now, 0, 0);
             self.tx.burst = None;
             self.tx.tso_run = 0;
-            return None;
+            return false;
         }
         if let Some(mut rst) = self.pending_rst.take().map(|r| *r) {
             // RFC 7323 3.2: once negotiated, TSopt SHOULD be sent in a RST too.
@@ -179,53 +207,53 @@ impl Connection {
             }
             self.counters.rsts_sent += 1;
             self.counters.segments_sent += 1;
-            return Some(rst);
+            *out = rst;
+            return true;
         }
         match self.state {
             State::Closed | State::Listen | State::TimeWait => {
-                return self.maybe_pure_ack(now);
+                return self.maybe_pure_ack(now, out);
             }
             State::SynSent | State::SynReceived => {
                 if self.tx.need_syn {
-                    return Some(self.emit_syn_with(now, payload));
+                    *out = self.emit_syn_with(now, payload);
+                    return true;
                 }
                 // RFC 7413 4.3.2: a Fast Open server may send data before
                 // the handshake completes.
                 if !(self.state == State::SynReceived && self.tfo.child) {
-                    return self.maybe_pure_ack(now);
+                    return self.maybe_pure_ack(now, out);
                 }
             }
             _ => {}
         }
         if std::mem::take(&mut self.tx.old_seq_probe) {
-            let seg = self.header(now, self.snd_una - 1, Flags::ACK);
+            self.header_into(now, self.snd_una - 1, Flags::ACK, out);
             self.counters.segments_sent += 1;
-            return Some(seg);
+            return true;
         }
-        if let Some(r) = self.emit_nak_rexmit(now, payload) {
-            return Some(r);
-        }
-        if let Some(r) = self.emit_sack_rexmit(now, payload) {
-            return Some(r);
+        if self.emit_nak_rexmit(now, payload, out) || self.emit_sack_rexmit(now, payload, out) {
+            return true;
         }
         if let Some(seq) = self.recovery.rexmit_one.take() {
-            if seq >= self.snd_una && seq < self.snd_max {
-                if let Some(r) = self.emit_retransmit_one(now, seq, payload) {
-                    return Some(r);
-                }
+            if seq >= self.snd_una
+                && seq < self.snd_max
+                && self.emit_retransmit_one(now, seq, payload, out)
+            {
+                return true;
             }
         }
         self.maybe_idle_restart(now);
         self.cut_skbs();
-        let sent = self.emit_data(now, payload);
-        self.note_cwnd_usage(sent.is_some());
-        if let Some(r) = sent {
-            return Some(r);
+        let sent = self.emit_data(now, payload, out);
+        self.note_cwnd_usage(sent);
+        if sent {
+            return true;
         }
         self.tx.burst = None;
         self.tx.tso_run = 0;
         self.arm_persist_if_needed(now);
-        self.maybe_pure_ack(now)
+        self.maybe_pure_ack(now, out)
     }
 
     /// Whether an established connection has nothing to send: no ACK owed, no
@@ -347,24 +375,26 @@ impl Connection {
         r
     }
 
-    /// A header for a synchronized-state segment, carrying ACK and our window.
-    pub(super) fn header(&mut self, now: Instant, seq: SeqNumber, flags: Flags) -> TcpRepr {
+    /// A header for a synchronized-state segment, carrying ACK and our
+    /// window, written into `r` (every field set): built in the caller's
+    /// slot, since a 160-byte header copied back up the transmit path (a
+    /// memcpy reading what was just stored field by field) cost several per
+    /// cent of a segment's time.
+    pub(super) fn header_into(
+        &mut self,
+        now: Instant,
+        seq: SeqNumber,
+        flags: Flags,
+        r: &mut TcpRepr,
+    ) {
         let (window, upper) = self.window_to_advertise();
-        // Built where it is returned, the options filled in place: no copy of
-        // the whole header on the way out.
-        let mut r = TcpRepr {
-            src_port: self.local_port,
-            dst_port: self.remote_port,
-            seq,
-            ack: SeqNumber(0),
-            flags,
-            window,
-            urgent: 0,
-            options: TcpOptions {
-                big_window_upper: upper,
-                ..TcpOptions::default()
-            },
-        };
+        r.src_port = self.local_port;
+        r.dst_port = self.remote_port;
+        r.seq = seq;
+        r.window = window;
+        r.urgent = 0;
+        r.options = TcpOptions::default();
+        r.options.big_window_upper = upper;
         self.segment_options(now, &mut r.options);
         let since = self.ack.owed_since.take();
         if self.cfg.trace && (since.is_some() || self.ack.now.is_some()) {
@@ -378,7 +408,6 @@ impl Connection {
         let ece = self.ece_flag();
         r.ack = self.rcv_nxt();
         r.flags = flags | Flags::ACK | ece;
-        r
     }
 
     fn emit_retransmit_one(
@@ -386,34 +415,35 @@ impl Connection {
         now: Instant,
         seq: SeqNumber,
         payload: &mut Vec<u8>,
-    ) -> Option<TcpRepr> {
-        self.emit_range(now, seq, self.snd_mss, payload)
+        out: &mut TcpRepr,
+    ) -> bool {
+        self.emit_range(now, seq, self.snd_mss, payload, out)
     }
 
     /// RFC 1106 2.1: resend NAKed data at once, ahead of new data ("and then
     /// continue sending data where it left off").
-    fn emit_nak_rexmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+    fn emit_nak_rexmit(&mut self, now: Instant, payload: &mut Vec<u8>, out: &mut TcpRepr) -> bool {
         if !self.tx.naks_used {
-            return None;
+            return false;
         }
         while let Some((seq, len)) = self.nak_tx.next(self.snd_una, self.snd_mss) {
             if seq >= self.snd_nxt {
                 continue;
             }
             let len = len.min(self.snd_nxt.distance_from(seq));
-            if let Some(r) = self.emit_range(now, seq, len, payload) {
+            if self.emit_range(now, seq, len, payload, out) {
                 self.counters.nak_retransmits += 1;
-                return Some(r);
+                return true;
             }
         }
-        None
+        false
     }
 
     /// RFC 6675 5 step 4 and NextSeg rule 1: during SACK recovery, resend the
     /// first lost, unSACKed data while cwnd - pipe allows a segment.
-    fn emit_sack_rexmit(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+    fn emit_sack_rexmit(&mut self, now: Instant, payload: &mut Vec<u8>, out: &mut TcpRepr) -> bool {
         if !self.recovery.sack {
-            return None;
+            return false;
         }
         let (mss, th) = (self.snd_mss, self.cfg.dupack_threshold);
         let (una, max) = (self.snd_una, self.snd_max);
@@ -428,20 +458,23 @@ impl Connection {
                 .scoreboard
                 .pipe(una, max, self.recovery.high_rxt, th, mss);
             if pipe + mss > self.send_cwnd() {
-                return None;
+                return false;
             }
             self.scoreboard
                 .next_lost(una, self.recovery.high_rxt.max(una), th, mss)
         };
         self.recovery.rxt_first = false;
-        let (start, end) = hole?;
+        let Some((start, end)) = hole else {
+            return false;
+        };
         let end = end.min(max);
-        if start >= end {
-            return None;
+        if start >= end
+            || !self.emit_range(now, start, end.distance_from(start).min(mss), payload, out)
+        {
+            return false;
         }
-        let mut r = self.emit_range(now, start, end.distance_from(start).min(mss), payload)?;
         // HighRxt only moves forward, and within SND.MAX: each call makes progress.
-        let sent = payload.len() - self.tx.headroom + r.flags.fin() as usize;
+        let sent = payload.len() - self.tx.headroom + out.flags.fin() as usize;
         if let Some(p) = &mut self.recovery.prr {
             p.on_sent(sent);
         }
@@ -449,9 +482,9 @@ impl Connection {
         self.recovery.high_rxt = (start + sent.max(1)).min(max);
         self.counters.sack_retransmits += 1;
         if self.closes_rexmit_packet(run_continues, start + sent, end, sent) {
-            r.flags = r.flags | Flags::PSH;
+            out.flags = out.flags | Flags::PSH;
         }
-        Some(r)
+        true
     }
 
     /// Whether a SACK retransmission ending at `seg_end` (of `len` bytes, in a
@@ -498,7 +531,8 @@ impl Connection {
         seq: SeqNumber,
         max_len: usize,
         payload: &mut Vec<u8>,
-    ) -> Option<TcpRepr> {
+        out: &mut TcpRepr,
+    ) -> bool {
         let off = self.off_of(seq);
         let queued = self.send_buf.end() - off;
         // Sequence space sent from `seq`: data, plus one if the FIN went too.
@@ -511,16 +545,16 @@ impl Connection {
         }
         let fin = self.fin.queued && off + len as u64 == self.send_buf.end() && sent > queued;
         if len == 0 && !fin {
-            return None;
+            return false;
         }
-        let r = self.build_data_segment(now, off, len, fin, payload);
+        self.build_data_segment(now, off, len, fin, payload, out);
         // RFC 1106 4.2: a repair in flight pushes the timer out to a full RTO,
         // so it does not "go off milliseconds before a naked packet's ack".
         let at = now + self.user_timeout.clamp(now, self.rtt.rto());
         if self.timers[Timer::Retransmit as usize].is_none_or(|t| t < at) {
             self.arm(Timer::Retransmit, at);
         }
-        Some(r)
+        true
     }
 
     /// Notes that data which could go is held by `rule` (starts a why-trace episode).
@@ -547,7 +581,7 @@ impl Connection {
     }
 
     /// Sends new (or go-back-N) data as window, cwnd and the send policy allow.
-    fn emit_data(&mut self, now: Instant, payload: &mut Vec<u8>) -> Option<TcpRepr> {
+    fn emit_data(&mut self, now: Instant, payload: &mut Vec<u8>, out: &mut TcpRepr) -> bool {
         // RFC 6675 5.1: going back after a timeout, skip what the peer SACKed.
         let mut sack_limit = None;
         if self.snd_nxt < self.snd_max && !self.scoreboard.is_empty() {
@@ -571,7 +605,7 @@ impl Connection {
         let fin_pending = self.fin.queued && !self.fin_sent();
         if unsent == 0 && !fin_pending {
             self.note_rwnd_chrono(now, 0, 0);
-            return None;
+            return false;
         }
         let flight = self
             .snd_nxt
@@ -645,7 +679,7 @@ impl Connection {
         if unsent > 0 && len == 0 {
             if !forced {
                 self.note_hold(now, limit_rule, unsent.min(mss), flight);
-                return None;
+                return false;
             }
             // Persist timer: one byte into a zero window, or what the window allows.
             len = unsent.min(mss).min(wnd_room.max(1));
@@ -660,7 +694,7 @@ impl Connection {
                         HoldRule::SenderSws
                     };
                     self.note_hold(now, rule, len, flight);
-                    return None;
+                    return false;
                 }
             } else if !fin_pending
                 && self.send_buf.write_cut_short()
@@ -673,7 +707,7 @@ impl Connection {
                 // whatever the policy (else e.g. Doupnik Rule 2 deadlocks).
                 if flight > 0 {
                     self.note_hold(now, HoldRule::SenderSws, len, flight);
-                    return None;
+                    return false;
                 }
             } else if !fin_pending {
                 // The tail of the data: the send policy decides (FIN is never held).
@@ -710,14 +744,14 @@ impl Connection {
                     if let Some(at) = until {
                         self.arm(Timer::Policy, at);
                     }
-                    return None;
+                    return false;
                 }
             }
         }
         self.tx.force_one = false;
         let fin = fin_pending && nxt_off + len as u64 == end;
         if len == 0 && !fin {
-            return None;
+            return false;
         }
         let mut timer_released = false;
         if let Some((rule, since, bytes)) = self.hold.take() {
@@ -740,7 +774,7 @@ impl Connection {
             "new data beyond the peer's window: {flight} + {len} > {}",
             self.snd_wnd
         );
-        let mut r = self.build_data_segment(now, nxt_off, len, fin, payload);
+        self.build_data_segment(now, nxt_off, len, fin, payload, out);
         if self.cfg.psh_at_window_limit
             && len > 0
             && !retransmission
@@ -755,12 +789,12 @@ impl Connection {
         {
             // The window stops the write before its next segment: Linux
             // pushes what it let out.
-            r.flags = r.flags | Flags::PSH;
+            out.flags = out.flags | Flags::PSH;
         }
         let burst_ends = len == unsent || allowed.saturating_sub(len) < mss.min(unsent - len);
         let skb_ends = self.skbs().is_some_and(|s| s.is_end(nxt_off + len as u64));
         if self.closes_tso_packet(len, mss, retransmission || forced, burst_ends || skb_ends) {
-            r.flags = r.flags | Flags::PSH;
+            out.flags = out.flags | Flags::PSH;
         }
 
         self.tx.policy_timer_fired = false;
@@ -786,7 +820,7 @@ impl Connection {
             let rto = self.user_timeout.clamp(now, self.rtt.rto());
             self.arm(Timer::Retransmit, now + rto);
         }
-        Some(r)
+        true
     }
 
     /// Whether a segment of `len` bytes closes a Linux TSO packet of two or
@@ -870,7 +904,8 @@ impl Connection {
         len: usize,
         fin: bool,
         payload: &mut Vec<u8>,
-    ) -> TcpRepr {
+        out: &mut TcpRepr,
+    ) {
         let seq = self.seq_of(off);
         if len > 0 {
             self.send_buf.copy_out(off, len, payload);
@@ -918,7 +953,7 @@ impl Connection {
         // RFC 8985 6.1: the segment's send times, for RACK and the RTT samples.
         self.sent.on_sent(seq, seq + len + fin as usize, fin, now);
         flags = flags | self.ecn_on_data_sent(new_data);
-        let r = self.header(now, seq, flags);
+        self.header_into(now, seq, flags, out);
         self.ack_policy.on_sent(now, len > 0, acked_new);
         let new_end = self.seq_of(end);
         let snd_max = self.snd_max;
@@ -939,6 +974,5 @@ impl Connection {
                 c.new_bytes_sent += len as u64;
             }
         }
-        r
     }
 }
