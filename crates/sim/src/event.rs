@@ -174,11 +174,15 @@ impl<E> CalendarQueue<E> {
     pub fn push(&mut self, at: Instant, ev: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.insert(Entry { at, seq, ev });
+        self.insert(at, seq, ev);
     }
 
-    fn insert(&mut self, e: Entry<E>) {
-        let s = Self::slot(e.at);
+    /// Files an event by its slot. Takes the fields, not an `Entry`: one
+    /// passed by reference was read back right after the caller stored it,
+    /// a store-forwarding stall on every push.
+    fn insert(&mut self, at: Instant, seq: u64, ev: E) {
+        let e = Entry { at, seq, ev };
+        let s = Self::slot(at);
         if s < self.cur {
             self.near.push(e);
         } else if s - self.cur < SLOTS as u64 {
@@ -200,7 +204,7 @@ impl<E> CalendarQueue<E> {
             .is_some_and(|e| Self::slot(e.at) - self.cur < SLOTS as u64)
         {
             let e = self.far.pop().expect("peeked");
-            self.insert(e);
+            self.insert(e.at, e.seq, e.ev);
         }
     }
 
