@@ -246,12 +246,13 @@ impl Tinygram {
 
     /// Parses and verifies every frame in `wire` and hands it to `conn`.
     fn ingest(conn: &mut Connection, now: Instant, wire: &mut Wire) {
+        let mut repr = TcpRepr::default();
         while let Some((frame, start)) = wire.frames.pop_front() {
             let packet = &frame[start..];
             let (ip, range) = Ipv4Repr::parse(packet).expect("a valid IPv4 header");
             let tcp = &packet[range];
-            let (repr, body) =
-                TcpRepr::parse(tcp, Some(ip.checksum_ctx())).expect("a valid TCP segment");
+            let body = TcpRepr::parse_into(tcp, Some(ip.checksum_ctx()), &mut repr)
+                .expect("a valid TCP segment");
             conn.handle_segment(now, &repr, &tcp[body]);
             wire.spare.push(frame);
         }

@@ -473,8 +473,9 @@ impl Host {
         let tcp_bytes = &packet[range];
         let ctx = ip.checksum_ctx();
         let verify = (!rx.csum_partial).then_some(ctx);
-        let (seg, prange) = match TcpRepr::parse(tcp_bytes, verify) {
-            Ok(x) => x,
+        let mut seg = TcpRepr::default();
+        let prange = match TcpRepr::parse_into(tcp_bytes, verify, &mut seg) {
+            Ok(r) => r,
             Err(e) => {
                 self.counters.bad_packets += 1;
                 if e == WireError::BadChecksum {

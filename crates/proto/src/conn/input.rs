@@ -37,8 +37,9 @@ impl Connection {
         bytes: &[u8],
         checksum: Option<ChecksumCtx>,
     ) -> Result<(), WireError> {
-        match TcpRepr::parse(bytes, checksum) {
-            Ok((repr, payload)) => {
+        let mut repr = TcpRepr::default();
+        match TcpRepr::parse_into(bytes, checksum, &mut repr) {
+            Ok(payload) => {
                 self.handle_segment(now, &repr, &bytes[payload]);
                 Ok(())
             }

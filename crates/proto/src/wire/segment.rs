@@ -236,29 +236,40 @@ impl TcpRepr {
         bytes: &[u8],
         checksum: Option<ChecksumCtx>,
     ) -> Result<(TcpRepr, Range<usize>), WireError> {
+        let mut repr = TcpRepr::default();
+        let range = Self::parse_into(bytes, checksum, &mut repr)?;
+        Ok((repr, range))
+    }
+
+    /// [`parse`](Self::parse) writing the header into `out` (every field set
+    /// on success; unspecified on error): a receive path that keeps one
+    /// header never copies the 160-byte struct it just filled.
+    pub fn parse_into(
+        bytes: &[u8],
+        checksum: Option<ChecksumCtx>,
+        out: &mut TcpRepr,
+    ) -> Result<Range<usize>, WireError> {
         let seg = TcpSegment::new_checked(bytes)?;
         if let Some(ctx) = checksum {
             if !seg.verify_checksum(&ctx) {
                 return Err(WireError::BadChecksum);
             }
         }
-        let repr = TcpRepr {
-            src_port: seg.src_port(),
-            dst_port: seg.dst_port(),
-            seq: seg.seq_number(),
-            ack: seg.ack_number(),
-            flags: seg.flags(),
-            window: seg.window(),
-            urgent: seg.urgent(),
-            // A bare 20-byte header (most data segments and ACKs without
-            // timestamps) skips the option parser: no options is its default.
-            options: if seg.header_len() == TCP_HEADER_LEN {
-                TcpOptions::default()
-            } else {
-                TcpOptions::parse(seg.options())?
-            },
+        // A bare 20-byte header (most data segments and ACKs without
+        // timestamps) skips the option parser: no options is its default.
+        out.options = if seg.header_len() == TCP_HEADER_LEN {
+            TcpOptions::default()
+        } else {
+            TcpOptions::parse(seg.options())?
         };
-        Ok((repr, seg.header_len()..bytes.len()))
+        out.src_port = seg.src_port();
+        out.dst_port = seg.dst_port();
+        out.seq = seg.seq_number();
+        out.ack = seg.ack_number();
+        out.flags = seg.flags();
+        out.window = seg.window();
+        out.urgent = seg.urgent();
+        Ok(seg.header_len()..bytes.len())
     }
 
     /// Bytes needed to emit this header with a payload of `payload_len` bytes.
