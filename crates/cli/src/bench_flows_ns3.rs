@@ -25,7 +25,7 @@ impl Side {
 
 /// tinygram's run; `Err` unless every transaction completed with intact bytes.
 fn run_tinygram(flows: u64, requests: u64, look: Option<bool>) -> Result<Side, String> {
-    let (r, wall, cpu) = crate::flows::run_bench(flows, requests, look)?;
+    let (r, wall, cpu, _) = crate::flows::run_bench(flows, requests, look)?;
     if !(r.finished && r.integrity_ok) || r.transactions < flows * requests {
         return Err(format!(
             "tinygram's run did not finish intact ({} of {} transactions, integrity {})",

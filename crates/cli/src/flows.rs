@@ -410,19 +410,11 @@ fn start_capture(sim: &mut FlowSim, path: &Path, quiet: bool) -> Result<SharedCa
 /// Runs of the one-flow reference; the median is the cost compared against.
 const ONE_FLOW_RUNS: usize = 3;
 
-/// One run of the many-flow benchmark: its result and the wall-clock and CPU
-/// seconds it took (on a shared machine the thread's CPU time is the cost).
-/// `look`: `--look-ahead` (`None`: the simulator's rule).
+/// One run of the many-flow benchmark: its result, the wall-clock and CPU
+/// seconds it took (on a shared machine the thread's CPU time is the cost)
+/// and whether it prefetched ahead. `look`: `--look-ahead` (`None`: the
+/// simulator's rule).
 pub(crate) fn run_bench(
-    flows: u64,
-    requests: u64,
-    look: Option<bool>,
-) -> Result<(FlowsResult, f64, f64), String> {
-    run_bench_look(flows, requests, look).map(|(r, wall, cpu, _)| (r, wall, cpu))
-}
-
-/// [`run_bench`], with whether the run prefetched ahead.
-fn run_bench_look(
     flows: u64,
     requests: u64,
     look: Option<bool>,
@@ -505,7 +497,7 @@ pub fn bench(flows: u64, requests: u64, look: Option<bool>) -> ExitCode {
     );
     // First, in a fresh heap, so freed memory of the runs does not hide it.
     let (size, measured) = idle_connection_bytes(10_000);
-    let (r, wall, cpu, look) = match run_bench_look(flows, requests, look) {
+    let (r, wall, cpu, look) = match run_bench(flows, requests, look) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");

@@ -253,11 +253,12 @@ struct Link<'a> {
 
 impl Transmit for Link<'_> {
     fn transmit(&mut self, conn: &mut Connection, now: Instant) {
+        // One header for the whole drain, filled in place by the engine.
+        let mut seg = TcpRepr::default();
         loop {
             // A spare buffer: the engine writes the payload behind the header room.
             let mut pkt = self.wire.spare.pop().unwrap_or_default();
             let room = self.wire.room();
-            let mut seg = TcpRepr::default();
             if !conn.poll_transmit_with_headroom_into(now, &mut pkt, room, &mut seg) {
                 self.wire.spare.push(pkt);
                 return;
